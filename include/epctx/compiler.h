@@ -1,0 +1,82 @@
+// Compiles original ONNX models into context models (NAME_ctx.onnx) and context blobs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "epctx/session.h"
+#include "epctx/status.h"
+
+namespace epctx {
+
+struct CompileReport {
+  std::string context_model_path;
+  std::string blob_path;  // empty with embed mode
+  uint64_t blob_size = 0;
+  uint64_t weight_bytes = 0;  // unique weight bytes stored in the blob
+  size_t weight_count = 0;
+  size_t node_count = 0;  // nodes in the main program after optimization
+  bool blob_pending = false;  // ep.share_ep_contexts: the shared blob is written by the last call
+  std::vector<std::string> warnings;
+};
+
+// The outcome for one model of a multi-model compile.
+struct ModelCompileResult {
+  std::string model_path;
+  std::string context_model_path;
+  std::string partition_name;
+  bool compiled = false;
+  std::string error;  // why it failed, when it did
+  std::vector<std::string> warnings;
+  size_t node_count = 0;
+  uint64_t weight_bytes = 0;  // this model's weights before deduplication
+};
+
+struct MultiCompileReport {
+  std::vector<ModelCompileResult> models;
+  bool written = false;  // all context models and the blob were written (all or nothing)
+  std::string blob_path;
+  uint64_t blob_size = 0;
+  uint64_t weight_bytes = 0;  // unique weight bytes in the shared blob
+  size_t weight_count = 0;
+  size_t dedup_hits = 0;  // weights found already stored (same layout and bytes)
+};
+
+class ModelCompiler {
+ public:
+  explicit ModelCompiler(SessionOptions options = {});
+
+  // Progress messages ("[2/3] compiling b.onnx") for long compiles.
+  void SetProgressCallback(std::function<void(const std::string&)> callback);
+
+  // Writes `context_model_path` and, beside it, "<stem>.epctx" holding the compiled blob (unless
+  // ep.context_embed_mode=1). Both are written atomically; a failure leaves neither behind.
+  //
+  // With ep.share_ep_contexts=1 the model joins this process's open shared group instead: its
+  // context model is written now and refers to the group's blob, which is written when a call
+  // also sets ep.stop_share_ep_contexts=1 (ONNX Runtime's meaning). The blob then equals what
+  // CompileModels() writes for the same models in the same order.
+  Result<CompileReport> CompileToFile(const std::string& model_path,
+                                      const std::string& context_model_path) const;
+
+  // Compiles several models into `output_dir`: one context model each (NAME_ctx.onnx; a repeated
+  // NAME gets _1, _2, ... with a warning) and one shared blob in which identical weights are
+  // stored once. Per-model failures are reported in the result; then nothing is written. An error
+  // Result means the request itself was unusable (no models, output dir not creatable).
+  Result<MultiCompileReport> CompileModels(const std::vector<std::string>& model_paths,
+                                           const std::string& output_dir) const;
+
+ private:
+  SessionOptions options_;
+  std::function<void(const std::string&)> progress_;
+};
+
+// "out/resnet50_ctx.onnx" -> "out/resnet50_ctx.epctx": the blob file the compiler writes.
+std::string DefaultBlobPathFor(const std::string& context_model_path);
+// The shared blob of a multi-model compile whose first context model is `first_context_model`:
+// "out/trunk_cls_ctx.onnx" -> "out/trunk_cls_shared.epctx".
+std::string SharedBlobPathFor(const std::string& first_context_model);
+
+}  // namespace epctx

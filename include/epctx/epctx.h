@@ -1,0 +1,8 @@
+// Umbrella header for the epctx C++ API.
+#pragma once
+
+#include "epctx/compiler.h"
+#include "epctx/env.h"
+#include "epctx/session.h"
+#include "epctx/status.h"
+#include "epctx/tensor.h"

@@ -1,0 +1,86 @@
+// A typed n-dimensional array: owning (allocated here) or a view that keeps its owner alive.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "epctx/status.h"
+
+namespace epctx {
+
+// Values follow ONNX's TensorProto.DataType so that files and programs need no translation.
+enum class DataType : int32_t {
+  kUndefined = 0,
+  kFloat32 = 1,
+  kUint8 = 2,
+  kInt8 = 3,
+  kUint16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kFloat64 = 11,
+  kUint32 = 12,
+  kUint64 = 13,
+  kBFloat16 = 16,
+};
+
+// Bytes per element; 0 for kUndefined, kString and values outside the enum.
+size_t DataTypeSize(DataType type);
+// "float32", "int64", ...; "unknown(<n>)" for values outside the enum.
+std::string DataTypeName(DataType type);
+// "[1,3,224,224]"; negative dims print as "?".
+std::string ShapeToString(const std::vector<int64_t>& shape);
+
+class Tensor {
+ public:
+  // Memory is aligned to 64 bytes; contents are unspecified. Fails on a negative dim, a type
+  // without a fixed element size,
+  // or a byte size that overflows.
+  static Result<Tensor> Allocate(DataType type, std::vector<int64_t> shape);
+  // A view over memory owned elsewhere; `owner` (may be null) is kept alive with the tensor.
+  static Tensor View(DataType type, std::vector<int64_t> shape, const void* data,
+                     std::shared_ptr<const void> owner);
+
+  Tensor() = default;
+
+  DataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t element_count() const { return element_count_; }
+  size_t byte_size() const { return static_cast<size_t>(element_count_) * DataTypeSize(dtype_); }
+  bool empty() const { return dtype_ == DataType::kUndefined; }
+
+  const void* data() const { return data_; }
+  // Writable access; views of read-only memory (weights in a mapped blob) must not be written.
+  void* mutable_data() { return const_cast<void*>(data_); }
+  template <typename T>
+  const T* data_as() const {
+    return static_cast<const T*>(data_);
+  }
+  template <typename T>
+  T* mutable_data_as() {
+    return static_cast<T*>(mutable_data());
+  }
+
+ private:
+  Tensor(DataType type, std::vector<int64_t> shape, int64_t count, const void* data,
+         std::shared_ptr<const void> owner)
+      : dtype_(type),
+        shape_(std::move(shape)),
+        element_count_(count),
+        data_(data),
+        owner_(std::move(owner)) {}
+
+  DataType dtype_ = DataType::kUndefined;
+  std::vector<int64_t> shape_;
+  int64_t element_count_ = 0;
+  const void* data_ = nullptr;
+  std::shared_ptr<const void> owner_;
+};
+
+}  // namespace epctx

@@ -1,0 +1,53 @@
+#include "compile/compile_model.h"
+
+#include <filesystem>
+
+#include "util/logging.h"
+#include "util/status_macros.h"
+
+namespace epctx::compile {
+
+Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& partition_name,
+                                      format::BlobWriter& writer) {
+  CompiledModel out;
+  out.partition_name = partition_name;
+  EPCTX_ASSIGN_OR_RETURN(out.passes, RunAllPasses(model.graph));
+  for (const PassStats& s : out.passes) {
+    Logger().debug("{}: pass {} changed {} nodes", partition_name, s.pass, s.changed);
+  }
+  EPCTX_ASSIGN_OR_RETURN(out.program, BuildProgram(model.graph, writer));
+  EPCTX_RETURN_IF_ERROR(
+      writer.AddModel(partition_name, {out.program.bytes}, model.source.size, model.source.hash));
+  return out;
+}
+
+namespace {
+
+Result<MemoryBlob> Finish(ImportedModel model, const std::string& partition_name) {
+  format::BlobWriter writer;
+  EPCTX_RETURN_IF_ERROR(CompileIntoBlob(model, partition_name, writer).status());
+  EPCTX_ASSIGN_OR_RETURN(AlignedBuffer bytes, writer.WriteToMemory());
+  return MemoryBlob{std::move(bytes), std::move(model)};
+}
+
+}  // namespace
+
+Result<MemoryBlob> CompileFileToMemory(const std::string& model_path,
+                                       const std::string& partition_name) {
+  EPCTX_ASSIGN_OR_RETURN(ImportedModel model, ImportModelFile(model_path));
+  return Finish(std::move(model), partition_name);
+}
+
+Result<MemoryBlob> CompileBytesToMemory(std::span<const std::byte> bytes, const std::string& name,
+                                        const std::string& model_dir,
+                                        const std::string& partition_name) {
+  EPCTX_ASSIGN_OR_RETURN(ImportedModel model, ImportModelBytes(bytes, name, model_dir));
+  return Finish(std::move(model), partition_name);
+}
+
+std::string PartitionNameFor(const std::string& model_path) {
+  std::string stem = std::filesystem::path(model_path).stem().string();
+  return stem.empty() ? "model" : stem;
+}
+
+}  // namespace epctx::compile

@@ -1,0 +1,41 @@
+// The compile pipeline: imported model -> passes -> program and weights in a blob writer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compile/onnx_import.h"
+#include "compile/passes/passes.h"
+#include "compile/program_builder.h"
+#include "epctx/status.h"
+#include "format/blob_writer.h"
+#include "util/aligned_buffer.h"
+
+namespace epctx::compile {
+
+struct CompiledModel {
+  std::string partition_name;
+  BuiltProgram program;
+  std::vector<PassStats> passes;
+};
+
+// Optimizes `model.graph` in place and adds its program and weights to `writer`.
+Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& partition_name,
+                                      format::BlobWriter& writer);
+
+// Import + compile into an in-memory blob holding one model named `partition_name`; the JIT path
+// used when a session is created from an original model or falls back to it.
+struct MemoryBlob {
+  AlignedBuffer bytes;
+  ImportedModel model;  // graph already optimized; source info and I/O declarations
+};
+Result<MemoryBlob> CompileFileToMemory(const std::string& model_path,
+                                       const std::string& partition_name);
+Result<MemoryBlob> CompileBytesToMemory(std::span<const std::byte> bytes, const std::string& name,
+                                        const std::string& model_dir,
+                                        const std::string& partition_name);
+
+// The partition name a model gets in its blob: the model file's stem ("resnet50").
+std::string PartitionNameFor(const std::string& model_path);
+
+}  // namespace epctx::compile

@@ -1,0 +1,176 @@
+#include "compile/context_model.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <charconv>
+#include <climits>
+
+#include "epctx_build_info.h"
+#include "util/status_macros.h"
+
+namespace epctx::compile {
+namespace {
+
+void AddString(onnx::NodeProto& node, const std::string& name, std::string value) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(std::move(value));
+}
+
+void AddInt(onnx::NodeProto& node, const std::string& name, int64_t value) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void AddMeta(onnx::ModelProto& model, const std::string& key, std::string value) {
+  auto* p = model.add_metadata_props();
+  p->set_key(key);
+  p->set_value(std::move(value));
+}
+
+template <typename T>
+std::optional<T> ParseNumber(const std::string& s, int base = 10) {
+  T value{};
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, base);
+  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+Result<std::string> SerializeContextModel(const ContextModelSpec& spec) {
+  onnx::ModelProto model;
+  model.set_ir_version(spec.ir_version);
+  model.set_producer_name("epctx");
+  model.set_producer_version(EPCTX_ENGINE_VERSION);
+  for (const auto& [domain, version] : spec.opsets) {
+    if (domain == kEpContextDomain) continue;
+    auto* op = model.add_opset_import();
+    op->set_domain(domain);
+    op->set_version(version);
+  }
+  auto* ms = model.add_opset_import();
+  ms->set_domain(kEpContextDomain);
+  ms->set_version(1);
+
+  onnx::GraphProto* graph = model.mutable_graph();
+  graph->set_name(spec.graph_name.empty() ? "epctx_graph" : spec.graph_name);
+  onnx::NodeProto* node = graph->add_node();
+  node->set_name(spec.node_name);
+  node->set_op_type(kEpContextOp);
+  node->set_domain(kEpContextDomain);
+  for (const std::string& serialized : spec.input_value_infos) {
+    onnx::ValueInfoProto* vi = graph->add_input();
+    if (!vi->ParseFromString(serialized)) {
+      return EPCTX_ERROR(kInternal, "cannot re-read an input declaration");
+    }
+    node->add_input(vi->name());
+  }
+  for (const std::string& serialized : spec.output_value_infos) {
+    onnx::ValueInfoProto* vi = graph->add_output();
+    if (!vi->ParseFromString(serialized)) {
+      return EPCTX_ERROR(kInternal, "cannot re-read an output declaration");
+    }
+    node->add_output(vi->name());
+  }
+  AddInt(*node, "main_context", spec.main_context ? 1 : 0);
+  AddInt(*node, "embed_mode", spec.embed ? 1 : 0);
+  if (spec.embed) {
+    if (spec.embedded_blob.size() > kMaxEmbeddedBlobBytes) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "blob of {} bytes is too large to embed (limit {} "
+                         "bytes); use ep.context_embed_mode=0",
+                         spec.embedded_blob.size(), kMaxEmbeddedBlobBytes);
+    }
+    AddString(*node, "ep_cache_context",
+              std::string(reinterpret_cast<const char*>(spec.embedded_blob.data()),
+                          spec.embedded_blob.size()));
+  } else {
+    AddString(*node, "ep_cache_context", spec.blob_reference);
+  }
+  AddString(*node, "ep_sdk_version", EPCTX_ENGINE_VERSION);
+  AddString(*node, "partition_name", spec.partition_name);
+  AddString(*node, "source", kEpContextSource);
+  AddString(*node, "hardware_architecture", spec.hardware_architecture);
+  if (!spec.notes.empty()) AddString(*node, "notes", spec.notes);
+
+  AddMeta(model, kMetaOriginalPath, spec.original_path);
+  AddMeta(model, kMetaOriginalSize, std::to_string(spec.original_size));
+  AddMeta(model, kMetaOriginalMtime, std::to_string(spec.original_mtime_ns));
+  AddMeta(model, kMetaOriginalHash, fmt::format("{:016x}", spec.original_hash));
+  std::string out;
+  if (!model.SerializeToString(&out)) {
+    return EPCTX_ERROR(kInternal, "cannot serialize the context model");
+  }
+  return out;
+}
+
+Result<std::optional<ContextModelInfo>> ParseContextModel(std::span<const std::byte> bytes,
+                                                          const std::string& name) {
+  if (bytes.size() >= static_cast<size_t>(INT_MAX)) {
+    return EPCTX_ERROR(kUnsupported, "'{}': model files of 2 GiB or more are not supported", name);
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return EPCTX_ERROR(kInvalidArgument, "'{}': not an ONNX model (protobuf parse failed)", name);
+  }
+  const onnx::NodeProto* ep = nullptr;
+  for (const auto& n : model.graph().node()) {
+    if (n.op_type() == kEpContextOp) {
+      if (ep != nullptr) {
+        return EPCTX_ERROR(kUnsupported,
+                           "'{}': context models with several EPContext nodes are "
+                           "not supported yet",
+                           name);
+      }
+      ep = &n;
+    }
+  }
+  if (ep == nullptr) return std::optional<ContextModelInfo>();
+  if (model.graph().node_size() != 1) {
+    return EPCTX_ERROR(kUnsupported,
+                       "'{}': context model mixes an EPContext node with {} other "
+                       "nodes; only whole-graph contexts are supported",
+                       name, model.graph().node_size() - 1);
+  }
+  ContextModelInfo info;
+  info.node_name = ep->name();
+  bool has_cache = false;
+  for (const auto& a : ep->attribute()) {
+    if (a.name() == "ep_cache_context") {
+      has_cache = true;
+      info.blob_reference = a.s();
+    } else if (a.name() == "embed_mode") {
+      info.embed = a.i() != 0;
+    } else if (a.name() == "main_context") {
+      info.main_context = a.i() != 0;
+    } else if (a.name() == "partition_name") {
+      info.partition_name = a.s();
+    } else if (a.name() == "source") {
+      info.source = a.s();
+    }
+  }
+  if (!info.source.empty() && info.source != kEpContextSource) {
+    return EPCTX_ERROR(kUnsupported, "'{}': EPContext node was made by '{}', not by epctx", name,
+                       info.source);
+  }
+  if (!has_cache) {
+    return EPCTX_ERROR(kInvalidArgument, "'{}': EPContext node has no ep_cache_context", name);
+  }
+  if (info.embed) info.embedded_blob = std::move(info.blob_reference), info.blob_reference.clear();
+  if (info.partition_name.empty()) {
+    return EPCTX_ERROR(kInvalidArgument, "'{}': EPContext node has no partition_name", name);
+  }
+  for (const auto& p : model.metadata_props()) {
+    if (p.key() == kMetaOriginalPath) info.original_path = p.value();
+    if (p.key() == kMetaOriginalSize) info.original_size = ParseNumber<uint64_t>(p.value());
+    if (p.key() == kMetaOriginalMtime) info.original_mtime_ns = ParseNumber<int64_t>(p.value());
+    if (p.key() == kMetaOriginalHash) info.original_hash = ParseNumber<uint64_t>(p.value(), 16);
+  }
+  return std::optional<ContextModelInfo>(std::move(info));
+}
+
+}  // namespace epctx::compile

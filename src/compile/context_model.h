@@ -1,0 +1,72 @@
+// The context model (NAME_ctx.onnx): a valid ONNX model with the original's inputs and outputs
+// whose body is one com.microsoft EPContext node pointing at the compiled program in a blob.
+// Names follow ONNX Runtime's EPContext contrib op.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "epctx/status.h"
+
+namespace epctx::compile {
+
+inline constexpr const char* kEpContextOp = "EPContext";
+inline constexpr const char* kEpContextDomain = "com.microsoft";
+inline constexpr const char* kEpContextSource = "epctx";
+// Metadata keys recording the original model, for the fallback and the staleness check.
+inline constexpr const char* kMetaOriginalPath = "epctx.original_model";
+inline constexpr const char* kMetaOriginalSize = "epctx.original_size";
+inline constexpr const char* kMetaOriginalMtime = "epctx.original_mtime_ns";
+inline constexpr const char* kMetaOriginalHash = "epctx.original_hash";
+// Embedded blobs above this size are refused: protobuf messages cannot exceed 2 GiB, and the
+// context model must stay comfortably parseable.
+inline constexpr uint64_t kMaxEmbeddedBlobBytes = 1ull << 30;
+
+struct ContextModelSpec {
+  std::string graph_name;
+  std::string node_name;
+  std::string partition_name;  // the model's name inside the blob
+  bool main_context = true;
+  bool embed = false;
+  std::string blob_reference;                // embed=false: blob path relative to the context model
+  std::span<const std::byte> embedded_blob;  // embed=true
+  std::string hardware_architecture;
+  std::string notes;
+  int64_t ir_version = 8;
+  std::map<std::string, int64_t> opsets;       // of the original model
+  std::vector<std::string> input_value_infos;  // serialized onnx::ValueInfoProto
+  std::vector<std::string> output_value_infos;
+  std::string original_path;  // relative to the context model's directory
+  uint64_t original_size = 0;
+  int64_t original_mtime_ns = 0;
+  uint64_t original_hash = 0;
+};
+
+// Serialized ModelProto bytes.
+Result<std::string> SerializeContextModel(const ContextModelSpec& spec);
+
+// What the loader needs from a context model.
+struct ContextModelInfo {
+  std::string node_name;
+  std::string partition_name;
+  bool main_context = true;
+  bool embed = false;
+  std::string blob_reference;  // embed=false
+  std::string embedded_blob;   // embed=true: the blob bytes
+  std::string source;
+  std::string original_path;  // as recorded (relative to the context model); may be empty
+  std::optional<uint64_t> original_size;
+  std::optional<int64_t> original_mtime_ns;
+  std::optional<uint64_t> original_hash;
+};
+
+// nullopt when the model has no EPContext node (an original model); an error when it has one
+// that is malformed, or several (not supported yet).
+Result<std::optional<ContextModelInfo>> ParseContextModel(std::span<const std::byte> bytes,
+                                                          const std::string& name);
+
+}  // namespace epctx::compile

@@ -1,0 +1,98 @@
+// The compiler's graph IR: values (with inferred types and shapes, and data for constants), nodes
+// in topological order, and the graph's inputs and outputs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "epctx/tensor.h"
+#include "exec/attributes.h"
+#include "exec/kernel.h"
+
+namespace epctx::compile {
+
+// Immutable bytes of a constant: an initializer (often a view into the model file's mapping or
+// parsed protobuf), a folded value, or a packed weight.
+struct ConstantData {
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> shape;
+  std::span<const std::byte> bytes;
+  std::shared_ptr<const void> owner;  // keeps `bytes` alive
+  uint32_t layout = 0;                // packing layout id (packing/layouts.h)
+
+  Tensor AsTensor() const { return Tensor::View(dtype, shape, bytes.data(), owner); }
+  static std::shared_ptr<ConstantData> FromTensor(const Tensor& t, uint32_t layout = 0);
+  // Copies `values` into owned storage.
+  template <typename T>
+  static std::shared_ptr<ConstantData> FromVector(DataType dtype, std::vector<int64_t> shape,
+                                                  std::vector<T> values);
+};
+
+struct IrValue {
+  std::string name;
+  DataType dtype = DataType::kUndefined;
+  bool shape_known = false;
+  std::vector<int64_t> shape;              // -1 for unknown dims
+  std::vector<std::string> dim_names;      // symbolic names of unknown dims, "" when unnamed
+  std::shared_ptr<ConstantData> constant;  // set for weights
+
+  bool is_constant() const { return constant != nullptr; }
+  bool fully_static() const;
+};
+
+struct IrAttribute {
+  std::string name;
+  exec::AttrType type = exec::AttrType::kUndefined;
+  int64_t i = 0;
+  float f = 0;
+  std::string s;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
+  std::vector<std::string> strings;
+  std::shared_ptr<ConstantData> tensor;
+  int32_t graph = -1;
+};
+
+struct IrNode {
+  std::string name;
+  std::string op_type;
+  std::string domain;
+  std::vector<int> inputs;   // value indices, -1 for omitted optional inputs
+  std::vector<int> outputs;  // value indices, -1 for omitted optional outputs
+  std::vector<IrAttribute> attrs;
+
+  const IrAttribute* FindAttr(std::string_view attr_name) const;
+  IrAttribute* FindAttr(std::string_view attr_name);
+};
+
+struct IrGraph {
+  std::string name;
+  std::vector<IrValue> values;
+  std::vector<IrNode> nodes;  // topological order
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::map<std::string, int64_t> opsets;  // domain ("" = ONNX) -> version
+
+  int64_t OpsetOf(const std::string& domain) const;
+  int AddValue(IrValue value);
+  // A new constant value named after `hint` (made unique).
+  int AddConstant(const std::string& hint, std::shared_ptr<ConstantData> data);
+  std::string UniqueName(const std::string& hint);
+
+  // The views kernels are created from (attributes point into `node`).
+  exec::Attributes AttributesOf(const IrNode& node) const;
+  exec::NodeInfo NodeInfoOf(const IrNode& node, const exec::Attributes& attrs,
+                            std::vector<Tensor>& constant_views) const;
+
+ private:
+  std::map<std::string, int> name_counts_;
+};
+
+// Number of uses of each value by nodes, plus one per appearance as a graph output.
+std::vector<int> CountUses(const IrGraph& graph);
+
+}  // namespace epctx::compile

@@ -1,0 +1,299 @@
+// ModelCompiler: original models -> NAME_ctx.onnx + blob on disk, one model at a time, several
+// into one shared blob, or several across calls with ep.share_ep_contexts.
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include "compile/compile_model.h"
+#include "compile/context_model.h"
+#include "compile/options.h"
+#include "epctx/compiler.h"
+#include "format/target.h"
+#include "util/file.h"
+#include "util/logging.h"
+#include "util/status_macros.h"
+
+namespace epctx {
+namespace {
+
+compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std::string& partition,
+                                  const std::string& context_model_path,
+                                  const compile::EngineOptions& opts, bool main_context) {
+  compile::ContextModelSpec spec;
+  spec.graph_name = model.graph.name;
+  spec.partition_name = partition;
+  spec.node_name = opts.node_name_prefix + partition + "_ctx";
+  spec.main_context = main_context;
+  spec.embed = opts.embed_mode;
+  spec.hardware_architecture = format::HardwareArchitecture(format::CurrentTarget());
+  spec.ir_version = std::max<int64_t>(model.ir_version, 7);
+  spec.opsets = model.graph.opsets;
+  spec.opsets.erase("com.epctx");
+  spec.input_value_infos = model.input_value_infos;
+  spec.output_value_infos = model.output_value_infos;
+  spec.original_path = RelativePath(model.source.path, DirName(context_model_path));
+  spec.original_size = model.source.size;
+  spec.original_mtime_ns = model.source.mtime_ns;
+  spec.original_hash = model.source.hash;
+  return spec;
+}
+
+Status CheckContextModelPath(const std::string& path) {
+  if (path.empty()) return EPCTX_ERROR(kInvalidArgument, "no output path given for the context model");
+  if (std::filesystem::path(path).filename().empty()) {
+    return EPCTX_ERROR(kInvalidArgument, "'{}': the context model path names a directory", path);
+  }
+  return Status::Ok();
+}
+
+uint64_t WeightBytesOf(const compile::IrGraph& graph) {
+  uint64_t total = 0;
+  for (const compile::IrValue& v : graph.values) {
+    if (v.constant) total += v.constant->bytes.size();
+  }
+  return total;
+}
+
+// Models compiled with ep.share_ep_contexts=1 that wait for the call with
+// ep.stop_share_ep_contexts=1, which writes their blob. One group per process at a time.
+struct SharedGroup {
+  std::mutex mutex;
+  bool open = false;
+  format::BlobWriter writer;
+  std::string blob_path;
+  std::map<std::string, int> partition_uses;
+};
+
+SharedGroup& Group() {
+  static SharedGroup* group = new SharedGroup();
+  return *group;
+}
+
+std::string UniquePartition(std::map<std::string, int>& uses, const std::string& stem) {
+  int& n = uses[stem];
+  std::string name = n == 0 ? stem : stem + "_" + std::to_string(n);
+  ++n;
+  // A later model may be literally named like an earlier suffixed one ("model_1").
+  while (n > 1 && uses.count(name) && name != stem) {
+    name = stem + "_" + std::to_string(n++);
+  }
+  if (name != stem) uses[name]++;
+  return name;
+}
+
+}  // namespace
+
+ModelCompiler::ModelCompiler(SessionOptions options) : options_(std::move(options)) {}
+
+void ModelCompiler::SetProgressCallback(std::function<void(const std::string&)> callback) {
+  progress_ = std::move(callback);
+}
+
+std::string DefaultBlobPathFor(const std::string& context_model_path) {
+  std::filesystem::path p(context_model_path);
+  return (p.parent_path() / (p.stem().string() + ".epctx")).string();
+}
+
+std::string SharedBlobPathFor(const std::string& first_context_model) {
+  std::filesystem::path p(first_context_model);
+  std::string stem = p.stem().string();
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, "_ctx") == 0) stem.resize(stem.size() - 4);
+  return (p.parent_path() / (stem + "_shared.epctx")).string();
+}
+
+Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path,
+                                                   const std::string& context_model_path) const {
+  EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options_));
+  EPCTX_RETURN_IF_ERROR(CheckContextModelPath(context_model_path));
+  if (opts.share_ep_contexts || opts.stop_share_ep_contexts) {
+    if (opts.embed_mode) {
+      return EPCTX_ERROR(kInvalidArgument, "ep.context_embed_mode=1 cannot be combined with "
+                         "ep.share_ep_contexts: the shared blob is written by the last call");
+    }
+    SharedGroup& group = Group();
+    std::lock_guard<std::mutex> lock(group.mutex);
+    if (!group.open) {
+      group.writer = format::BlobWriter();
+      group.blob_path = SharedBlobPathFor(context_model_path);
+      group.partition_uses.clear();
+    }
+    bool main_context = !group.open;
+    EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, compile::ImportModelFile(model_path));
+    std::string partition =
+        UniquePartition(group.partition_uses, compile::PartitionNameFor(model_path));
+    EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
+                           compile::CompileIntoBlob(model, partition, group.writer));
+    group.open = true;
+    compile::ContextModelSpec spec = SpecFor(model, partition, context_model_path, opts, main_context);
+    spec.blob_reference = RelativePath(group.blob_path, DirName(context_model_path));
+    EPCTX_ASSIGN_OR_RETURN(std::string ctx_bytes, compile::SerializeContextModel(spec));
+    EPCTX_RETURN_IF_ERROR(
+        WriteFileAtomically(context_model_path, std::as_bytes(std::span(ctx_bytes))));
+    CompileReport report;
+    report.context_model_path = context_model_path;
+    report.blob_path = group.blob_path;
+    report.node_count = compiled.program.node_count;
+    report.weight_bytes = group.writer.unique_weight_bytes();
+    report.weight_count = group.writer.weight_count();
+    report.blob_pending = !opts.stop_share_ep_contexts;
+    if (opts.stop_share_ep_contexts) {
+      group.open = false;
+      EPCTX_RETURN_IF_ERROR(group.writer.WriteToFile(group.blob_path));
+      EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(group.blob_path));
+      report.blob_size = id.size;
+    }
+    return report;
+  }
+
+  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, compile::ImportModelFile(model_path));
+  std::string partition = compile::PartitionNameFor(model_path);
+  format::BlobWriter writer;
+  EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
+                         compile::CompileIntoBlob(model, partition, writer));
+
+  CompileReport report;
+  report.context_model_path = context_model_path;
+  report.weight_bytes = writer.unique_weight_bytes();
+  report.weight_count = writer.weight_count();
+  report.node_count = compiled.program.node_count;
+
+  compile::ContextModelSpec spec = SpecFor(model, partition, context_model_path, opts, true);
+  std::string blob_path;
+  AlignedBuffer embedded;
+  if (opts.embed_mode) {
+    EPCTX_ASSIGN_OR_RETURN(embedded, writer.WriteToMemory());
+    spec.embedded_blob = embedded.bytes();
+    report.blob_size = embedded.size();
+  } else {
+    blob_path = DefaultBlobPathFor(context_model_path);
+    spec.blob_reference = BaseName(blob_path);
+  }
+  EPCTX_ASSIGN_OR_RETURN(std::string ctx_bytes, compile::SerializeContextModel(spec));
+
+  if (!opts.embed_mode) {
+    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path));
+    EPCTX_ASSIGN_OR_RETURN(FileIdentity blob_id, StatFile(blob_path));
+    report.blob_size = blob_id.size;
+    report.blob_path = blob_path;
+  }
+  Status written = WriteFileAtomically(context_model_path, std::as_bytes(std::span(ctx_bytes)));
+  if (!written.ok()) {
+    // Leave no blob without its context model.
+    if (!blob_path.empty()) ::unlink(blob_path.c_str());
+    return written;
+  }
+  return report;
+}
+
+Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::string>& model_paths,
+                                                        const std::string& output_dir) const {
+  EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options_));
+  if (model_paths.empty()) return EPCTX_ERROR(kInvalidArgument, "no models to compile");
+  if (opts.share_ep_contexts || opts.stop_share_ep_contexts) {
+    return EPCTX_ERROR(kInvalidArgument, "ep.share_ep_contexts and ep.stop_share_ep_contexts are "
+                       "for one-model-per-call compiles; several models in one call always "
+                       "share one blob");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(output_dir, ec);
+  if (ec) {
+    return EPCTX_ERROR(kIoError, "'{}': cannot create the output directory: {}", output_dir,
+                       ec.message());
+  }
+  auto say = [this](const std::string& message) {
+    if (progress_) progress_(message);
+  };
+
+  MultiCompileReport report;
+  format::BlobWriter writer;
+  std::map<std::string, int> partition_uses;
+  std::vector<compile::ImportedModel> models;
+  std::vector<std::string> specs_partition;
+  bool all_ok = true;
+  size_t n = model_paths.size();
+  for (size_t i = 0; i < n; ++i) {
+    ModelCompileResult r;
+    r.model_path = model_paths[i];
+    std::string stem = compile::PartitionNameFor(model_paths[i]);
+    r.partition_name = UniquePartition(partition_uses, stem);
+    r.context_model_path = JoinPath(output_dir, r.partition_name + "_ctx.onnx");
+    if (r.partition_name != stem) {
+      r.warnings.push_back(fmt::format("another model is also named '{}': '{}' is written as '{}'",
+                                       stem, model_paths[i], r.context_model_path));
+      Logger().warn("{}", r.warnings.back());
+    }
+    say(fmt::format("[{}/{}] compiling '{}'", i + 1, n, model_paths[i]));
+    auto imported = compile::ImportModelFile(model_paths[i]);
+    if (imported.ok()) {
+      r.weight_bytes = WeightBytesOf(imported->graph);
+      auto compiled = compile::CompileIntoBlob(*imported, r.partition_name, writer);
+      if (compiled.ok()) {
+        r.compiled = true;
+        r.node_count = compiled->program.node_count;
+        say(fmt::format("[{}/{}] '{}': {} nodes, {} weight bytes", i + 1, n, model_paths[i],
+                        r.node_count, r.weight_bytes));
+      } else {
+        r.error = compiled.status().ToString();
+      }
+      models.push_back(std::move(imported).value());
+    } else {
+      r.error = imported.status().ToString();
+      models.emplace_back();
+    }
+    if (!r.compiled) {
+      all_ok = false;
+      say(fmt::format("[{}/{}] '{}' failed: {}", i + 1, n, model_paths[i], r.error));
+    }
+    report.models.push_back(std::move(r));
+  }
+  report.weight_bytes = writer.unique_weight_bytes();
+  report.weight_count = writer.weight_count();
+  report.dedup_hits = writer.dedup_hits();
+  if (!all_ok) return report;
+
+  // Everything compiled: write the blob, then the context models; undo all on any failure.
+  std::string blob_path = SharedBlobPathFor(report.models[0].context_model_path);
+  AlignedBuffer embedded;
+  std::vector<std::string> written;
+  auto undo = [&]() {
+    for (const std::string& p : written) ::unlink(p.c_str());
+  };
+  if (opts.embed_mode) {
+    EPCTX_ASSIGN_OR_RETURN(embedded, writer.WriteToMemory());
+    report.blob_size = embedded.size();
+  } else {
+    say(fmt::format("writing shared blob '{}'", blob_path));
+    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path));
+    written.push_back(blob_path);
+    EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(blob_path));
+    report.blob_size = id.size;
+    report.blob_path = blob_path;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    ModelCompileResult& r = report.models[i];
+    compile::ContextModelSpec spec =
+        SpecFor(models[i], r.partition_name, r.context_model_path, opts, i == 0);
+    if (opts.embed_mode) {
+      spec.embedded_blob = embedded.bytes();
+    } else {
+      spec.blob_reference = RelativePath(blob_path, DirName(r.context_model_path));
+    }
+    auto bytes = compile::SerializeContextModel(spec);
+    Status s = bytes.ok() ? WriteFileAtomically(r.context_model_path,
+                                                std::as_bytes(std::span(*bytes)))
+                          : bytes.status();
+    if (!s.ok()) {
+      undo();
+      r.compiled = false;
+      r.error = s.ToString();
+      return report;
+    }
+    written.push_back(r.context_model_path);
+  }
+  report.written = true;
+  return report;
+}
+
+}  // namespace epctx

@@ -1,0 +1,40 @@
+// Reads an original ONNX model into the IR: parse, onnx::checker, shape inference, initializers
+// (external data mapped, not copied), Constant nodes turned into constants.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compile/ir.h"
+#include "epctx/status.h"
+
+namespace epctx::compile {
+
+struct SourceInfo {
+  std::string path;  // empty for a model given as bytes
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t hash = 0;  // XXH3-64 of the file's bytes
+};
+
+struct ImportedModel {
+  IrGraph graph;
+  SourceInfo source;
+  int64_t ir_version = 0;
+  // The original graph inputs and outputs as serialized onnx::ValueInfoProto, for the context
+  // model, which must declare the same ones.
+  std::vector<std::string> input_value_infos;
+  std::vector<std::string> output_value_infos;
+};
+
+// `path` is used for error messages and to resolve external data.
+Result<ImportedModel> ImportModelFile(const std::string& path);
+// A model in memory; `model_dir` resolves external data (empty: external data is refused).
+// `bytes` must stay valid during the call only.
+Result<ImportedModel> ImportModelBytes(std::span<const std::byte> bytes, const std::string& name,
+                                       const std::string& model_dir);
+
+}  // namespace epctx::compile

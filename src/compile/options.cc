@@ -1,0 +1,138 @@
+#include "compile/options.h"
+
+#include <charconv>
+#include <functional>
+#include <vector>
+
+#include "util/status_macros.h"
+
+namespace epctx::compile {
+namespace {
+
+struct Key {
+  const char* name;
+  const char* default_value;
+  const char* meaning;
+  std::function<Status(const std::string&, EngineOptions&)> apply;
+};
+
+Result<bool> ParseBool(const std::string& key, const std::string& v) {
+  if (v == "1") return true;
+  if (v == "0") return false;
+  return EPCTX_ERROR(kInvalidArgument, "option {} must be \"0\" or \"1\", got \"{}\"", key, v);
+}
+
+const std::vector<Key>& Keys() {
+  static const std::vector<Key> keys = {
+      {"ep.context_enable", "0", "when loading an original model, also write NAME_ctx.onnx + blob",
+       [](const std::string& v, EngineOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.context_enable, ParseBool("ep.context_enable", v));
+         return Status::Ok();
+       }},
+      {"ep.context_file_path", "",
+       "where the context model is written, or, for a model loaded "
+       "from memory, where it lives (to resolve the blob path)",
+       [](const std::string& v, EngineOptions& o) {
+         o.context_file_path = v;
+         return Status::Ok();
+       }},
+      {"ep.context_embed_mode", "0", "1: put the blob bytes inside the context model (limit 1 GiB)",
+       [](const std::string& v, EngineOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.embed_mode, ParseBool("ep.context_embed_mode", v));
+         return Status::Ok();
+       }},
+      {"ep.context_node_name_prefix", "", "prefix of EPContext node names",
+       [](const std::string& v, EngineOptions& o) {
+         o.node_name_prefix = v;
+         return Status::Ok();
+       }},
+      {"epctx.fallback", "allow",
+       "allow|deny: compile the original model when the blob cannot "
+       "serve",
+       [](const std::string& v, EngineOptions& o) {
+         if (v == "allow") {
+           o.fallback = FallbackPolicy::kAllow;
+         } else if (v == "deny") {
+           o.fallback = FallbackPolicy::kDeny;
+         } else {
+           return EPCTX_ERROR(kInvalidArgument,
+                              "option epctx.fallback must be \"allow\" or \"deny\", got \"{}\"", v);
+         }
+         return Status::Ok();
+       }},
+      {"epctx.verify_weights", "0", "1: check every weight checksum at load (reads the whole blob)",
+       [](const std::string& v, EngineOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.verify_weights, ParseBool("epctx.verify_weights", v));
+         return Status::Ok();
+       }},
+      {"epctx.load_mode", "mmap",
+       "how the blob is brought in: mmap (lazy) | populate (pre-faulted)",
+       [](const std::string& v, EngineOptions& o) {
+         if (v != "mmap" && v != "populate") {
+           return EPCTX_ERROR(kInvalidArgument,
+                              "option epctx.load_mode must be \"mmap\" or "
+                              "\"populate\", got \"{}\" (prefetch and read are not implemented "
+                              "yet)",
+                              v);
+         }
+         o.load_mode = v;
+         return Status::Ok();
+       }},
+      {"ep.share_ep_contexts", "0", "compile: this model joins the process's shared blob, "
+       "written by the call that sets ep.stop_share_ep_contexts",
+       [](const std::string& v, EngineOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.share_ep_contexts, ParseBool("ep.share_ep_contexts", v));
+         return Status::Ok();
+       }},
+      {"ep.stop_share_ep_contexts", "0", "compile: this is the last model of the shared blob; "
+       "write it",
+       [](const std::string& v, EngineOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.stop_share_ep_contexts,
+                                ParseBool("ep.stop_share_ep_contexts", v));
+         return Status::Ok();
+       }},
+      {"session.intra_op_num_threads", "0", "threads for kernels; 0 = all cores",
+       [](const std::string& v, EngineOptions& o) {
+         int n = -1;
+         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || p != v.data() + v.size() || n < 0 || n > 1024) {
+           return EPCTX_ERROR(kInvalidArgument,
+                              "option session.intra_op_num_threads must be an "
+                              "integer from 0 to 1024, got \"{}\"",
+                              v);
+         }
+         o.intra_op_num_threads = n;
+         return Status::Ok();
+       }},
+  };
+  return keys;
+}
+
+}  // namespace
+
+Result<EngineOptions> ParseEngineOptions(const SessionOptions& options) {
+  EngineOptions out;
+  for (const auto& [key, value] : options.config_entries()) {
+    const Key* found = nullptr;
+    for (const Key& k : Keys()) {
+      if (key == k.name) found = &k;
+    }
+    if (found == nullptr) {
+      std::string known;
+      for (const Key& k : Keys()) known += std::string(known.empty() ? "" : ", ") + k.name;
+      return EPCTX_ERROR(kInvalidArgument, "unknown option \"{}\" (known: {})", key, known);
+    }
+    EPCTX_RETURN_IF_ERROR(found->apply(value, out));
+  }
+  return out;
+}
+
+std::string DescribeEngineOptions() {
+  std::string out;
+  for (const Key& k : Keys()) {
+    out += fmt::format("  {} (default \"{}\"): {}\n", k.name, k.default_value, k.meaning);
+  }
+  return out;
+}
+
+}  // namespace epctx::compile

@@ -1,0 +1,32 @@
+// Session and compile options parsed from SessionOptions' string entries, in one place, so every
+// key is checked the same way and unknown keys are refused with the list of known ones.
+#pragma once
+
+#include <string>
+
+#include "epctx/session.h"
+#include "epctx/status.h"
+
+namespace epctx::compile {
+
+enum class FallbackPolicy { kAllow, kDeny };
+
+struct EngineOptions {
+  bool context_enable = false;                       // ep.context_enable
+  std::string context_file_path;                     // ep.context_file_path
+  bool embed_mode = false;                           // ep.context_embed_mode
+  std::string node_name_prefix;                      // ep.context_node_name_prefix
+  FallbackPolicy fallback = FallbackPolicy::kAllow;  // epctx.fallback
+  bool verify_weights = false;                       // epctx.verify_weights
+  std::string load_mode = "mmap";                    // epctx.load_mode
+  int intra_op_num_threads = 0;                      // session.intra_op_num_threads (0: all cores)
+  bool share_ep_contexts = false;       // ep.share_ep_contexts
+  bool stop_share_ep_contexts = false;  // ep.stop_share_ep_contexts
+};
+
+Result<EngineOptions> ParseEngineOptions(const SessionOptions& options);
+
+// "key (default): meaning" lines for --help.
+std::string DescribeEngineOptions();
+
+}  // namespace epctx::compile

@@ -1,0 +1,119 @@
+#include <set>
+
+#include "compile/passes/passes.h"
+#include "exec/kernel.h"
+#include "util/logging.h"
+#include "util/status_macros.h"
+
+namespace epctx::compile {
+namespace {
+
+// A folded value larger than this stays a computation: storing it would bloat the blob.
+constexpr size_t kMaxFoldedBytes = 64ull << 20;
+
+bool IsNondeterministic(const IrNode& n) {
+  static const std::set<std::string> kOps = {"RandomNormal",  "RandomNormalLike",
+                                             "RandomUniform", "RandomUniformLike",
+                                             "Multinomial",   "Bernoulli"};
+  return n.domain.empty() && kOps.count(n.op_type) > 0;
+}
+
+// Shape of a statically shaped value, honouring Shape-15's start/end.
+std::shared_ptr<ConstantData> FoldShape(const IrNode& n, const IrValue& input) {
+  int64_t rank = static_cast<int64_t>(input.shape.size());
+  int64_t start = 0;
+  int64_t end = rank;
+  if (const IrAttribute* a = n.FindAttr("start")) start = a->i;
+  if (const IrAttribute* a = n.FindAttr("end")) end = a->i;
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  std::vector<int64_t> dims(input.shape.begin() + start, input.shape.begin() + end);
+  int64_t count = static_cast<int64_t>(dims.size());
+  return ConstantData::FromVector<int64_t>(DataType::kInt64, {count}, std::move(dims));
+}
+
+std::shared_ptr<ConstantData> FoldSize(const IrValue& input) {
+  int64_t count = 1;
+  for (int64_t d : input.shape) count *= d;
+  return ConstantData::FromVector<int64_t>(DataType::kInt64, {}, {count});
+}
+
+}  // namespace
+
+Result<PassStats> FoldConstants(IrGraph& graph) {
+  PassStats stats{"fold-constants", 0};
+  std::vector<bool> dead(graph.nodes.size(), false);
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    const IrNode& n = graph.nodes[k];
+    if (n.outputs.empty() || IsNondeterministic(n)) continue;
+
+    if (n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size") && n.inputs.size() == 1 &&
+        n.inputs[0] >= 0 && graph.values[static_cast<size_t>(n.inputs[0])].fully_static() &&
+        n.outputs[0] >= 0) {
+      const IrValue& in = graph.values[static_cast<size_t>(n.inputs[0])];
+      auto data = n.op_type == "Shape" ? FoldShape(n, in) : FoldSize(in);
+      IrValue& out = graph.values[static_cast<size_t>(n.outputs[0])];
+      out.constant = data;
+      out.dtype = data->dtype;
+      out.shape_known = true;
+      out.shape = data->shape;
+      out.dim_names.assign(out.shape.size(), "");
+      dead[k] = true;
+      stats.changed++;
+      continue;
+    }
+
+    bool all_constant = true;
+    bool any_input = false;
+    for (int i : n.inputs) {
+      if (i < 0) continue;
+      any_input = true;
+      if (!graph.values[static_cast<size_t>(i)].is_constant()) all_constant = false;
+    }
+    if (!all_constant || !any_input) continue;
+    if (!exec::KernelRegistry::Global().Supports(n.domain, n.op_type, graph.OpsetOf(n.domain))) {
+      continue;
+    }
+
+    exec::Attributes attrs = graph.AttributesOf(n);
+    std::vector<Tensor> views;
+    exec::NodeInfo info = graph.NodeInfoOf(n, attrs, views);
+    std::vector<Tensor> inputs;
+    for (int i : n.inputs) {
+      inputs.push_back(i < 0 ? Tensor()
+                             : graph.values[static_cast<size_t>(i)].constant->AsTensor());
+    }
+    std::vector<const Tensor*> input_ptrs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      input_ptrs.push_back(n.inputs[i] < 0 ? nullptr : &inputs[i]);
+    }
+    auto outputs = exec::RunNodeOnce(info, input_ptrs);
+    if (!outputs.ok()) {
+      // Not fatal: the node stays and the same error will surface when the program runs.
+      Logger().debug("constant folding skipped node '{}': {}", n.name, outputs.status().ToString());
+      continue;
+    }
+    bool too_big = false;
+    for (const Tensor& t : *outputs) {
+      if (t.byte_size() > kMaxFoldedBytes) too_big = true;
+    }
+    if (too_big) continue;
+    for (size_t o = 0; o < n.outputs.size(); ++o) {
+      if (n.outputs[o] < 0 || o >= outputs->size() || (*outputs)[o].empty()) continue;
+      IrValue& out = graph.values[static_cast<size_t>(n.outputs[o])];
+      out.constant = ConstantData::FromTensor((*outputs)[o]);
+      out.dtype = out.constant->dtype;
+      out.shape_known = true;
+      out.shape = out.constant->shape;
+      out.dim_names.assign(out.shape.size(), "");
+    }
+    dead[k] = true;
+    stats.changed++;
+  }
+  EraseNodes(graph, dead);
+  return stats;
+}
+
+}  // namespace epctx::compile

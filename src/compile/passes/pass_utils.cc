@@ -1,0 +1,43 @@
+#include <algorithm>
+
+#include "compile/packing/pack_weights.h"
+#include "compile/passes/passes.h"
+#include "util/status_macros.h"
+
+namespace epctx::compile {
+
+void ReplaceUses(IrGraph& graph, int from, int to) {
+  for (IrNode& n : graph.nodes) {
+    for (int& i : n.inputs) {
+      if (i == from) i = to;
+    }
+  }
+}
+
+void EraseNodes(IrGraph& graph, const std::vector<bool>& dead) {
+  size_t out = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (!dead[i]) {
+      if (out != i) graph.nodes[out] = std::move(graph.nodes[i]);
+      ++out;
+    }
+  }
+  graph.nodes.resize(out);
+}
+
+bool IsGraphOutput(const IrGraph& graph, int value) {
+  return std::find(graph.outputs.begin(), graph.outputs.end(), value) != graph.outputs.end();
+}
+
+Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph) {
+  std::vector<PassStats> stats;
+  using Pass = Result<PassStats> (*)(IrGraph&);
+  for (Pass pass : {EliminateIdentityLike, FoldConstants, FoldBatchNormIntoConv, FuseActivations,
+                    PackWeights, EliminateDeadNodes}) {
+    EPCTX_ASSIGN_OR_RETURN(PassStats s, pass(graph));
+    stats.push_back(std::move(s));
+  }
+  return stats;
+}
+
+}  // namespace epctx::compile

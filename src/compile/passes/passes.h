@@ -1,0 +1,40 @@
+// Graph optimization passes. Each rewrites the IR in place and reports what it changed; nodes a
+// pass removes are erased before it returns, so the node list stays topological and dense.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compile/ir.h"
+#include "epctx/status.h"
+
+namespace epctx::compile {
+
+struct PassStats {
+  std::string pass;
+  int changed = 0;  // nodes removed, folded or fused
+};
+
+// Identity and inference-mode Dropout: consumers read the input directly.
+Result<PassStats> EliminateIdentityLike(IrGraph& graph);
+// Nodes whose inputs are all constants are run once and replaced by their outputs; Shape/Size of
+// statically shaped values become constants too.
+Result<PassStats> FoldConstants(IrGraph& graph);
+// BatchNormalization after a Conv with constant weights is folded into the Conv's weight and bias.
+Result<PassStats> FoldBatchNormIntoConv(IrGraph& graph);
+// Relu / Clip / Sigmoid following a Conv or Gemm becomes part of it (com.epctx
+// FusedConv/FusedGemm).
+Result<PassStats> FuseActivations(IrGraph& graph);
+// Nodes none of whose outputs are used are dropped.
+Result<PassStats> EliminateDeadNodes(IrGraph& graph);
+
+// The standard pipeline, in order.
+Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph);
+
+// Replaces every node input reading `from` with `to`.
+void ReplaceUses(IrGraph& graph, int from, int to);
+// Erases nodes whose flag is set in `dead` (same size as graph.nodes).
+void EraseNodes(IrGraph& graph, const std::vector<bool>& dead);
+bool IsGraphOutput(const IrGraph& graph, int value);
+
+}  // namespace epctx::compile

@@ -1,0 +1,190 @@
+#include "compile/program_builder.h"
+
+#include <algorithm>
+
+#include "compile/memory_planner.h"
+#include "format/blob_layout.h"
+#include "program_generated.h"
+#include "util/overflow.h"
+#include "util/status_macros.h"
+
+namespace epctx::compile {
+namespace {
+
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+// Values the program needs, renumbered densely in first-appearance order.
+struct ValueIndex {
+  std::vector<int> ir_to_program;
+  std::vector<int> program_to_ir;
+
+  int Add(int ir) {
+    if (ir < 0) return -1;
+    int& slot = ir_to_program[static_cast<size_t>(ir)];
+    if (slot < 0) {
+      slot = static_cast<int>(program_to_ir.size());
+      program_to_ir.push_back(ir);
+    }
+    return slot;
+  }
+};
+
+Offset<fb::Attribute> BuildAttribute(FlatBufferBuilder& fbb, const IrAttribute& a) {
+  auto name = fbb.CreateString(a.name);
+  Offset<flatbuffers::Vector<uint8_t>> s = 0;
+  Offset<flatbuffers::Vector<int64_t>> ints = 0;
+  Offset<flatbuffers::Vector<float>> floats = 0;
+  Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> strings = 0;
+  int32_t tensor_dtype = 0;
+  switch (a.type) {
+    case exec::AttrType::kString:
+      s = fbb.CreateVector(reinterpret_cast<const uint8_t*>(a.s.data()), a.s.size());
+      break;
+    case exec::AttrType::kInts:
+      ints = fbb.CreateVector(a.ints);
+      break;
+    case exec::AttrType::kFloats:
+      floats = fbb.CreateVector(a.floats);
+      break;
+    case exec::AttrType::kStrings:
+      strings = fbb.CreateVectorOfStrings(a.strings);
+      break;
+    case exec::AttrType::kTensor:
+      s = fbb.CreateVector(reinterpret_cast<const uint8_t*>(a.tensor->bytes.data()),
+                           a.tensor->bytes.size());
+      ints = fbb.CreateVector(a.tensor->shape);
+      tensor_dtype = static_cast<int32_t>(a.tensor->dtype);
+      break;
+    default:
+      break;
+  }
+  fb::AttributeBuilder b(fbb);
+  b.add_name(name);
+  b.add_type(static_cast<fb::AttrType>(a.type));
+  b.add_i(a.i);
+  b.add_f(a.f);
+  if (!s.IsNull()) b.add_s(s);
+  if (!ints.IsNull()) b.add_ints(ints);
+  if (!floats.IsNull()) b.add_floats(floats);
+  if (!strings.IsNull()) b.add_strings(strings);
+  b.add_tensor_dtype(tensor_dtype);
+  b.add_graph(a.graph);
+  return b.Finish();
+}
+
+}  // namespace
+
+Result<BuiltProgram> BuildProgram(const IrGraph& graph, format::BlobWriter& writer) {
+  ValueIndex index{std::vector<int>(graph.values.size(), -1), {}};
+  for (int v : graph.inputs) index.Add(v);
+  for (int v : graph.outputs) index.Add(v);
+  for (const IrNode& n : graph.nodes) {
+    for (int v : n.inputs) index.Add(v);
+    for (int v : n.outputs) index.Add(v);
+  }
+  const size_t count = index.program_to_ir.size();
+
+  // Lifetimes of arena candidates: statically shaped intermediates (not graph inputs, outputs or
+  // weights; outputs must outlive the run, so they get their own memory).
+  std::vector<int> first(count, -1), last(count, -1);
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    for (int v : graph.nodes[k].outputs) {
+      int p = index.Add(v);
+      if (p >= 0 && first[static_cast<size_t>(p)] < 0)
+        first[static_cast<size_t>(p)] = static_cast<int>(k);
+    }
+    for (int v : graph.nodes[k].inputs) {
+      int p = index.Add(v);
+      if (p >= 0) last[static_cast<size_t>(p)] = static_cast<int>(k);
+    }
+  }
+  std::vector<bool> is_io(count, false);
+  for (int v : graph.inputs) is_io[static_cast<size_t>(index.Add(v))] = true;
+  for (int v : graph.outputs) is_io[static_cast<size_t>(index.Add(v))] = true;
+  std::vector<Lifetime> lifetimes;
+  std::vector<size_t> planned;
+  for (size_t p = 0; p < count; ++p) {
+    const IrValue& v = graph.values[static_cast<size_t>(index.program_to_ir[p])];
+    if (is_io[p] || v.is_constant() || !v.fully_static() || first[p] < 0) continue;
+    size_t elem = DataTypeSize(v.dtype);
+    auto elements = CheckedElementCount(v.shape);
+    uint64_t bytes = 0;
+    if (elem == 0 || !elements.ok() ||
+        !CheckedMul(static_cast<uint64_t>(*elements), elem, &bytes)) {
+      continue;
+    }
+    lifetimes.push_back({bytes, first[p], std::max(first[p], last[p])});
+    planned.push_back(p);
+  }
+  ArenaPlan plan = PlanArena(lifetimes, format::kTensorAlignment);
+  std::vector<int64_t> arena_offset(count, -1), arena_bytes(count, 0);
+  for (size_t i = 0; i < planned.size(); ++i) {
+    arena_offset[planned[i]] = static_cast<int64_t>(plan.offsets[i]);
+    arena_bytes[planned[i]] = static_cast<int64_t>(lifetimes[i].bytes);
+  }
+
+  FlatBufferBuilder fbb(1 << 16);
+  std::vector<Offset<fb::Value>> values;
+  values.reserve(count);
+  for (size_t p = 0; p < count; ++p) {
+    const IrValue& v = graph.values[static_cast<size_t>(index.program_to_ir[p])];
+    int32_t weight = -1;
+    if (v.is_constant()) {
+      format::WeightInput w;
+      w.dtype = v.constant->dtype;
+      w.shape = v.constant->shape;
+      w.layout = v.constant->layout;
+      w.bytes = v.constant->bytes;
+      w.owner = v.constant->owner;
+      EPCTX_ASSIGN_OR_RETURN(uint32_t wi, writer.AddWeight(std::move(w)));
+      weight = static_cast<int32_t>(wi);
+    }
+    std::vector<std::string> dim_names = v.dim_names;
+    dim_names.resize(v.shape.size());
+    auto name = fbb.CreateString(v.name);
+    auto shape = v.shape_known ? fbb.CreateVector(v.shape) : 0;
+    auto dims = v.shape_known ? fbb.CreateVectorOfStrings(dim_names) : 0;
+    fb::ValueBuilder vb(fbb);
+    vb.add_name(name);
+    vb.add_dtype(static_cast<int32_t>(v.dtype));
+    if (!shape.IsNull()) vb.add_shape(shape);
+    if (!dims.IsNull()) vb.add_dim_names(dims);
+    vb.add_weight(weight);
+    vb.add_arena_offset(arena_offset[p]);
+    vb.add_arena_bytes(arena_bytes[p]);
+    values.push_back(vb.Finish());
+  }
+
+  std::vector<Offset<fb::Node>> nodes;
+  nodes.reserve(graph.nodes.size());
+  for (const IrNode& n : graph.nodes) {
+    std::vector<int32_t> ins, outs;
+    for (int v : n.inputs) ins.push_back(index.Add(v));
+    for (int v : n.outputs) outs.push_back(index.Add(v));
+    std::vector<Offset<fb::Attribute>> attrs;
+    for (const IrAttribute& a : n.attrs) attrs.push_back(BuildAttribute(fbb, a));
+    nodes.push_back(fb::CreateNode(fbb, fbb.CreateString(n.name), fbb.CreateString(n.op_type),
+                                   fbb.CreateString(n.domain), fbb.CreateVector(ins),
+                                   fbb.CreateVector(outs), fbb.CreateVector(attrs)));
+  }
+  std::vector<int32_t> inputs, outputs;
+  for (int v : graph.inputs) inputs.push_back(index.Add(v));
+  for (int v : graph.outputs) outputs.push_back(index.Add(v));
+  std::vector<Offset<fb::OpsetImport>> opsets;
+  for (const auto& [domain, version] : graph.opsets) {
+    opsets.push_back(fb::CreateOpsetImport(fbb, fbb.CreateString(domain), version));
+  }
+  fbb.Finish(fb::CreateProgram(fbb, fbb.CreateString(graph.name), fbb.CreateVector(values),
+                               fbb.CreateVector(nodes), fbb.CreateVector(inputs),
+                               fbb.CreateVector(outputs), static_cast<int64_t>(plan.arena_bytes),
+                               fbb.CreateVector(opsets)));
+  BuiltProgram out;
+  out.bytes.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  out.node_count = graph.nodes.size();
+  out.value_count = count;
+  out.arena_bytes = plan.arena_bytes;
+  return out;
+}
+
+}  // namespace epctx::compile

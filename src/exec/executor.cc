@@ -1,0 +1,236 @@
+#include "exec/executor.h"
+
+#include <omp.h>
+
+#include <cstring>
+
+#include "program_generated.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec {
+namespace {
+
+template <typename T>
+std::span<const T> SpanOf(const flatbuffers::Vector<T>* v) {
+  if (v == nullptr) return {};
+  return {v->data(), v->size()};
+}
+
+std::string_view ViewOf(const flatbuffers::String* s) {
+  return s == nullptr ? std::string_view() : s->string_view();
+}
+
+}  // namespace
+
+Attributes AttributesFromNode(const fb::Node& node) {
+  Attributes attrs;
+  if (node.attributes() == nullptr) return attrs;
+  for (const fb::Attribute* a : *node.attributes()) {
+    AttributeValue v;
+    v.name = a->name()->string_view();
+    v.type = static_cast<AttrType>(a->type());
+    v.i = a->i();
+    v.f = a->f();
+    if (a->s() != nullptr) {
+      v.s = std::string_view(reinterpret_cast<const char*>(a->s()->data()), a->s()->size());
+    }
+    v.ints = SpanOf(a->ints());
+    v.floats = SpanOf(a->floats());
+    if (a->strings() != nullptr) {
+      for (const flatbuffers::String* s : *a->strings()) v.strings.push_back(s->string_view());
+    }
+    if (v.type == AttrType::kTensor) {
+      std::vector<int64_t> dims(v.ints.begin(), v.ints.end());
+      v.tensor = Tensor::View(static_cast<DataType>(a->tensor_dtype()), std::move(dims),
+                              a->s() ? a->s()->data() : nullptr, nullptr);
+    }
+    v.graph = a->graph();
+    attrs.Add(std::move(v));
+  }
+  return attrs;
+}
+
+Result<std::unique_ptr<BoundProgram>> BoundProgram::Bind(const fb::Program& program,
+                                                         const WeightResolver& weights,
+                                                         int num_threads) {
+  auto bound = std::unique_ptr<BoundProgram>(new BoundProgram());
+  bound->program_ = &program;
+  bound->arena_bytes_ = static_cast<uint64_t>(program.arena_bytes());
+  bound->num_threads_ = num_threads > 0 ? num_threads : omp_get_max_threads();
+  size_t value_count = program.values() ? program.values()->size() : 0;
+  bound->slots_.resize(value_count);
+  bound->weights_.resize(value_count);
+  for (size_t i = 0; i < value_count; ++i) {
+    const fb::Value* v = program.values()->Get(static_cast<uint32_t>(i));
+    bound->slots_[i].arena_offset = v->arena_offset();
+    bound->slots_[i].arena_bytes = v->arena_bytes();
+    if (v->weight() >= 0) {
+      EPCTX_ASSIGN_OR_RETURN(bound->weights_[i], weights(static_cast<uint32_t>(v->weight())));
+    }
+  }
+  auto opset_of = [&](std::string_view domain) -> int64_t {
+    if (program.opsets() != nullptr) {
+      for (const fb::OpsetImport* op : *program.opsets()) {
+        if (ViewOf(op->domain()) == domain) return op->version();
+      }
+    }
+    return 1;
+  };
+  auto describe = [&](int32_t index, bool is_input) {
+    ValueDesc d;
+    if (index < 0) {
+      d.present = false;
+      return d;
+    }
+    const fb::Value* v = program.values()->Get(static_cast<uint32_t>(index));
+    d.dtype = static_cast<DataType>(v->dtype());
+    d.shape_known = v->shape() != nullptr;
+    auto shape = SpanOf(v->shape());
+    d.shape.assign(shape.begin(), shape.end());
+    if (is_input && !bound->weights_[static_cast<size_t>(index)].empty()) {
+      d.constant = &bound->weights_[static_cast<size_t>(index)];
+    }
+    return d;
+  };
+
+  const KernelRegistry& registry = KernelRegistry::Global();
+  size_t node_count = program.nodes() ? program.nodes()->size() : 0;
+  bound->nodes_.reserve(node_count);
+  for (size_t k = 0; k < node_count; ++k) {
+    const fb::Node* n = program.nodes()->Get(static_cast<uint32_t>(k));
+    Attributes attrs = AttributesFromNode(*n);
+    NodeInfo info;
+    info.name = ViewOf(n->name());
+    info.op_type = n->op_type()->string_view();
+    info.domain = ViewOf(n->domain());
+    info.opset = opset_of(info.domain);
+    info.attrs = &attrs;
+    BoundNode b;
+    b.node = n;
+    for (int32_t i : SpanOf(n->inputs())) {
+      info.inputs.push_back(describe(i, true));
+      b.inputs.push_back(i);
+      if (i >= 0) bound->slots_[static_cast<size_t>(i)].last_use = static_cast<int>(k);
+    }
+    for (int32_t o : SpanOf(n->outputs())) {
+      info.outputs.push_back(describe(o, false));
+      b.outputs.push_back(o);
+    }
+    EPCTX_ASSIGN_OR_RETURN(b.kernel, registry.Create(info));
+    bound->nodes_.push_back(std::move(b));
+  }
+  auto ins = SpanOf(program.inputs());
+  auto outs = SpanOf(program.outputs());
+  bound->inputs_.assign(ins.begin(), ins.end());
+  bound->outputs_.assign(outs.begin(), outs.end());
+  // Graph outputs live to the end of the run.
+  for (int32_t o : bound->outputs_) bound->slots_[static_cast<size_t>(o)].last_use = INT32_MAX;
+  return bound;
+}
+
+class BoundProgram::RunContext final : public KernelContext {
+ public:
+  RunContext(const BoundProgram& program, std::vector<Tensor>& values,
+             std::vector<uint8_t>& heap_owned, std::span<std::byte> arena)
+      : program_(program), values_(values), heap_owned_(heap_owned), arena_(arena) {}
+
+  void SetNode(const BoundNode* node) { node_ = node; }
+
+  size_t input_count() const override { return node_->inputs.size(); }
+  const Tensor* input(size_t index) const override {
+    if (index >= node_->inputs.size()) return nullptr;
+    int32_t v = node_->inputs[index];
+    if (v < 0) return nullptr;
+    const Tensor& t = values_[static_cast<size_t>(v)];
+    return t.empty() ? nullptr : &t;
+  }
+  size_t output_count() const override { return node_->outputs.size(); }
+  Result<Tensor*> AllocateOutput(size_t index, DataType type, std::vector<int64_t> shape) override {
+    if (index >= node_->outputs.size() || node_->outputs[index] < 0) {
+      return EPCTX_ERROR(kInternal, "node '{}' allocated output {} that the program omits",
+                         ViewOf(node_->node->name()), index);
+    }
+    size_t v = static_cast<size_t>(node_->outputs[index]);
+    const Slot& slot = program_.slots_[v];
+    uint64_t bytes = 0;
+    int64_t count = 1;
+    bool fits = slot.arena_offset >= 0;
+    for (int64_t d : shape) {
+      if (d < 0 || __builtin_mul_overflow(count, d, &count)) fits = false;
+    }
+    if (fits && !__builtin_mul_overflow(static_cast<uint64_t>(count), DataTypeSize(type), &bytes) &&
+        bytes <= static_cast<uint64_t>(slot.arena_bytes) && DataTypeSize(type) > 0) {
+      values_[v] = Tensor::View(type, std::move(shape), arena_.data() + slot.arena_offset, nullptr);
+      heap_owned_[v] = 0;
+    } else {
+      EPCTX_ASSIGN_OR_RETURN(values_[v], Tensor::Allocate(type, std::move(shape)));
+      heap_owned_[v] = 1;
+    }
+    return &values_[v];
+  }
+  int num_threads() const override { return program_.num_threads_; }
+
+ private:
+  const BoundProgram& program_;
+  std::vector<Tensor>& values_;
+  std::vector<uint8_t>& heap_owned_;
+  std::span<std::byte> arena_;
+  const BoundNode* node_ = nullptr;
+};
+
+Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
+                                              std::span<std::byte> arena) const {
+  if (inputs.size() != inputs_.size()) {
+    return EPCTX_ERROR(kInvalidArgument, "program takes {} inputs, {} given", inputs_.size(),
+                       inputs.size());
+  }
+  if (arena.size() < arena_bytes_) {
+    return EPCTX_ERROR(kInternal, "arena of {} bytes is smaller than the planned {}", arena.size(),
+                       arena_bytes_);
+  }
+  std::vector<Tensor> values(weights_);
+  std::vector<uint8_t> heap_owned(values.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs_[i])] = inputs[i];
+
+  RunContext ctx(*this, values, heap_owned, arena);
+  for (size_t k = 0; k < nodes_.size(); ++k) {
+    const BoundNode& n = nodes_[k];
+    ctx.SetNode(&n);
+    Status s = n.kernel->Run(ctx);
+    if (!s.ok()) {
+      return Status(s.code(), fmt::format("{} node '{}': {}", n.node->op_type()->string_view(),
+                                          ViewOf(n.node->name()), s.message()));
+    }
+    for (int32_t o : n.outputs) {
+      if (o >= 0 && values[static_cast<size_t>(o)].empty()) {
+        return EPCTX_ERROR(
+            kInternal, "{} node '{}' did not produce output '{}'", n.node->op_type()->string_view(),
+            ViewOf(n.node->name()),
+            program_->values()->Get(static_cast<uint32_t>(o))->name()->string_view());
+      }
+    }
+    // Release heap intermediates after their last reader.
+    for (int32_t i : n.inputs) {
+      if (i >= 0 && slots_[static_cast<size_t>(i)].last_use == static_cast<int>(k) &&
+          heap_owned[static_cast<size_t>(i)]) {
+        values[static_cast<size_t>(i)] = Tensor();
+      }
+    }
+  }
+  std::vector<Tensor> outputs;
+  outputs.reserve(outputs_.size());
+  for (int32_t o : outputs_) {
+    const Tensor& t = values[static_cast<size_t>(o)];
+    if (heap_owned[static_cast<size_t>(o)]) {
+      outputs.push_back(t);
+      continue;
+    }
+    // Weights, inputs and arena memory are not the caller's to keep: hand out a copy.
+    EPCTX_ASSIGN_OR_RETURN(Tensor copy, Tensor::Allocate(t.dtype(), t.shape()));
+    if (t.byte_size() > 0) std::memcpy(copy.mutable_data(), t.data(), t.byte_size());
+    outputs.push_back(std::move(copy));
+  }
+  return outputs;
+}
+
+}  // namespace epctx::exec

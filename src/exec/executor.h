@@ -1,0 +1,65 @@
+// Binds a verified program to kernels (once per session: O(nodes)) and runs it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "epctx/status.h"
+#include "epctx/tensor.h"
+#include "exec/kernel.h"
+
+namespace epctx::fb {
+struct Program;
+struct Node;
+}  // namespace epctx::fb
+
+namespace epctx::exec {
+
+// Weight `index` of the blob as a read-only view that keeps the blob alive.
+using WeightResolver = std::function<Result<Tensor>(uint32_t index)>;
+
+class BoundProgram {
+ public:
+  // `program` must have passed format::ValidateProgram and must outlive the BoundProgram.
+  static Result<std::unique_ptr<BoundProgram>> Bind(const fb::Program& program,
+                                                    const WeightResolver& weights, int num_threads);
+
+  const fb::Program& program() const { return *program_; }
+  uint64_t arena_bytes() const { return arena_bytes_; }
+
+  // `inputs` in the program's input order (already checked by the caller); returns every program
+  // output in order, each in memory of its own. `arena` holds at least arena_bytes() bytes,
+  // 64-byte aligned, and is not used by anyone else during the call.
+  Result<std::vector<Tensor>> Run(std::span<const Tensor> inputs, std::span<std::byte> arena) const;
+
+ private:
+  struct Slot {
+    int64_t arena_offset = -1;
+    int64_t arena_bytes = 0;
+    int last_use = -1;  // node index after which the value can be released
+  };
+  struct BoundNode {
+    std::unique_ptr<Kernel> kernel;
+    std::vector<int32_t> inputs;
+    std::vector<int32_t> outputs;
+    const fb::Node* node = nullptr;
+  };
+  class RunContext;
+
+  const fb::Program* program_ = nullptr;
+  uint64_t arena_bytes_ = 0;
+  int num_threads_ = 1;
+  std::vector<Slot> slots_;
+  std::vector<Tensor> weights_;  // per value; empty for non-weights
+  std::vector<BoundNode> nodes_;
+  std::vector<int32_t> inputs_;
+  std::vector<int32_t> outputs_;
+};
+
+// Attribute views over a program node (for kernel creation).
+Attributes AttributesFromNode(const fb::Node& node);
+
+}  // namespace epctx::exec

@@ -1,0 +1,90 @@
+// The kernel interface: a kernel is created once per node when a session binds its program
+// (decoding attributes, checking static facts), then run many times.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "epctx/status.h"
+#include "epctx/tensor.h"
+#include "exec/attributes.h"
+
+namespace epctx::exec {
+
+// What is known about a node input or output before running: its type, its shape when the
+// compiler could infer it, and its data when it is a weight (constant).
+struct ValueDesc {
+  bool present = true;  // false for an omitted optional input
+  DataType dtype = DataType::kUndefined;
+  bool shape_known = false;
+  std::vector<int64_t> shape;  // -1 for unknown dims when shape_known
+  const Tensor* constant = nullptr;
+};
+
+struct NodeInfo {
+  std::string_view name;
+  std::string_view op_type;
+  std::string_view domain;  // "" for the ONNX domain
+  int64_t opset = 0;        // version of the node's domain imported by the model
+  const Attributes* attrs = nullptr;
+  std::vector<ValueDesc> inputs;
+  std::vector<ValueDesc> outputs;
+};
+
+// What a kernel sees while running.
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+  virtual size_t input_count() const = 0;
+  // nullptr for an omitted optional input.
+  virtual const Tensor* input(size_t index) const = 0;
+  virtual size_t output_count() const = 0;
+  // Memory for output `index`: arena memory when the plan reserved enough, heap otherwise.
+  // Contents are unspecified; the kernel must write every element.
+  virtual Result<Tensor*> AllocateOutput(size_t index, DataType type,
+                                         std::vector<int64_t> shape) = 0;
+  // Threads the kernel may use (for OpenMP's num_threads clause).
+  virtual int num_threads() const = 0;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status Run(KernelContext& ctx) = 0;
+};
+
+using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const NodeInfo&)>;
+
+class KernelRegistry {
+ public:
+  // The registry holding every built-in kernel.
+  static const KernelRegistry& Global();
+
+  // `since_version`: the first opset of `domain` whose semantics the factory implements. Create()
+  // picks the factory with the highest since_version not above the node's opset.
+  void Register(std::string domain, std::string op_type, int64_t since_version,
+                KernelFactory factory);
+
+  // kUnsupported naming the op, domain and opset when no kernel implements it.
+  Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) const;
+  bool Supports(std::string_view domain, std::string_view op_type, int64_t opset) const;
+
+ private:
+  // "domain/op_type" -> since_version -> factory
+  std::map<std::string, std::map<int64_t, KernelFactory>, std::less<>> factories_;
+};
+
+// Runs one node on given inputs with heap outputs; used by constant folding and tests.
+Result<std::vector<Tensor>> RunNodeOnce(const NodeInfo& node, std::span<const Tensor* const> inputs,
+                                        int num_threads = 1);
+
+// Registration entry points, one per kernel family (src/exec/kernels/<family>/*.cc).
+void RegisterAllKernels(KernelRegistry& registry);
+
+}  // namespace epctx::exec

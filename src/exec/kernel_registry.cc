@@ -1,0 +1,92 @@
+#include "exec/kernel.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec {
+namespace {
+
+std::string KeyOf(std::string_view domain, std::string_view op_type) {
+  std::string key(domain);
+  key += '/';
+  key += op_type;
+  return key;
+}
+
+}  // namespace
+
+const KernelRegistry& KernelRegistry::Global() {
+  static const KernelRegistry* registry = [] {
+    auto* r = new KernelRegistry();
+    RegisterAllKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void KernelRegistry::Register(std::string domain, std::string op_type, int64_t since_version,
+                              KernelFactory factory) {
+  factories_[KeyOf(domain, op_type)][since_version] = std::move(factory);
+}
+
+Result<std::unique_ptr<Kernel>> KernelRegistry::Create(const NodeInfo& node) const {
+  auto it = factories_.find(KeyOf(node.domain, node.op_type));
+  if (it != factories_.end()) {
+    auto version = it->second.upper_bound(node.opset);
+    if (version != it->second.begin()) {
+      --version;
+      auto kernel = version->second(node);
+      if (!kernel.ok()) {
+        return Status(kernel.status().code(), fmt::format("{} node '{}': {}", node.op_type,
+                                                          node.name, kernel.status().message()));
+      }
+      return kernel;
+    }
+  }
+  return EPCTX_ERROR(kUnsupported, "operator {}{}{} (opset {}) is not supported (node '{}')",
+                     node.domain, node.domain.empty() ? "" : ".", node.op_type, node.opset,
+                     node.name);
+}
+
+bool KernelRegistry::Supports(std::string_view domain, std::string_view op_type,
+                              int64_t opset) const {
+  auto it = factories_.find(KeyOf(domain, op_type));
+  return it != factories_.end() && it->second.upper_bound(opset) != it->second.begin();
+}
+
+namespace {
+
+class HeapKernelContext final : public KernelContext {
+ public:
+  HeapKernelContext(std::span<const Tensor* const> inputs, size_t output_count, int threads)
+      : inputs_(inputs), outputs_(output_count), threads_(threads) {}
+  size_t input_count() const override { return inputs_.size(); }
+  const Tensor* input(size_t index) const override {
+    return index < inputs_.size() ? inputs_[index] : nullptr;
+  }
+  size_t output_count() const override { return outputs_.size(); }
+  Result<Tensor*> AllocateOutput(size_t index, DataType type, std::vector<int64_t> shape) override {
+    if (index >= outputs_.size()) {
+      return EPCTX_ERROR(kInternal, "output {} of {} allocated", index, outputs_.size());
+    }
+    EPCTX_ASSIGN_OR_RETURN(outputs_[index], Tensor::Allocate(type, std::move(shape)));
+    return &outputs_[index];
+  }
+  int num_threads() const override { return threads_; }
+  std::vector<Tensor> TakeOutputs() { return std::move(outputs_); }
+
+ private:
+  std::span<const Tensor* const> inputs_;
+  std::vector<Tensor> outputs_;
+  int threads_;
+};
+
+}  // namespace
+
+Result<std::vector<Tensor>> RunNodeOnce(const NodeInfo& node, std::span<const Tensor* const> inputs,
+                                        int num_threads) {
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel, KernelRegistry::Global().Create(node));
+  HeapKernelContext ctx(inputs, node.outputs.size(), num_threads);
+  EPCTX_RETURN_IF_ERROR(kernel->Run(ctx));
+  return ctx.TakeOutputs();
+}
+
+}  // namespace epctx::exec

@@ -1,0 +1,67 @@
+// Multidirectional (numpy) broadcasting: the output shape, and an iteration over the output in
+// runs of its innermost dims, collapsed as far as the operands' layouts allow so that the common
+// cases (same shape, a scalar, a per-channel [C,1,1] operand) become a few long runs.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "epctx/status.h"
+
+namespace epctx::exec::kernels {
+
+Result<std::vector<int64_t>> BroadcastShapes(std::span<const int64_t> a,
+                                             std::span<const int64_t> b);
+
+// `out` broadcast from `a` and `b` as collapsed dims (innermost last, never empty) with each
+// operand's element strides, 0 where the operand is broadcast. Innermost strides are 0 or 1.
+struct BroadcastPlan {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> a_strides;
+  std::vector<int64_t> b_strides;
+  int64_t element_count = 0;
+};
+BroadcastPlan PlanBroadcast(std::span<const int64_t> a, std::span<const int64_t> b,
+                            std::span<const int64_t> out);
+
+// Below this many output elements, starting threads costs more than it saves.
+inline constexpr int64_t kMinParallelElements = 1 << 15;
+
+// Calls run(out_offset, a_offset, b_offset, count, a_step, b_step) for every run of the
+// innermost collapsed dim, splitting long runs so that every thread gets work.
+template <typename RunFn>
+void ForEachBroadcastRun(const BroadcastPlan& plan, int threads, RunFn&& run) {
+  if (plan.element_count == 0) return;
+  const size_t rank = plan.dims.size();
+  const int64_t inner = plan.dims[rank - 1];
+  const int64_t rows = plan.element_count / inner;
+  const int nt = plan.element_count >= kMinParallelElements ? std::max(threads, 1) : 1;
+  const int64_t chunks = rows >= nt ? 1 : (nt + rows - 1) / rows;
+  const int64_t chunk = (inner + chunks - 1) / chunks;
+  const int64_t tasks = rows * chunks;
+  const int64_t as = plan.a_strides[rank - 1];
+  const int64_t bs = plan.b_strides[rank - 1];
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const int64_t row = task / chunks;
+    const int64_t begin = (task % chunks) * chunk;
+    const int64_t count = std::min(inner, begin + chunk) - begin;
+    if (count <= 0) continue;
+    int64_t a_off = 0;
+    int64_t b_off = 0;
+    int64_t rest = row;
+    for (size_t d = rank - 1; d-- > 0;) {
+      const int64_t i = rest % plan.dims[d];
+      rest /= plan.dims[d];
+      a_off += i * plan.a_strides[d];
+      b_off += i * plan.b_strides[d];
+    }
+    run(row * inner + begin, a_off + begin * as, b_off + begin * bs, count, as, bs);
+  }
+}
+
+}  // namespace epctx::exec::kernels

@@ -1,0 +1,40 @@
+#include "exec/kernels/common/copy.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels {
+
+Status CopyToOutput(KernelContext& ctx, size_t index, const Tensor& in,
+                    std::vector<int64_t> shape) {
+  if (DataTypeSize(in.dtype()) == 0) {
+    return EPCTX_ERROR(kUnsupported, "cannot copy a tensor of type {}", DataTypeName(in.dtype()));
+  }
+  EPCTX_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(index, in.dtype(), std::move(shape)));
+  if (out->byte_size() != in.byte_size()) {
+    return EPCTX_ERROR(kInternal, "copy of {} bytes into an output of {} bytes", in.byte_size(),
+                       out->byte_size());
+  }
+  const size_t bytes = in.byte_size();
+  if (bytes == 0) return Status::Ok();
+  // Large copies are bandwidth-bound; two streams go faster than one on most machines.
+  constexpr size_t kMinParallelBytes = size_t{1} << 20;
+  const int nt = bytes >= kMinParallelBytes ? std::max(ctx.num_threads(), 1) : 1;
+  const auto* src = static_cast<const std::byte*>(in.data());
+  auto* dst = static_cast<std::byte*>(out->mutable_data());
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    const size_t t = static_cast<size_t>(omp_get_thread_num());
+    const size_t n = static_cast<size_t>(omp_get_num_threads());
+    const size_t begin = bytes * t / n;
+    const size_t end = bytes * (t + 1) / n;
+    std::memcpy(dst + begin, src + begin, end - begin);
+  }
+  return Status::Ok();
+}
+
+}  // namespace epctx::exec::kernels

@@ -1,0 +1,41 @@
+// Shape arithmetic and input checks shared by every kernel family.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "epctx/status.h"
+#include "epctx/tensor.h"
+#include "exec/kernel.h"
+
+namespace epctx::exec::kernels {
+
+// Product of dims taken from an existing tensor (so non-negative and without overflow).
+int64_t DimProduct(std::span<const int64_t> dims);
+inline int64_t DimProduct(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  return DimProduct(std::span<const int64_t>(dims.data() + begin, end - begin));
+}
+
+// `axis` in [-rank, rank) mapped to [0, rank).
+Result<int64_t> NormalizeAxis(int64_t axis, int64_t rank, std::string_view what);
+
+// Input `index`, or kInvalidArgument naming `name` when it is omitted.
+Result<const Tensor*> RequiredInput(const KernelContext& ctx, size_t index, std::string_view name);
+bool InputPresent(const NodeInfo& node, size_t index);
+bool OutputPresent(const NodeInfo& node, size_t index);
+
+Status ExpectDtype(const Tensor& t, DataType want, std::string_view name);
+Status ExpectRank(const Tensor& t, size_t rank, std::string_view name);
+// The same checks at creation, against what the compiler knows; they pass when it knows nothing.
+Status ExpectStaticDtype(const NodeInfo& node, size_t index, DataType want, std::string_view name);
+Status ExpectStaticRank(const NodeInfo& node, size_t index, size_t rank, std::string_view name);
+
+// Elements of an int64 or int32 tensor of rank 0 or 1 (a shape, axes or bounds input).
+Result<std::vector<int64_t>> ReadIndexVector(const Tensor& t, std::string_view name);
+
+// Element size of a type a data-movement kernel can copy, or kUnsupported.
+Result<size_t> CopyableElementSize(DataType type, std::string_view name);
+
+}  // namespace epctx::exec::kernels

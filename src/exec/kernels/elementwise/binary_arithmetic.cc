@@ -1,0 +1,141 @@
+// Add, Sub, Mul, Div with multidirectional broadcasting (opset 7 onwards; earlier versions had
+// an axis/broadcast attribute pair with other semantics).
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <type_traits>
+
+#include "exec/kernels/common/broadcast.h"
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/elementwise/elementwise_ops.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels {
+namespace {
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+
+template <typename T, BinaryOp kOp>
+inline T Apply(T a, T b) {
+  if constexpr (kOp == BinaryOp::kAdd) return a + b;
+  if constexpr (kOp == BinaryOp::kSub) return a - b;
+  if constexpr (kOp == BinaryOp::kMul) return a * b;
+  if constexpr (kOp == BinaryOp::kDiv) {
+    if constexpr (std::is_integral_v<T>) {
+      // The lowest value divided by -1 overflows (and traps on x86); wrap like the other ops.
+      using U = std::make_unsigned_t<T>;
+      if (b == -1) return static_cast<T>(U{0} - static_cast<U>(a));
+    }
+    return a / b;
+  }
+}
+
+// One run of the innermost dim; steps are 0 (broadcast) or 1. Each case is its own loop so
+// the compiler vectorizes it.
+template <typename T, BinaryOp kOp>
+void ApplyRun(const T* a, const T* b, T* y, int64_t n, int64_t a_step, int64_t b_step) {
+  if (a_step == 1 && b_step == 1) {
+    for (int64_t i = 0; i < n; ++i) y[i] = Apply<T, kOp>(a[i], b[i]);
+  } else if (a_step == 1) {
+    const T bv = b[0];
+    for (int64_t i = 0; i < n; ++i) y[i] = Apply<T, kOp>(a[i], bv);
+  } else if (b_step == 1) {
+    const T av = a[0];
+    for (int64_t i = 0; i < n; ++i) y[i] = Apply<T, kOp>(av, b[i]);
+  } else {
+    const T v = Apply<T, kOp>(a[0], b[0]);
+    for (int64_t i = 0; i < n; ++i) y[i] = v;
+  }
+}
+
+template <typename T, BinaryOp kOp>
+Status Compute(const Tensor& a, const Tensor& b, Tensor& y, int threads) {
+  if constexpr (std::is_integral_v<T> && kOp == BinaryOp::kDiv) {
+    const T* bp = b.data_as<T>();
+    for (int64_t i = 0; i < b.element_count(); ++i) {
+      if (bp[i] == 0) return EPCTX_ERROR(kInvalidArgument, "integer division by zero");
+    }
+  }
+  const BroadcastPlan plan = PlanBroadcast(a.shape(), b.shape(), y.shape());
+  const T* ap = a.data_as<T>();
+  const T* bp = b.data_as<T>();
+  T* yp = y.mutable_data_as<T>();
+  ForEachBroadcastRun(
+      plan, threads,
+      [&](int64_t y_off, int64_t a_off, int64_t b_off, int64_t n, int64_t as, int64_t bs) {
+        ApplyRun<T, kOp>(ap + a_off, bp + b_off, yp + y_off, n, as, bs);
+      });
+  return Status::Ok();
+}
+
+template <BinaryOp kOp>
+Status ComputeTyped(const Tensor& a, const Tensor& b, Tensor& y, int threads) {
+  switch (a.dtype()) {
+    case DataType::kFloat32:
+      return Compute<float, kOp>(a, b, y, threads);
+    case DataType::kFloat64:
+      return Compute<double, kOp>(a, b, y, threads);
+    case DataType::kInt32:
+      return Compute<int32_t, kOp>(a, b, y, threads);
+    case DataType::kInt64:
+      return Compute<int64_t, kOp>(a, b, y, threads);
+    default:
+      return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(a.dtype()));
+  }
+}
+
+bool Supported(DataType t) {
+  return t == DataType::kFloat32 || t == DataType::kFloat64 || t == DataType::kInt32 ||
+         t == DataType::kInt64;
+}
+
+template <BinaryOp kOp>
+class BinaryKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+    if (node.inputs.size() != 2) {
+      return EPCTX_ERROR(kInvalidArgument, "expected 2 inputs, got {}", node.inputs.size());
+    }
+    const DataType ta = node.inputs[0].dtype;
+    const DataType tb = node.inputs[1].dtype;
+    if (ta != DataType::kUndefined && !Supported(ta)) {
+      return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(ta));
+    }
+    if (ta != DataType::kUndefined && tb != DataType::kUndefined && ta != tb) {
+      return EPCTX_ERROR(kInvalidArgument, "inputs A and B have types {} and {}", DataTypeName(ta),
+                         DataTypeName(tb));
+    }
+    return std::unique_ptr<Kernel>(new BinaryKernel());
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, "A"));
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, 1, "B"));
+    if (a->dtype() != b->dtype()) {
+      return EPCTX_ERROR(kInvalidArgument, "inputs A and B have types {} and {}",
+                         DataTypeName(a->dtype()), DataTypeName(b->dtype()));
+    }
+    if (!Supported(a->dtype())) {
+      return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(a->dtype()));
+    }
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShapes(a->shape(), b->shape()));
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, a->dtype(), std::move(shape)));
+    return ComputeTyped<kOp>(*a, *b, *y, ctx.num_threads());
+  }
+};
+
+template <BinaryOp kOp>
+void RegisterOne(KernelRegistry& registry, const char* name) {
+  registry.Register("", name, 7, &BinaryKernel<kOp>::Create);
+}
+
+}  // namespace
+
+void RegisterBinaryArithmetic(KernelRegistry& registry) {
+  RegisterOne<BinaryOp::kAdd>(registry, "Add");
+  RegisterOne<BinaryOp::kSub>(registry, "Sub");
+  RegisterOne<BinaryOp::kMul>(registry, "Mul");
+  RegisterOne<BinaryOp::kDiv>(registry, "Div");
+}
+
+}  // namespace epctx::exec::kernels

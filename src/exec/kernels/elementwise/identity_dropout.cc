@@ -1,0 +1,100 @@
+// Identity, and Dropout in inference mode, where it is an identity with an all-kept mask.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "exec/kernels/common/copy.h"
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/elementwise/elementwise_ops.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels {
+namespace {
+
+class IdentityKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo&) {
+    return std::unique_ptr<Kernel>(new IdentityKernel());
+  }
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
+    return CopyToOutput(ctx, 0, *x, x->shape());
+  }
+};
+
+// How a Dropout version spells "keep everything" in its mask output.
+enum class MaskKind { kSameAsInput, kBool };
+
+Status FillKeptMask(Tensor& mask) {
+  const int64_t n = mask.element_count();
+  switch (mask.dtype()) {
+    case DataType::kBool:
+      std::memset(mask.mutable_data(), 1, static_cast<size_t>(n));
+      return Status::Ok();
+    case DataType::kFloat32:
+      std::fill_n(mask.mutable_data_as<float>(), n, 1.0f);
+      return Status::Ok();
+    case DataType::kFloat64:
+      std::fill_n(mask.mutable_data_as<double>(), n, 1.0);
+      return Status::Ok();
+    case DataType::kFloat16:
+      std::fill_n(mask.mutable_data_as<uint16_t>(), n, uint16_t{0x3C00});
+      return Status::Ok();
+    default:
+      return EPCTX_ERROR(kUnsupported, "mask output of type {} is not supported",
+                         DataTypeName(mask.dtype()));
+  }
+}
+
+Status RejectTraining(const Tensor& training_mode) {
+  if (training_mode.dtype() != DataType::kBool || training_mode.element_count() != 1) {
+    return EPCTX_ERROR(kInvalidArgument, "input training_mode must be a bool scalar, got {} {}",
+                       DataTypeName(training_mode.dtype()), ShapeToString(training_mode.shape()));
+  }
+  if (*training_mode.data_as<uint8_t>() != 0) {
+    return EPCTX_ERROR(kUnsupported, "training mode is not supported");
+  }
+  return Status::Ok();
+}
+
+class DropoutKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, MaskKind mask_kind) {
+    if (InputPresent(node, 2) && node.inputs[2].constant != nullptr) {
+      EPCTX_RETURN_IF_ERROR(RejectTraining(*node.inputs[2].constant));
+    }
+    auto kernel = std::unique_ptr<DropoutKernel>(new DropoutKernel());
+    kernel->mask_kind_ = mask_kind;
+    kernel->want_mask_ = OutputPresent(node, 1);
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "data"));
+    if (const Tensor* training = ctx.input(2)) EPCTX_RETURN_IF_ERROR(RejectTraining(*training));
+    EPCTX_RETURN_IF_ERROR(CopyToOutput(ctx, 0, *x, x->shape()));
+    if (!want_mask_) return Status::Ok();
+    const DataType type = mask_kind_ == MaskKind::kBool ? DataType::kBool : x->dtype();
+    EPCTX_ASSIGN_OR_RETURN(Tensor * mask, ctx.AllocateOutput(1, type, x->shape()));
+    return FillKeptMask(*mask);
+  }
+
+ private:
+  DropoutKernel() = default;
+  MaskKind mask_kind_ = MaskKind::kBool;
+  bool want_mask_ = false;
+};
+
+}  // namespace
+
+void RegisterIdentityDropout(KernelRegistry& registry) {
+  registry.Register("", "Identity", 1, &IdentityKernel::Create);
+  registry.Register("", "Dropout", 7, [](const NodeInfo& node) {
+    return DropoutKernel::Create(node, MaskKind::kSameAsInput);
+  });
+  registry.Register("", "Dropout", 10, [](const NodeInfo& node) {
+    return DropoutKernel::Create(node, MaskKind::kBool);
+  });
+}
+
+}  // namespace epctx::exec::kernels

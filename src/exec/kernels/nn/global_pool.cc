@@ -1,0 +1,72 @@
+// GlobalAveragePool and GlobalMaxPool: one value per (image, channel) plane.
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "exec/kernels/common/broadcast.h"
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/nn/nn_ops.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels {
+namespace {
+
+class GlobalPoolKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, bool max) {
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "X"));
+    auto kernel = std::unique_ptr<GlobalPoolKernel>(new GlobalPoolKernel());
+    kernel->max_ = max;
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "X"));
+    EPCTX_RETURN_IF_ERROR(ExpectDtype(*x, DataType::kFloat32, "X"));
+    const std::vector<int64_t>& xs = x->shape();
+    if (xs.size() < 3) {
+      return EPCTX_ERROR(kInvalidArgument, "input X has rank {}, expected at least 3", xs.size());
+    }
+    std::vector<int64_t> y_shape(xs.size(), 1);
+    y_shape[0] = xs[0];
+    y_shape[1] = xs[1];
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
+    const int64_t planes = xs[0] * xs[1];
+    const int64_t inner = DimProduct(xs, 2, xs.size());
+    const float* xp = x->data_as<float>();
+    float* yp = y->mutable_data_as<float>();
+    const int nt = x->element_count() >= kMinParallelElements ? ctx.num_threads() : 1;
+    const bool max = max_;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float* in = xp + plane * inner;
+      if (max) {
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t i = 0; i < inner; ++i) m = std::max(m, in[i]);
+        yp[plane] = m;
+      } else {
+        // Summed in double: planes can be large and the mean must not drift.
+        double sum = 0;
+        for (int64_t i = 0; i < inner; ++i) sum += in[i];
+        yp[plane] = inner > 0 ? static_cast<float>(sum / static_cast<double>(inner)) : 0.0f;
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  GlobalPoolKernel() = default;
+  bool max_ = false;
+};
+
+}  // namespace
+
+void RegisterGlobalPool(KernelRegistry& registry) {
+  registry.Register("", "GlobalAveragePool", 1,
+                    [](const NodeInfo& node) { return GlobalPoolKernel::Create(node, false); });
+  registry.Register("", "GlobalMaxPool", 1,
+                    [](const NodeInfo& node) { return GlobalPoolKernel::Create(node, true); });
+}
+
+}  // namespace epctx::exec::kernels

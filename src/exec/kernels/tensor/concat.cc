@@ -1,0 +1,83 @@
+// Concat along `axis` (negative from the end) for any fixed-size element type.
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/tensor/tensor_ops.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels {
+namespace {
+
+class ConcatKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+    auto kernel = std::unique_ptr<ConcatKernel>(new ConcatKernel());
+    EPCTX_ASSIGN_OR_RETURN(const AttributeValue* axis, node.attrs->Require("axis", AttrType::kInt));
+    kernel->axis_ = axis->i;
+    if (node.inputs.empty()) return EPCTX_ERROR(kInvalidArgument, "no inputs");
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    if (ctx.input_count() == 0) return EPCTX_ERROR(kInvalidArgument, "no inputs");
+    std::vector<const Tensor*> inputs;
+    for (size_t i = 0; i < ctx.input_count(); ++i) {
+      EPCTX_ASSIGN_OR_RETURN(const Tensor* t, RequiredInput(ctx, i, fmt::format("{}", i)));
+      inputs.push_back(t);
+    }
+    const Tensor& first = *inputs[0];
+    EPCTX_ASSIGN_OR_RETURN(size_t element, CopyableElementSize(first.dtype(), "0"));
+    const int64_t rank = static_cast<int64_t>(first.shape().size());
+    EPCTX_ASSIGN_OR_RETURN(int64_t axis64, NormalizeAxis(axis_, rank, "axis"));
+    const size_t axis = static_cast<size_t>(axis64);
+    std::vector<int64_t> shape = first.shape();
+    shape[axis] = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = *inputs[i];
+      if (t.dtype() != first.dtype()) {
+        return EPCTX_ERROR(kInvalidArgument, "input {} has type {}, input 0 has {}", i,
+                           DataTypeName(t.dtype()), DataTypeName(first.dtype()));
+      }
+      bool fits = t.shape().size() == first.shape().size();
+      for (size_t d = 0; fits && d < shape.size(); ++d) {
+        fits = d == axis || t.shape()[d] == first.shape()[d];
+      }
+      if (!fits) {
+        return EPCTX_ERROR(kInvalidArgument,
+                           "input {} has shape {}, which does not match input 0's {} outside "
+                           "axis {}",
+                           i, ShapeToString(t.shape()), ShapeToString(first.shape()), axis);
+      }
+      shape[axis] += t.shape()[axis];
+    }
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, first.dtype(), shape));
+    if (y->element_count() == 0) return Status::Ok();
+    const int64_t outer = DimProduct(shape, 0, axis);
+    const size_t inner_bytes =
+        static_cast<size_t>(DimProduct(shape, axis + 1, shape.size())) * element;
+    auto* out = static_cast<std::byte*>(y->mutable_data());
+    for (int64_t o = 0; o < outer; ++o) {
+      for (const Tensor* t : inputs) {
+        const size_t block = static_cast<size_t>(t->shape()[axis]) * inner_bytes;
+        if (block == 0) continue;
+        std::memcpy(out, static_cast<const std::byte*>(t->data()) + o * block, block);
+        out += block;
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  ConcatKernel() = default;
+  int64_t axis_ = 0;
+};
+
+}  // namespace
+
+void RegisterConcat(KernelRegistry& registry) {
+  registry.Register("", "Concat", 4, &ConcatKernel::Create);
+}
+
+}  // namespace epctx::exec::kernels

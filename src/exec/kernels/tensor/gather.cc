@@ -1,0 +1,85 @@
+// Gather along `axis` with int32 or int64 indices (negative counting from the end), any
+// fixed-size data type. Indices are all checked before any data moves.
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/tensor/tensor_ops.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels {
+namespace {
+
+template <typename I>
+Status NormalizeIndices(const I* raw, int64_t count, int64_t extent, std::vector<int64_t>& out) {
+  out.resize(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t v = static_cast<int64_t>(raw[i]);
+    if (v < -extent || v >= extent) {
+      return EPCTX_ERROR(kInvalidArgument, "index {} is out of range for a dim of {}", v, extent);
+    }
+    out[static_cast<size_t>(i)] = v < 0 ? v + extent : v;
+  }
+  return Status::Ok();
+}
+
+class GatherKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+    auto kernel = std::unique_ptr<GatherKernel>(new GatherKernel());
+    EPCTX_ASSIGN_OR_RETURN(kernel->axis_, node.attrs->GetInt("axis", 0));
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* data, RequiredInput(ctx, 0, "data"));
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* indices, RequiredInput(ctx, 1, "indices"));
+    EPCTX_ASSIGN_OR_RETURN(size_t element, CopyableElementSize(data->dtype(), "data"));
+    const std::vector<int64_t>& ds = data->shape();
+    EPCTX_ASSIGN_OR_RETURN(int64_t axis64,
+                           NormalizeAxis(axis_, static_cast<int64_t>(ds.size()), "axis"));
+    const size_t axis = static_cast<size_t>(axis64);
+    const int64_t extent = ds[axis];
+    std::vector<int64_t> index;
+    if (indices->dtype() == DataType::kInt64) {
+      EPCTX_RETURN_IF_ERROR(
+          NormalizeIndices(indices->data_as<int64_t>(), indices->element_count(), extent, index));
+    } else if (indices->dtype() == DataType::kInt32) {
+      EPCTX_RETURN_IF_ERROR(
+          NormalizeIndices(indices->data_as<int32_t>(), indices->element_count(), extent, index));
+    } else {
+      return EPCTX_ERROR(kUnsupported, "input indices has type {}, expected int32 or int64",
+                         DataTypeName(indices->dtype()));
+    }
+    std::vector<int64_t> shape(ds.begin(), ds.begin() + axis64);
+    shape.insert(shape.end(), indices->shape().begin(), indices->shape().end());
+    shape.insert(shape.end(), ds.begin() + axis64 + 1, ds.end());
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, data->dtype(), std::move(shape)));
+    if (y->element_count() == 0) return Status::Ok();
+    const int64_t outer = DimProduct(ds, 0, axis);
+    const size_t block = static_cast<size_t>(DimProduct(ds, axis + 1, ds.size())) * element;
+    const auto* src = static_cast<const std::byte*>(data->data());
+    auto* out = static_cast<std::byte*>(y->mutable_data());
+    for (int64_t o = 0; o < outer; ++o) {
+      const std::byte* slab = src + static_cast<size_t>(o * extent) * block;
+      for (int64_t i : index) {
+        std::memcpy(out, slab + static_cast<size_t>(i) * block, block);
+        out += block;
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  GatherKernel() = default;
+  int64_t axis_ = 0;
+};
+
+}  // namespace
+
+void RegisterGather(KernelRegistry& registry) {
+  registry.Register("", "Gather", 1, &GatherKernel::Create);
+}
+
+}  // namespace epctx::exec::kernels

@@ -1,0 +1,17 @@
+#include "exec/kernels/families.h"
+#include "exec/kernels/tensor/tensor_ops.h"
+
+namespace epctx::exec::kernels {
+
+void RegisterTensorKernels(KernelRegistry& registry) {
+  RegisterFlatten(registry);
+  RegisterReshape(registry);
+  RegisterTranspose(registry);
+  RegisterConcat(registry);
+  RegisterSqueeze(registry);
+  RegisterUnsqueeze(registry);
+  RegisterShape(registry);
+  RegisterGather(registry);
+}
+
+}  // namespace epctx::exec::kernels

@@ -1,0 +1,259 @@
+#include "format/blob_writer.h"
+
+#include <cstring>
+
+#include "epctx_build_info.h"
+#include "format/target.h"
+#include "program_generated.h"
+#include "util/file.h"
+#include "util/overflow.h"
+#include "util/status_macros.h"
+
+namespace epctx::format {
+namespace {
+
+uint64_t AlignUp(uint64_t v, uint64_t a) {
+  return (v + a - 1) / a * a;
+}
+
+Hash128 ContentHash(const WeightInput& w) {
+  Hasher128 h;
+  h.UpdateValue(w.layout);
+  h.UpdateValue(static_cast<int32_t>(w.dtype));
+  uint64_t rank = w.shape.size();
+  h.UpdateValue(rank);
+  for (int64_t d : w.shape) h.UpdateValue(d);
+  h.Update(w.bytes);
+  return h.Finish();
+}
+
+}  // namespace
+
+struct BlobWriter::Layout {
+  uint64_t weights_offset = 0;
+  uint64_t programs_offset = 0;
+  uint64_t programs_size = 0;
+  std::vector<std::vector<uint64_t>> program_offsets;  // per model, per program (in section)
+  uint64_t manifest_offset = 0;
+  flatbuffers::DetachedBuffer manifest;
+  uint64_t file_size = 0;
+};
+
+class BlobWriter::Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual Status WriteAt(uint64_t offset, std::span<const std::byte> bytes) = 0;
+};
+
+BlobWriter::BlobWriter() = default;
+
+Result<uint32_t> BlobWriter::AddWeight(WeightInput weight) {
+  size_t elem = DataTypeSize(weight.dtype);
+  if (elem == 0) {
+    return EPCTX_ERROR(kUnsupported, "weight of type {} cannot be stored",
+                       DataTypeName(weight.dtype));
+  }
+  if (weight.shape.size() > kMaxRank) {
+    return EPCTX_ERROR(kUnsupported, "weight rank {} exceeds the limit {}", weight.shape.size(),
+                       kMaxRank);
+  }
+  EPCTX_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(weight.shape));
+  uint64_t expected = 0;
+  if (!CheckedMul(static_cast<uint64_t>(count), elem, &expected) ||
+      expected != weight.bytes.size()) {
+    return EPCTX_ERROR(kInternal, "weight of shape {} {} has {} bytes, expected {}",
+                       ShapeToString(weight.shape), DataTypeName(weight.dtype), weight.bytes.size(),
+                       expected);
+  }
+  if (weights_.size() >= kMaxWeights) {
+    return EPCTX_ERROR(kUnsupported, "more than {} weights", kMaxWeights);
+  }
+
+  Hash128 hash = ContentHash(weight);
+  auto& candidates = by_hash_[hash.low];
+  for (uint32_t index : candidates) {
+    const StoredWeight& s = weights_[index];
+    if (s.hash == hash && s.input.layout == weight.layout && s.input.dtype == weight.dtype &&
+        s.input.shape == weight.shape && s.input.bytes.size() == weight.bytes.size() &&
+        // Empty weights may have null data, which memcmp must not be given even for 0 bytes.
+        (weight.bytes.empty() ||
+         std::memcmp(s.input.bytes.data(), weight.bytes.data(), weight.bytes.size()) == 0)) {
+      ++dedup_hits_;
+      return index;
+    }
+  }
+  StoredWeight stored;
+  stored.hash = hash;
+  stored.offset = AlignUp(weights_section_size_, kTensorAlignment);
+  stored.checksum = Hash64(weight.bytes);
+  weights_section_size_ = stored.offset + weight.bytes.size();
+  unique_weight_bytes_ += weight.bytes.size();
+  stored.input = std::move(weight);
+  uint32_t index = static_cast<uint32_t>(weights_.size());
+  weights_.push_back(std::move(stored));
+  candidates.push_back(index);
+  return index;
+}
+
+Status BlobWriter::AddModel(std::string name, std::vector<std::vector<uint8_t>> programs,
+                            uint64_t source_size, uint64_t source_hash) {
+  if (name.empty() || name.size() > kMaxNameLength) {
+    return EPCTX_ERROR(kInvalidArgument, "model name must have 1 to {} characters", kMaxNameLength);
+  }
+  for (const StoredModel& m : models_) {
+    if (m.name == name) return EPCTX_ERROR(kInvalidArgument, "model '{}' added twice", name);
+  }
+  if (programs.empty()) return EPCTX_ERROR(kInvalidArgument, "model '{}' has no program", name);
+  models_.push_back({std::move(name), std::move(programs), source_size, source_hash});
+  return Status::Ok();
+}
+
+Result<BlobWriter::Layout> BlobWriter::ComputeLayout() const {
+  if (models_.empty()) return EPCTX_ERROR(kInvalidArgument, "blob has no model");
+  Layout layout;
+  layout.weights_offset = kHeaderPageSize;
+  layout.programs_offset =
+      AlignUp(layout.weights_offset + weights_section_size_, kSectionAlignment);
+  uint64_t cursor = 0;
+  for (const StoredModel& m : models_) {
+    std::vector<uint64_t> offsets;
+    for (const auto& p : m.programs) {
+      cursor = AlignUp(cursor, kProgramAlignment);
+      offsets.push_back(cursor);
+      cursor += p.size();
+    }
+    layout.program_offsets.push_back(std::move(offsets));
+  }
+  layout.programs_size = cursor;
+
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::Weight>> weights;
+  weights.reserve(weights_.size());
+  for (const StoredWeight& w : weights_) {
+    weights.push_back(fb::CreateWeight(
+        fbb, w.offset, w.input.bytes.size(), static_cast<int32_t>(w.input.dtype),
+        fbb.CreateVector(w.input.shape), w.input.layout, w.hash.low, w.hash.high, w.checksum));
+  }
+  std::vector<flatbuffers::Offset<fb::Model>> models;
+  for (size_t mi = 0; mi < models_.size(); ++mi) {
+    const StoredModel& m = models_[mi];
+    std::vector<flatbuffers::Offset<fb::ProgramRef>> refs;
+    for (size_t pi = 0; pi < m.programs.size(); ++pi) {
+      const auto& p = m.programs[pi];
+      refs.push_back(fb::CreateProgramRef(
+          fbb, layout.program_offsets[mi][pi], p.size(),
+          Hash64(std::as_bytes(std::span<const uint8_t>(p.data(), p.size())))));
+    }
+    models.push_back(fb::CreateModel(fbb, fbb.CreateString(m.name), fbb.CreateVector(refs),
+                                     m.source_size, m.source_hash));
+  }
+  fbb.Finish(fb::CreateManifest(fbb, fbb.CreateVector(models), fbb.CreateVector(weights)));
+  layout.manifest = fbb.Release();
+  layout.manifest_offset =
+      AlignUp(layout.programs_offset + layout.programs_size, kSectionAlignment);
+  layout.file_size = layout.manifest_offset + layout.manifest.size();
+  return layout;
+}
+
+Status BlobWriter::Emit(const Layout& layout, Sink& sink) const {
+  // An all-zero header page first: until the real header lands last, the file cannot verify.
+  std::vector<std::byte> zero_page(kHeaderPageSize);
+  EPCTX_RETURN_IF_ERROR(sink.WriteAt(0, zero_page));
+
+  Hasher64 weights_hash;
+  uint64_t at = 0;
+  static const std::byte kZeros[kTensorAlignment] = {};
+  for (const StoredWeight& w : weights_) {
+    if (w.offset > at) weights_hash.Update(std::span(kZeros, w.offset - at));
+    EPCTX_RETURN_IF_ERROR(sink.WriteAt(layout.weights_offset + w.offset, w.input.bytes));
+    weights_hash.Update(w.input.bytes);
+    at = w.offset + w.input.bytes.size();
+  }
+
+  Hasher64 programs_hash;
+  at = 0;
+  std::vector<std::byte> padding(kProgramAlignment);
+  for (size_t mi = 0; mi < models_.size(); ++mi) {
+    for (size_t pi = 0; pi < models_[mi].programs.size(); ++pi) {
+      uint64_t off = layout.program_offsets[mi][pi];
+      if (off > at) programs_hash.Update(std::span(padding.data(), off - at));
+      auto bytes = std::as_bytes(std::span<const uint8_t>(models_[mi].programs[pi]));
+      EPCTX_RETURN_IF_ERROR(sink.WriteAt(layout.programs_offset + off, bytes));
+      programs_hash.Update(bytes);
+      at = off + bytes.size();
+    }
+  }
+  auto manifest =
+      std::as_bytes(std::span<const uint8_t>(layout.manifest.data(), layout.manifest.size()));
+  EPCTX_RETURN_IF_ERROR(sink.WriteAt(layout.manifest_offset, manifest));
+
+  BlobHeader header{};
+  std::memcpy(header.magic, kBlobMagic, sizeof header.magic);
+  header.format_version = kFormatVersion;
+  header.header_size = sizeof(BlobHeader);
+  std::strncpy(header.engine_version, EPCTX_ENGINE_VERSION, sizeof header.engine_version - 1);
+  header.target = CurrentTarget();
+  header.file_size = layout.file_size;
+  header.section_count = 3;
+  header.sections[0] = {static_cast<uint32_t>(SectionKind::kWeights), 0, layout.weights_offset,
+                        weights_section_size_, weights_hash.Finish()};
+  header.sections[1] = {static_cast<uint32_t>(SectionKind::kPrograms), 0, layout.programs_offset,
+                        layout.programs_size, programs_hash.Finish()};
+  header.sections[2] = {static_cast<uint32_t>(SectionKind::kManifest), 0, layout.manifest_offset,
+                        manifest.size(), Hash64(manifest)};
+  header.header_checksum =
+      Hash64(std::as_bytes(std::span(&header, 1)).first(offsetof(BlobHeader, header_checksum)));
+  return sink.WriteAt(0, std::as_bytes(std::span(&header, 1)));
+}
+
+namespace {
+
+class AtomicFileSink final : public BlobWriter::Sink {
+ public:
+  explicit AtomicFileSink(AtomicFileWriter& writer) : writer_(writer) {}
+  Status WriteAt(uint64_t offset, std::span<const std::byte> bytes) override {
+    return writer_.WriteAt(offset, bytes);
+  }
+
+ private:
+  AtomicFileWriter& writer_;
+};
+
+class MemorySink final : public BlobWriter::Sink {
+ public:
+  explicit MemorySink(AlignedBuffer& buffer) : buffer_(buffer) {}
+  Status WriteAt(uint64_t offset, std::span<const std::byte> bytes) override {
+    if (!RangeInside(offset, bytes.size(), buffer_.size())) {
+      return EPCTX_ERROR(kInternal, "blob layout write at {} of {} bytes exceeds {}", offset,
+                         bytes.size(), buffer_.size());
+    }
+    if (!bytes.empty()) std::memcpy(buffer_.data() + offset, bytes.data(), bytes.size());
+    return Status::Ok();
+  }
+
+ private:
+  AlignedBuffer& buffer_;
+};
+
+}  // namespace
+
+Status BlobWriter::WriteToFile(const std::string& path) const {
+  EPCTX_ASSIGN_OR_RETURN(Layout layout, ComputeLayout());
+  EPCTX_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(path));
+  AtomicFileSink sink(writer);
+  EPCTX_RETURN_IF_ERROR(Emit(layout, sink));
+  return writer.Commit();
+}
+
+Result<AlignedBuffer> BlobWriter::WriteToMemory() const {
+  EPCTX_ASSIGN_OR_RETURN(Layout layout, ComputeLayout());
+  AlignedBuffer buffer(layout.file_size);
+  if (!buffer.valid()) {
+    return EPCTX_ERROR(kInternal, "out of memory for a {}-byte in-memory blob", layout.file_size);
+  }
+  MemorySink sink(buffer);
+  EPCTX_RETURN_IF_ERROR(Emit(layout, sink));
+  return buffer;
+}
+
+}  // namespace epctx::format

@@ -1,0 +1,24 @@
+// Meaning-level checks of a verified manifest and program: every index in range, every size
+// computable without overflow. Structural checks (offsets inside buffers) are the FlatBuffers
+// Verifier's job and come first.
+#pragma once
+
+#include <cstdint>
+
+#include "epctx/status.h"
+
+namespace epctx::fb {
+struct Manifest;
+struct Program;
+}  // namespace epctx::fb
+
+namespace epctx::format {
+
+// Each weight lies inside the WEIGHTS section, is aligned, and its size equals its element count
+// times its element size.
+Status ValidateWeights(const fb::Manifest& manifest, uint64_t weights_section_size);
+
+// Value, weight and body-program indices in range; ranks, names and arena ranges within limits.
+Status ValidateProgram(const fb::Program& program, uint32_t weight_count, uint32_t program_count);
+
+}  // namespace epctx::format

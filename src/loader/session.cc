@@ -1,0 +1,54 @@
+// The public Session API over the session factory.
+#include "epctx/session.h"
+
+#include "loader/session_factory.h"
+#include "util/file.h"
+#include "util/status_macros.h"
+
+namespace epctx {
+
+Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::Create(const std::string& model_path,
+                                                 const SessionOptions& options) {
+  EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options));
+  EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(model_path));
+  loader::ModelSource source{file.bytes(), model_path, DirName(model_path), model_path};
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, loader::CreateSession(source, opts));
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+Result<std::unique_ptr<Session>> Session::CreateFromMemory(std::span<const std::byte> model_bytes,
+                                                           const SessionOptions& options) {
+  EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options));
+  std::string dir = opts.context_file_path.empty() ? "" : DirName(opts.context_file_path);
+  std::string name = opts.context_file_path.empty() ? "<model in memory>"
+                                                    : opts.context_file_path + " (from memory)";
+  loader::ModelSource source{model_bytes, name, dir, ""};
+  // From memory there is no original file to compile to a context model.
+  if (opts.context_enable) {
+    return EPCTX_ERROR(kUnsupported,
+                       "ep.context_enable=1 needs a model file path; "
+                       "Session::CreateFromMemory cannot write a context model");
+  }
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, loader::CreateSession(source, opts));
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+const std::vector<ValueInfo>& Session::inputs() const {
+  return impl_->inputs();
+}
+const std::vector<ValueInfo>& Session::outputs() const {
+  return impl_->outputs();
+}
+const SessionOrigin& Session::origin() const {
+  return impl_->origin();
+}
+
+Result<std::vector<Tensor>> Session::Run(const std::unordered_map<std::string, Tensor>& inputs,
+                                         const std::vector<std::string>& output_names) {
+  return impl_->Run(inputs, output_names);
+}
+
+}  // namespace epctx

@@ -1,0 +1,25 @@
+// How a session comes to be: from a context model's blob, or by compiling an original model,
+// with the fallback from the first to the second when the blob cannot serve.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "compile/options.h"
+#include "epctx/status.h"
+#include "loader/session_impl.h"
+
+namespace epctx::loader {
+
+struct ModelSource {
+  std::span<const std::byte> bytes;  // the model file's bytes (context or original)
+  std::string name;                  // path, or a description for messages
+  std::string dir;                   // directory relative paths resolve against ("" if none)
+  std::string path;                  // the file's path; empty when given from memory
+};
+
+Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
+                                                   const compile::EngineOptions& options);
+
+}  // namespace epctx::loader

@@ -1,0 +1,137 @@
+#include "loader/session_impl.h"
+
+#include "program_generated.h"
+#include "util/status_macros.h"
+
+namespace epctx {
+namespace {
+
+ValueInfo DescribeValue(const fb::Value& v) {
+  ValueInfo info;
+  info.name = v.name()->str();
+  info.dtype = static_cast<DataType>(v.dtype());
+  if (v.shape() != nullptr) info.shape.assign(v.shape()->begin(), v.shape()->end());
+  info.dim_names.assign(info.shape.size(), "");
+  if (v.dim_names() != nullptr) {
+    for (uint32_t i = 0; i < v.dim_names()->size() && i < info.shape.size(); ++i) {
+      info.dim_names[i] = v.dim_names()->Get(i)->str();
+    }
+  }
+  return info;
+}
+
+std::string NamesOf(const std::vector<ValueInfo>& values) {
+  std::string out;
+  for (const ValueInfo& v : values) {
+    out += fmt::format("{}{} ({} {})", out.empty() ? "" : ", ", v.name, DataTypeName(v.dtype),
+                       ShapeToString(v.shape));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
+    std::shared_ptr<const loader::LoadedBlob> blob, const std::string& partition_name,
+    int num_threads) {
+  const format::BlobView& view = blob->view();
+  EPCTX_ASSIGN_OR_RETURN(const fb::Model* model, view.FindModel(partition_name));
+  const fb::Program* program = view.GetProgram(*model, 0);
+  auto impl = std::unique_ptr<SessionImpl>(new SessionImpl());
+  const loader::LoadedBlob* raw = blob.get();
+  // Weight views carry no owner: the session holds the blob for as long as they exist.
+  exec::WeightResolver weights = [raw](uint32_t index) -> Result<Tensor> {
+    const fb::Weight* w = raw->view().manifest().weights()->Get(index);
+    std::vector<int64_t> shape;
+    if (w->shape() != nullptr) shape.assign(w->shape()->begin(), w->shape()->end());
+    return Tensor::View(static_cast<DataType>(w->dtype()), std::move(shape),
+                        raw->view().WeightBytes(index).data(), nullptr);
+  };
+  EPCTX_ASSIGN_OR_RETURN(impl->program_, exec::BoundProgram::Bind(*program, weights, num_threads));
+  for (int32_t i : *program->inputs())
+    impl->inputs_.push_back(DescribeValue(*program->values()->Get(i)));
+  for (int32_t o : *program->outputs())
+    impl->outputs_.push_back(DescribeValue(*program->values()->Get(o)));
+  impl->blob_ = std::move(blob);
+  return impl;
+}
+
+Status SessionImpl::CheckInput(const ValueInfo& expected, const Tensor& given) const {
+  if (given.empty())
+    return EPCTX_ERROR(kInvalidArgument, "input '{}' is an empty tensor", expected.name);
+  if (given.dtype() != expected.dtype) {
+    return EPCTX_ERROR(kInvalidArgument, "input '{}' has type {}, expected {}", expected.name,
+                       DataTypeName(given.dtype()), DataTypeName(expected.dtype));
+  }
+  if (expected.shape.empty() && expected.dim_names.empty() && given.shape().empty()) {
+    return Status::Ok();
+  }
+  if (given.shape().size() != expected.shape.size()) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "input '{}' has rank {} (shape {}), expected rank {} "
+                       "(shape {})",
+                       expected.name, given.shape().size(), ShapeToString(given.shape()),
+                       expected.shape.size(), ShapeToString(expected.shape));
+  }
+  for (size_t d = 0; d < expected.shape.size(); ++d) {
+    if (expected.shape[d] >= 0 && given.shape()[d] != expected.shape[d]) {
+      return EPCTX_ERROR(kInvalidArgument, "input '{}' has shape {}, expected {} (dim {} differs)",
+                         expected.name, ShapeToString(given.shape()), ShapeToString(expected.shape),
+                         d);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::string, Tensor>& inputs,
+                                             const std::vector<std::string>& output_names) {
+  for (const auto& [name, tensor] : inputs) {
+    bool known = false;
+    for (const ValueInfo& v : inputs_) known |= v.name == name;
+    if (!known) {
+      return EPCTX_ERROR(kInvalidArgument, "unknown input '{}'; the model's inputs are: {}", name,
+                         NamesOf(inputs_));
+    }
+  }
+  std::vector<Tensor> ordered;
+  ordered.reserve(inputs_.size());
+  for (const ValueInfo& v : inputs_) {
+    auto it = inputs.find(v.name);
+    if (it == inputs.end()) {
+      return EPCTX_ERROR(kInvalidArgument, "missing input '{}' ({} {})", v.name,
+                         DataTypeName(v.dtype), ShapeToString(v.shape));
+    }
+    EPCTX_RETURN_IF_ERROR(CheckInput(v, it->second));
+    ordered.push_back(it->second);
+  }
+  std::vector<size_t> selected;
+  for (const std::string& name : output_names) {
+    size_t pos = outputs_.size();
+    for (size_t i = 0; i < outputs_.size(); ++i) {
+      if (outputs_[i].name == name) pos = i;
+    }
+    if (pos == outputs_.size()) {
+      return EPCTX_ERROR(kInvalidArgument, "unknown output '{}'; the model's outputs are: {}", name,
+                         NamesOf(outputs_));
+    }
+    selected.push_back(pos);
+  }
+
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  if (!arena_.valid() && program_->arena_bytes() > 0) {
+    arena_ = AlignedBuffer(program_->arena_bytes(), AlignedBuffer::Fill::kUninitialized);
+    if (!arena_.valid()) {
+      return EPCTX_ERROR(kInternal, "out of memory for a {}-byte activation arena",
+                         program_->arena_bytes());
+    }
+  }
+  EPCTX_ASSIGN_OR_RETURN(
+      std::vector<Tensor> all,
+      program_->Run(ordered, arena_.valid() ? arena_.mutable_bytes() : std::span<std::byte>()));
+  if (output_names.empty()) return all;
+  std::vector<Tensor> out;
+  for (size_t pos : selected) out.push_back(all[pos]);
+  return out;
+}
+
+}  // namespace epctx

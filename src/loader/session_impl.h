@@ -1,0 +1,43 @@
+// A bound program ready to run, and the blob it uses in place.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "epctx/session.h"
+#include "exec/executor.h"
+#include "loader/blob_registry.h"
+#include "util/aligned_buffer.h"
+
+namespace epctx {
+
+class SessionImpl {
+ public:
+  // Binds model `partition_name` of `blob`: O(nodes), no weight bytes touched.
+  static Result<std::unique_ptr<SessionImpl>> Bind(std::shared_ptr<const loader::LoadedBlob> blob,
+                                                   const std::string& partition_name,
+                                                   int num_threads);
+
+  const std::vector<ValueInfo>& inputs() const { return inputs_; }
+  const std::vector<ValueInfo>& outputs() const { return outputs_; }
+  SessionOrigin& origin() { return origin_; }
+
+  Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
+                                  const std::vector<std::string>& output_names);
+
+ private:
+  Status CheckInput(const ValueInfo& expected, const Tensor& given) const;
+
+  std::shared_ptr<const loader::LoadedBlob> blob_;
+  std::unique_ptr<exec::BoundProgram> program_;
+  std::vector<ValueInfo> inputs_;
+  std::vector<ValueInfo> outputs_;
+  SessionOrigin origin_;
+  std::mutex run_mutex_;
+  AlignedBuffer arena_;  // allocated at the first run
+};
+
+}  // namespace epctx

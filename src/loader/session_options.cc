@@ -1,0 +1,16 @@
+#include "epctx/session.h"
+
+namespace epctx {
+
+SessionOptions& SessionOptions::AddConfigEntry(std::string key, std::string value) {
+  entries_[std::move(key)] = std::move(value);
+  return *this;
+}
+
+std::optional<std::string> SessionOptions::GetConfigEntry(const std::string& key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace epctx

@@ -1,0 +1,736 @@
+// Tensor files: NumPy .npy (read and write) and ONNX TensorProto .pb (read).
+//
+// Both formats are untrusted input: every size is overflow-checked and compared with the bytes the
+// file really has, and every error names the file and what is wrong with it.
+
+#include "epctx/tensor_io.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <bit>
+#include <cctype>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/file.h"
+#include "util/overflow.h"
+#include "util/status_macros.h"
+
+namespace epctx {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "tensor files are little-endian and are copied without byte swapping");
+
+// ---------------------------------------------------------------------------------------------
+// A parser for the subset of Python literals that .npy headers are written in: dicts, tuples,
+// lists, strings, integers, True, False and None.
+
+struct PyValue {
+  enum class Kind { kString, kInt, kBool, kNone, kTuple, kList, kDict };
+  Kind kind = Kind::kNone;
+  std::string text;               // kString: the string; otherwise the literal as written
+  int64_t integer = 0;            // kInt
+  bool boolean = false;           // kBool
+  std::vector<PyValue> items;     // kTuple, kList: elements; kDict: values
+  std::vector<std::string> keys;  // kDict: keys (all strings), parallel to `items`
+};
+
+class PyLiteralParser {
+ public:
+  explicit PyLiteralParser(std::string_view text) : text_(text) {}
+
+  // The whole text must be one literal (surrounding whitespace allowed).
+  Result<PyValue> ParseAll() {
+    EPCTX_ASSIGN_OR_RETURN(PyValue value, ParseValue(0));
+    SkipSpace();
+    if (pos_ != text_.size()) return Error("unexpected text after the header dict");
+    return value;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 8;  // headers nest two levels deep; more is not a header
+
+  Status Error(std::string_view what) const {
+    return EPCTX_ERROR(kCorrupt, "{} at offset {} of the header", what, pos_);
+  }
+
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+
+  bool Consume(char c) {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+
+  Result<PyValue> ParseValue(int depth) {
+    if (depth > kMaxDepth) return Error("literal nested too deeply");
+    SkipSpace();
+    if (pos_ >= text_.size()) return Error("unexpected end of the header");
+    char c = text_[pos_];
+    if (c == '{') return ParseDict(depth);
+    if (c == '(') return ParseSequence(depth, ')', PyValue::Kind::kTuple);
+    if (c == '[') return ParseSequence(depth, ']', PyValue::Kind::kList);
+    if (c == '\'' || c == '"') return ParseString();
+    if (c == '-' || c == '+' || std::isdigit(static_cast<unsigned char>(c))) return ParseInt();
+    if (std::isalpha(static_cast<unsigned char>(c))) return ParseName();
+    return Error(fmt::format("unexpected character '{}'", c));
+  }
+
+  Result<PyValue> ParseDict(int depth) {
+    ++pos_;  // '{'
+    PyValue dict;
+    dict.kind = PyValue::Kind::kDict;
+    while (!Consume('}')) {
+      EPCTX_ASSIGN_OR_RETURN(PyValue key, ParseValue(depth + 1));
+      if (key.kind != PyValue::Kind::kString) return Error("dict key is not a string");
+      if (std::find(dict.keys.begin(), dict.keys.end(), key.text) != dict.keys.end()) {
+        return Error(fmt::format("key '{}' appears twice", key.text));
+      }
+      if (!Consume(':')) return Error("expected ':' after a dict key");
+      EPCTX_ASSIGN_OR_RETURN(PyValue value, ParseValue(depth + 1));
+      dict.keys.push_back(std::move(key.text));
+      dict.items.push_back(std::move(value));
+      if (!Consume(',')) {
+        if (!Consume('}')) return Error("expected ',' or '}' in the dict");
+        break;
+      }
+    }
+    return dict;
+  }
+
+  Result<PyValue> ParseSequence(int depth, char close, PyValue::Kind kind) {
+    ++pos_;  // '(' or '['
+    PyValue seq;
+    seq.kind = kind;
+    bool saw_comma = false;
+    while (!Consume(close)) {
+      EPCTX_ASSIGN_OR_RETURN(PyValue item, ParseValue(depth + 1));
+      seq.items.push_back(std::move(item));
+      saw_comma = Consume(',');
+      if (!saw_comma) {
+        if (!Consume(close)) return Error(fmt::format("expected ',' or '{}'", close));
+        break;
+      }
+    }
+    // "(3)" is the integer 3 in Python, not a tuple: a one-element tuple needs its comma.
+    if (kind == PyValue::Kind::kTuple && seq.items.size() == 1 && !saw_comma) {
+      return std::move(seq.items[0]);
+    }
+    return seq;
+  }
+
+  Result<PyValue> ParseString() {
+    char quote = text_[pos_++];
+    PyValue str;
+    str.kind = PyValue::Kind::kString;
+    while (pos_ < text_.size() && text_[pos_] != quote) {
+      char c = text_[pos_++];
+      if (c == '\\') {
+        if (pos_ >= text_.size()) break;
+        c = text_[pos_++];
+      }
+      str.text += c;
+    }
+    if (pos_ >= text_.size()) return Error("unterminated string");
+    ++pos_;  // closing quote
+    return str;
+  }
+
+  Result<PyValue> ParseInt() {
+    size_t start = pos_;
+    bool negative = text_[pos_] == '-';
+    if (text_[pos_] == '-' || text_[pos_] == '+') ++pos_;
+    size_t digits_start = pos_;
+    int64_t value = 0;
+    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
+      int digit = text_[pos_] - '0';
+      if (__builtin_mul_overflow(value, 10, &value) ||
+          __builtin_add_overflow(value, negative ? -digit : digit, &value)) {
+        return Error("integer out of range");
+      }
+      ++pos_;
+    }
+    if (pos_ == digits_start) return Error("expected digits");
+    if (pos_ < text_.size() && (text_[pos_] == 'L' || text_[pos_] == 'l')) ++pos_;  // Python 2
+    PyValue v;
+    v.kind = PyValue::Kind::kInt;
+    v.integer = value;
+    v.text = std::string(text_.substr(start, pos_ - start));
+    return v;
+  }
+
+  Result<PyValue> ParseName() {
+    size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+      ++pos_;
+    }
+    PyValue v;
+    v.text = std::string(text_.substr(start, pos_ - start));
+    if (v.text == "True" || v.text == "False") {
+      v.kind = PyValue::Kind::kBool;
+      v.boolean = v.text == "True";
+    } else if (v.text == "None") {
+      v.kind = PyValue::Kind::kNone;
+    } else {
+      pos_ = start;
+      return Error(fmt::format("unexpected name '{}'", v.text));
+    }
+    return v;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// .npy dtypes.
+
+struct NpyType {
+  std::string_view descr;  // as written by NumPy on a little-endian machine
+  DataType dtype;
+};
+
+constexpr NpyType kNpyTypes[] = {
+    {"<f2", DataType::kFloat16}, {"<f4", DataType::kFloat32}, {"<f8", DataType::kFloat64},
+    {"|i1", DataType::kInt8},    {"<i2", DataType::kInt16},   {"<i4", DataType::kInt32},
+    {"<i8", DataType::kInt64},   {"|u1", DataType::kUint8},   {"<u2", DataType::kUint16},
+    {"<u4", DataType::kUint32},  {"<u8", DataType::kUint64},  {"|b1", DataType::kBool},
+};
+
+std::string SupportedNpyTypeList() {
+  std::string out;
+  for (const NpyType& t : kNpyTypes) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format("'{}' ({})", t.descr, DataTypeName(t.dtype));
+  }
+  return out;
+}
+
+// `descr` is a NumPy type string: byte order ('<' little, '>' big, '|' not applicable, '=' native),
+// kind letter, item size.
+Result<DataType> NpyDescrToDataType(const std::string& path, const std::string& descr) {
+  if (descr.size() >= 2) {
+    char order = descr[0];
+    std::string_view rest = std::string_view(descr).substr(1);
+    if (order == '<' || order == '|' || order == '=' || order == '>') {
+      for (const NpyType& t : kNpyTypes) {
+        if (t.descr.substr(1) != rest) continue;
+        // One-byte types have no byte order, so any order mark describes the same bytes.
+        if (DataTypeSize(t.dtype) == 1 || order == '<' || order == '=') return t.dtype;
+        if (order == '>') {
+          return EPCTX_ERROR(kUnsupported,
+                             "'{}': dtype '{}' ({}) is big-endian; only little-endian data is "
+                             "supported (convert with array.astype('<{}'))",
+                             path, descr, DataTypeName(t.dtype), rest);
+        }
+        break;  // '|' on a multi-byte type: not something NumPy writes
+      }
+    }
+    if (rest.starts_with("O")) {
+      return EPCTX_ERROR(kUnsupported, "'{}': dtype '{}' (Python objects) is not supported", path,
+                         descr);
+    }
+  }
+  return EPCTX_ERROR(kUnsupported, "'{}': dtype '{}' is not supported; supported dtypes: {}", path,
+                     descr, SupportedNpyTypeList());
+}
+
+Result<std::string_view> DataTypeToNpyDescr(const std::string& path, DataType dtype) {
+  for (const NpyType& t : kNpyTypes) {
+    if (t.dtype == dtype) return t.descr;
+  }
+  return EPCTX_ERROR(kUnsupported, "'{}': a {} tensor cannot be written as .npy (NumPy has no {})",
+                     path, DataTypeName(dtype), DataTypeName(dtype));
+}
+
+// ---------------------------------------------------------------------------------------------
+// .npy header.
+
+constexpr std::string_view kNpyMagic("\x93NUMPY", 6);
+
+struct NpyHeader {
+  DataType dtype = DataType::kUndefined;
+  std::vector<int64_t> shape;
+  size_t data_offset = 0;
+};
+
+uint32_t LoadLittleEndian(const char* p, size_t size) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < size; ++i)
+    v |= static_cast<uint32_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+Result<std::vector<int64_t>> NpyShape(const std::string& path, const PyValue& value) {
+  if (value.kind != PyValue::Kind::kTuple && value.kind != PyValue::Kind::kList) {
+    return EPCTX_ERROR(kCorrupt, "'{}': .npy header 'shape' is not a tuple", path);
+  }
+  std::vector<int64_t> shape;
+  for (const PyValue& dim : value.items) {
+    if (dim.kind != PyValue::Kind::kInt || dim.integer < 0) {
+      return EPCTX_ERROR(kCorrupt,
+                         "'{}': .npy header 'shape' has '{}' where a non-negative integer belongs",
+                         path, dim.text);
+    }
+    shape.push_back(dim.integer);
+  }
+  return shape;
+}
+
+Result<NpyHeader> ParseNpyHeader(const std::string& path, std::string_view file) {
+  if (!file.starts_with(kNpyMagic)) {
+    return EPCTX_ERROR(kCorrupt, "'{}': not a NumPy .npy file (no \\x93NUMPY magic at the start)",
+                       path);
+  }
+  if (file.size() < kNpyMagic.size() + 2) {
+    return EPCTX_ERROR(kCorrupt, "'{}': .npy file is truncated inside its header", path);
+  }
+  int major = static_cast<uint8_t>(file[6]);
+  int minor = static_cast<uint8_t>(file[7]);
+  if (major < 1 || major > 3 || minor != 0) {
+    return EPCTX_ERROR(kUnsupported,
+                       "'{}': .npy format version {}.{} is not supported (1.0, 2.0 and 3.0 are)",
+                       path, major, minor);
+  }
+  size_t length_size = major == 1 ? 2 : 4;
+  size_t prelude = kNpyMagic.size() + 2 + length_size;
+  if (file.size() < prelude) {
+    return EPCTX_ERROR(kCorrupt, "'{}': .npy file is truncated inside its header", path);
+  }
+  uint64_t header_len = LoadLittleEndian(file.data() + 8, length_size);
+  if (header_len > file.size() - prelude) {
+    return EPCTX_ERROR(kCorrupt,
+                       "'{}': .npy file is truncated: the header declares {} bytes, the file has "
+                       "{} after the prelude",
+                       path, header_len, file.size() - prelude);
+  }
+  std::string_view text = file.substr(prelude, header_len);
+
+  auto parsed = PyLiteralParser(text).ParseAll();
+  if (!parsed.ok()) {
+    return EPCTX_ERROR(kCorrupt, "'{}': bad .npy header: {}", path, parsed.status().message());
+  }
+  const PyValue& dict = *parsed;
+  if (dict.kind != PyValue::Kind::kDict) {
+    return EPCTX_ERROR(kCorrupt, "'{}': bad .npy header: not a dict", path);
+  }
+  const PyValue* descr = nullptr;
+  const PyValue* fortran_order = nullptr;
+  const PyValue* shape = nullptr;
+  for (size_t i = 0; i < dict.keys.size(); ++i) {
+    const std::string& key = dict.keys[i];
+    if (key == "descr") {
+      descr = &dict.items[i];
+    } else if (key == "fortran_order") {
+      fortran_order = &dict.items[i];
+    } else if (key == "shape") {
+      shape = &dict.items[i];
+    } else {
+      return EPCTX_ERROR(kCorrupt, "'{}': bad .npy header: unexpected key '{}'", path, key);
+    }
+  }
+  for (auto [value, name] : {std::pair{descr, "descr"}, std::pair{fortran_order, "fortran_order"},
+                             std::pair{shape, "shape"}}) {
+    if (value == nullptr) {
+      return EPCTX_ERROR(kCorrupt, "'{}': bad .npy header: key '{}' is missing", path, name);
+    }
+  }
+
+  NpyHeader header;
+  if (descr->kind == PyValue::Kind::kList) {
+    return EPCTX_ERROR(kUnsupported,
+                       "'{}': structured dtype (record fields) is not supported; save a plain "
+                       "numeric array",
+                       path);
+  }
+  if (descr->kind != PyValue::Kind::kString) {
+    return EPCTX_ERROR(kCorrupt, "'{}': bad .npy header: 'descr' is not a string", path);
+  }
+  EPCTX_ASSIGN_OR_RETURN(header.dtype, NpyDescrToDataType(path, descr->text));
+  if (fortran_order->kind != PyValue::Kind::kBool) {
+    return EPCTX_ERROR(kCorrupt, "'{}': bad .npy header: 'fortran_order' is not True or False",
+                       path);
+  }
+  if (fortran_order->boolean) {
+    return EPCTX_ERROR(kUnsupported,
+                       "'{}': array is in Fortran order (fortran_order: True); only C-order arrays "
+                       "are supported (save numpy.ascontiguousarray(a) instead)",
+                       path);
+  }
+  EPCTX_ASSIGN_OR_RETURN(header.shape, NpyShape(path, *shape));
+  header.data_offset = prelude + header_len;
+  return header;
+}
+
+// Bytes the data of `shape` and `dtype` take, or an error naming the file when that overflows.
+Result<uint64_t> DataByteSize(const std::string& path, DataType dtype,
+                              const std::vector<int64_t>& shape) {
+  auto count = CheckedElementCount(shape);
+  uint64_t bytes = 0;
+  if (!count.ok() || !CheckedMul(static_cast<uint64_t>(*count), DataTypeSize(dtype), &bytes) ||
+      bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return EPCTX_ERROR(kCorrupt, "'{}': shape {} of {} is too large", path, ShapeToString(shape),
+                       DataTypeName(dtype));
+  }
+  return bytes;
+}
+
+// A tensor holding a copy of `bytes`, which must be exactly the data of `shape`.
+Result<Tensor> TensorFromBytes(const std::string& path, DataType dtype, std::vector<int64_t> shape,
+                               std::string_view bytes) {
+  auto tensor = Tensor::Allocate(dtype, std::move(shape));
+  if (!tensor.ok()) {
+    return Status(tensor.status().code(), fmt::format("'{}': {}", path, tensor.status().message()));
+  }
+  if (!bytes.empty()) std::memcpy(tensor->mutable_data(), bytes.data(), bytes.size());
+  return tensor;
+}
+
+std::string NpyShapeLiteral(const std::vector<int64_t>& shape) {
+  std::string out = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) out += ',';
+  return out + ")";
+}
+
+// ---------------------------------------------------------------------------------------------
+// TensorProto.
+
+bool IsSupportedProtoType(int32_t data_type) {
+  switch (static_cast<DataType>(data_type)) {
+    case DataType::kFloat32:
+    case DataType::kUint8:
+    case DataType::kInt8:
+    case DataType::kUint16:
+    case DataType::kInt16:
+    case DataType::kInt32:
+    case DataType::kInt64:
+    case DataType::kBool:
+    case DataType::kFloat16:
+    case DataType::kFloat64:
+    case DataType::kUint32:
+    case DataType::kUint64:
+    case DataType::kBFloat16:
+      return true;
+    case DataType::kUndefined:
+    case DataType::kString:
+      return false;
+  }
+  return false;
+}
+
+// The name of the typed field that holds values of `dtype` (ONNX's onnx.proto comments).
+const char* TypedFieldFor(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat32:
+      return "float_data";
+    case DataType::kFloat64:
+      return "double_data";
+    case DataType::kInt64:
+      return "int64_data";
+    case DataType::kUint32:
+    case DataType::kUint64:
+      return "uint64_data";
+    default:
+      return "int32_data";
+  }
+}
+
+// Copies the repeated field `values` into `out` as `Dst`, checking each value lies in [lo, hi].
+template <typename Dst, typename Src>
+Status CopyTypedValues(const std::string& where, const char* field,
+                       const google::protobuf::RepeatedField<Src>& values, Dst* out, Src lo, Src hi,
+                       DataType dtype) {
+  for (int i = 0; i < values.size(); ++i) {
+    Src v = values.Get(i);
+    if (v < lo || v > hi) {
+      return EPCTX_ERROR(kCorrupt, "{}: {}[{}] = {} is out of range for {}", where, field, i, v,
+                         DataTypeName(dtype));
+    }
+    Dst d = static_cast<Dst>(v);
+    std::memcpy(out + i, &d, sizeof d);
+  }
+  return Status::Ok();
+}
+
+Status CopyFromTypedField(const std::string& where, const onnx::TensorProto& proto, DataType dtype,
+                          void* out) {
+  const char* field = TypedFieldFor(dtype);
+  switch (dtype) {
+    case DataType::kFloat32:
+      if (proto.float_data_size() > 0) {
+        std::memcpy(out, proto.float_data().data(), proto.float_data_size() * sizeof(float));
+      }
+      return Status::Ok();
+    case DataType::kFloat64:
+      if (proto.double_data_size() > 0) {
+        std::memcpy(out, proto.double_data().data(), proto.double_data_size() * sizeof(double));
+      }
+      return Status::Ok();
+    case DataType::kInt64:
+      if (proto.int64_data_size() > 0) {
+        std::memcpy(out, proto.int64_data().data(), proto.int64_data_size() * sizeof(int64_t));
+      }
+      return Status::Ok();
+    case DataType::kUint64:
+      if (proto.uint64_data_size() > 0) {
+        std::memcpy(out, proto.uint64_data().data(), proto.uint64_data_size() * sizeof(uint64_t));
+      }
+      return Status::Ok();
+    case DataType::kUint32:
+      return CopyTypedValues<uint32_t, uint64_t>(where, field, proto.uint64_data(),
+                                                 static_cast<uint32_t*>(out), 0, UINT32_MAX, dtype);
+    case DataType::kInt32:
+      return CopyTypedValues<int32_t, int32_t>(where, field, proto.int32_data(),
+                                               static_cast<int32_t*>(out), INT32_MIN, INT32_MAX,
+                                               dtype);
+    case DataType::kInt16:
+      return CopyTypedValues<int16_t, int32_t>(where, field, proto.int32_data(),
+                                               static_cast<int16_t*>(out), INT16_MIN, INT16_MAX,
+                                               dtype);
+    case DataType::kInt8:
+      return CopyTypedValues<int8_t, int32_t>(where, field, proto.int32_data(),
+                                              static_cast<int8_t*>(out), INT8_MIN, INT8_MAX, dtype);
+    case DataType::kUint8:
+    case DataType::kBool:
+      // Bools are 0 or 1; anything else is not a bool.
+      return CopyTypedValues<uint8_t, int32_t>(where, field, proto.int32_data(),
+                                               static_cast<uint8_t*>(out), 0,
+                                               dtype == DataType::kBool ? 1 : UINT8_MAX, dtype);
+    case DataType::kUint16:
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      // 16-bit floats are stored as their bit patterns, zero-extended.
+      return CopyTypedValues<uint16_t, int32_t>(where, field, proto.int32_data(),
+                                                static_cast<uint16_t*>(out), 0, UINT16_MAX, dtype);
+    case DataType::kUndefined:
+    case DataType::kString:
+      break;
+  }
+  return EPCTX_ERROR(kInternal, "{}: no typed field for {}", where, DataTypeName(dtype));
+}
+
+// Number of values in the TensorProto field called `field`.
+int64_t FieldSize(const onnx::TensorProto& proto, std::string_view field) {
+  if (field == "float_data") return proto.float_data_size();
+  if (field == "int32_data") return proto.int32_data_size();
+  if (field == "int64_data") return proto.int64_data_size();
+  if (field == "double_data") return proto.double_data_size();
+  if (field == "uint64_data") return proto.uint64_data_size();
+  if (field == "string_data") return proto.string_data_size();
+  return 0;
+}
+
+constexpr std::string_view kTypedFields[] = {"float_data",  "int32_data",  "int64_data",
+                                             "double_data", "uint64_data", "string_data"};
+
+Result<Tensor> TensorFromProto(const std::string& path, const onnx::TensorProto& proto) {
+  std::string where = proto.name().empty() ? fmt::format("'{}'", path)
+                                           : fmt::format("'{}' (tensor '{}')", path, proto.name());
+  if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL ||
+      proto.external_data_size() > 0) {
+    std::string location;
+    for (const auto& entry : proto.external_data()) {
+      if (entry.key() == "location") location = entry.value();
+    }
+    return EPCTX_ERROR(kUnsupported,
+                       "{}: data is stored externally (location '{}'); tensor files with external "
+                       "data are not supported",
+                       where, location);
+  }
+  if (proto.has_segment()) {
+    return EPCTX_ERROR(kUnsupported, "{}: segmented tensors are not supported", where);
+  }
+  int32_t data_type = proto.data_type();
+  if (data_type == onnx::TensorProto_DataType_UNDEFINED) {
+    return EPCTX_ERROR(kCorrupt, "{}: TensorProto has no data_type (is this a TensorProto file?)",
+                       where);
+  }
+  if (data_type == onnx::TensorProto_DataType_STRING) {
+    return EPCTX_ERROR(kUnsupported, "{}: string tensors are not supported", where);
+  }
+  if (!IsSupportedProtoType(data_type)) {
+    std::string name = onnx::TensorProto_DataType_IsValid(data_type)
+                           ? onnx::TensorProto_DataType_Name(data_type)
+                           : std::string("unknown");
+    return EPCTX_ERROR(kUnsupported, "{}: data_type {} ({}) is not supported", where, name,
+                       data_type);
+  }
+  DataType dtype = static_cast<DataType>(data_type);
+
+  std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return EPCTX_ERROR(kCorrupt, "{}: dims {} has a negative dimension", where,
+                         ShapeToString(shape));
+    }
+  }
+  EPCTX_ASSIGN_OR_RETURN(uint64_t byte_size, DataByteSize(path, dtype, shape));
+  int64_t count = CheckedElementCount(shape).value();
+
+  // Exactly one place may hold the values: raw_data or the typed field of the data type.
+  std::vector<std::string_view> present;
+  if (proto.has_raw_data()) present.push_back("raw_data");
+  for (std::string_view field : kTypedFields) {
+    if (FieldSize(proto, field) > 0) present.push_back(field);
+  }
+  if (present.size() > 1) {
+    return EPCTX_ERROR(kCorrupt, "{}: values are given twice, in {} and in {}", where, present[0],
+                       present[1]);
+  }
+  const char* typed_field = TypedFieldFor(dtype);
+  if (present.empty()) {
+    if (count != 0) {
+      return EPCTX_ERROR(kCorrupt, "{}: no values (neither raw_data nor {}) for shape {}", where,
+                         typed_field, ShapeToString(shape));
+    }
+    return TensorFromBytes(path, dtype, std::move(shape), {});
+  }
+  if (present[0] == "raw_data") {
+    const std::string& raw = proto.raw_data();
+    if (raw.size() != byte_size) {
+      return EPCTX_ERROR(kCorrupt, "{}: raw_data has {} bytes; shape {} of {} needs {}", where,
+                         raw.size(), ShapeToString(shape), DataTypeName(dtype), byte_size);
+    }
+    return TensorFromBytes(path, dtype, std::move(shape), raw);
+  }
+  if (present[0] != typed_field) {
+    return EPCTX_ERROR(kCorrupt, "{}: values of data_type {} belong in {} or raw_data, not in {}",
+                       where, DataTypeName(dtype), typed_field, present[0]);
+  }
+  int64_t values = FieldSize(proto, typed_field);
+  if (values != count) {
+    return EPCTX_ERROR(kCorrupt, "{}: {} has {} values; shape {} needs {}", where, typed_field,
+                       values, ShapeToString(shape), count);
+  }
+  auto tensor = Tensor::Allocate(dtype, std::move(shape));
+  if (!tensor.ok()) {
+    return Status(tensor.status().code(), fmt::format("{}: {}", where, tensor.status().message()));
+  }
+  EPCTX_RETURN_IF_ERROR(CopyFromTypedField(where, proto, dtype, tensor->mutable_data()));
+  return tensor;
+}
+
+std::string LowerCase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+Result<Tensor> ReadNpy(const std::string& path) {
+  EPCTX_ASSIGN_OR_RETURN(std::string file, ReadWholeFile(path));
+  EPCTX_ASSIGN_OR_RETURN(NpyHeader header, ParseNpyHeader(path, file));
+  EPCTX_ASSIGN_OR_RETURN(uint64_t data_bytes, DataByteSize(path, header.dtype, header.shape));
+  uint64_t available = file.size() - header.data_offset;
+  if (available != data_bytes) {
+    return EPCTX_ERROR(
+        kCorrupt, "'{}': {}: shape {} of {} needs {} data bytes, the file has {}", path,
+        available < data_bytes ? "data is truncated" : "unexpected bytes after the data",
+        ShapeToString(header.shape), DataTypeName(header.dtype), data_bytes, available);
+  }
+  return TensorFromBytes(path, header.dtype, std::move(header.shape),
+                         std::string_view(file).substr(header.data_offset));
+}
+
+Status WriteNpy(const std::string& path, const Tensor& tensor) {
+  if (tensor.empty()) {
+    return EPCTX_ERROR(kInvalidArgument, "'{}': cannot write an empty (undefined) tensor", path);
+  }
+  EPCTX_ASSIGN_OR_RETURN(std::string_view descr, DataTypeToNpyDescr(path, tensor.dtype()));
+  for (int64_t d : tensor.shape()) {
+    if (d < 0) {
+      return EPCTX_ERROR(kInvalidArgument, "'{}': cannot write a tensor of unknown shape {}", path,
+                         ShapeToString(tensor.shape()));
+    }
+  }
+  // Format 1.0: magic, version, uint16 header length, then the header padded with spaces and ended
+  // by '\n' so that the data starts on a 64-byte boundary, as NumPy does.
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
+                                   descr, NpyShapeLiteral(tensor.shape()));
+  constexpr size_t kPrelude = kNpyMagic.size() + 2 + 2;
+  size_t total = (kPrelude + header.size() + 1 + 63) / 64 * 64;
+  size_t header_len = total - kPrelude;
+  if (header_len > UINT16_MAX) {
+    return EPCTX_ERROR(kUnsupported, "'{}': shape {} is too long for a .npy 1.0 header", path,
+                       ShapeToString(tensor.shape()));
+  }
+  header.resize(header_len - 1, ' ');
+  header += '\n';
+  std::string prelude(kNpyMagic);
+  prelude += '\x01';
+  prelude += '\x00';
+  prelude += static_cast<char>(header_len & 0xff);
+  prelude += static_cast<char>(header_len >> 8);
+  prelude += header;
+
+  EPCTX_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(path));
+  EPCTX_RETURN_IF_ERROR(writer.WriteAt(0, std::as_bytes(std::span(prelude))));
+  if (tensor.byte_size() > 0) {
+    EPCTX_RETURN_IF_ERROR(writer.WriteAt(
+        prelude.size(), {static_cast<const std::byte*>(tensor.data()), tensor.byte_size()}));
+  }
+  return writer.Commit();
+}
+
+Result<Tensor> ReadTensorProto(const std::string& path) {
+  EPCTX_ASSIGN_OR_RETURN(std::string file, ReadWholeFile(path));
+  onnx::TensorProto proto;
+  if (file.size() > static_cast<size_t>(INT_MAX) || !proto.ParseFromString(file)) {
+    return EPCTX_ERROR(kCorrupt,
+                       "'{}': not a serialized ONNX TensorProto (protobuf parsing failed)", path);
+  }
+  return TensorFromProto(path, proto);
+}
+
+Result<Tensor> ReadTensorFile(const std::string& path) {
+  std::string extension = LowerCase(std::filesystem::path(path).extension().string());
+  if (extension == ".npy") return ReadNpy(path);
+  if (extension == ".pb") return ReadTensorProto(path);
+  return EPCTX_ERROR(kInvalidArgument,
+                     "'{}': cannot tell the tensor file type from the extension '{}'; expected "
+                     ".npy (NumPy) or .pb (ONNX TensorProto)",
+                     path, extension);
+}
+
+std::string EscapeFileName(std::string_view name) {
+  if (name.empty()) return "%";
+  if (name == ".") return "%2E";
+  if (name == "..") return "%2E%2E";
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(name.size());
+  for (char c : name) {
+    auto byte = static_cast<unsigned char>(c);
+    bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                c == '.' || c == '_' || c == '-';
+    if (keep) {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    }
+  }
+  return out;
+}
+
+}  // namespace epctx

@@ -1,0 +1,207 @@
+#include "util/file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <tuple>
+
+#include "util/status_macros.h"
+
+namespace epctx {
+namespace {
+
+std::string ErrnoText(int err) {
+  return std::strerror(err);
+}
+
+FileIdentity IdentityFromStat(const struct stat& st) {
+  FileIdentity id;
+  id.device = static_cast<uint64_t>(st.st_dev);
+  id.inode = static_cast<uint64_t>(st.st_ino);
+  id.size = static_cast<uint64_t>(st.st_size);
+  id.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return id;
+}
+
+}  // namespace
+
+void UniqueFd::reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool FileIdentity::operator<(const FileIdentity& o) const {
+  return std::tie(device, inode, size, mtime_ns) < std::tie(o.device, o.inode, o.size, o.mtime_ns);
+}
+
+Result<FileIdentity> StatFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOENT) return EPCTX_ERROR(kNotFound, "'{}': file not found", path);
+    return EPCTX_ERROR(kIoError, "'{}': stat failed: {}", path, ErrnoText(err));
+  }
+  return IdentityFromStat(st);
+}
+
+Result<MappedFile> MappedFile::Open(const std::string& path, Populate populate) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    int err = errno;
+    if (err == ENOENT) return EPCTX_ERROR(kNotFound, "'{}': file not found", path);
+    return EPCTX_ERROR(kIoError, "'{}': cannot open: {}", path, ErrnoText(err));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return EPCTX_ERROR(kIoError, "'{}': fstat failed: {}", path, ErrnoText(errno));
+  }
+  if (!S_ISREG(st.st_mode)) return EPCTX_ERROR(kIoError, "'{}': not a regular file", path);
+  if (st.st_size == 0) return EPCTX_ERROR(kCorrupt, "'{}': file is empty", path);
+  int flags = MAP_SHARED | (populate == Populate::kYes ? MAP_POPULATE : 0);
+  void* addr = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, flags, fd.get(), 0);
+  if (addr == MAP_FAILED) {
+    return EPCTX_ERROR(kIoError, "'{}': mmap of {} bytes failed: {}", path, st.st_size,
+                       ErrnoText(errno));
+  }
+  MappedFile file;
+  file.data_ = static_cast<const std::byte*>(addr);
+  file.size_ = static_cast<size_t>(st.st_size);
+  file.identity_ = IdentityFromStat(st);
+  file.path_ = path;
+  return file;
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      identity_(other.identity_),
+      path_(std::move(other.path_)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    identity_ = other.identity_;
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+Result<std::string> ReadWholeFile(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    int err = errno;
+    if (err == ENOENT) return EPCTX_ERROR(kNotFound, "'{}': file not found", path);
+    return EPCTX_ERROR(kIoError, "'{}': cannot open: {}", path, ErrnoText(err));
+  }
+  std::string out;
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return EPCTX_ERROR(kIoError, "'{}': read failed: {}", path, ErrnoText(errno));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+Result<AtomicFileWriter> AtomicFileWriter::Create(const std::string& path) {
+  std::random_device rd;
+  std::string temp = fmt::format("{}/.{}.tmp{:08x}", DirName(path), BaseName(path), rd());
+  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!fd.valid()) {
+    return EPCTX_ERROR(kIoError, "'{}': cannot create temporary file '{}': {}", path, temp,
+                       ErrnoText(errno));
+  }
+  return AtomicFileWriter(path, temp, std::move(fd));
+}
+
+AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
+    : path_(std::move(other.path_)),
+      temp_path_(std::move(other.temp_path_)),
+      fd_(std::move(other.fd_)),
+      committed_(std::exchange(other.committed_, true)) {}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (!committed_ && !temp_path_.empty()) {
+    fd_.reset();
+    ::unlink(temp_path_.c_str());
+  }
+}
+
+Status AtomicFileWriter::WriteAt(uint64_t offset, std::span<const std::byte> bytes) {
+  const std::byte* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::pwrite(fd_.get(), p, left, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return EPCTX_ERROR(kIoError, "'{}': write failed: {}", temp_path_, ErrnoText(errno));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status AtomicFileWriter::Commit() {
+  if (::fsync(fd_.get()) != 0) {
+    return EPCTX_ERROR(kIoError, "'{}': fsync failed: {}", temp_path_, ErrnoText(errno));
+  }
+  fd_.reset();
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    return EPCTX_ERROR(kIoError, "'{}': rename from '{}' failed: {}", path_, temp_path_,
+                       ErrnoText(errno));
+  }
+  committed_ = true;
+  // Make the rename itself durable.
+  UniqueFd dir(::open(DirName(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.valid()) ::fsync(dir.get());
+  return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, std::span<const std::byte> bytes) {
+  EPCTX_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(path));
+  EPCTX_RETURN_IF_ERROR(writer.WriteAt(0, bytes));
+  return writer.Commit();
+}
+
+std::string DirName(const std::string& path) {
+  std::filesystem::path p(path);
+  std::string parent = p.parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+std::string BaseName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+std::string JoinPath(const std::string& dir, const std::string& relative) {
+  std::filesystem::path rel(relative);
+  if (rel.is_absolute()) return relative;
+  return (std::filesystem::path(dir) / rel).lexically_normal().string();
+}
+
+std::string RelativePath(const std::string& target, const std::string& from_dir) {
+  std::error_code ec;
+  auto abs_target = std::filesystem::absolute(target, ec);
+  auto abs_dir = std::filesystem::absolute(from_dir, ec);
+  return abs_target.lexically_normal().lexically_relative(abs_dir.lexically_normal()).string();
+}
+
+}  // namespace epctx

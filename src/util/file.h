@@ -1,0 +1,119 @@
+// RAII for file descriptors and read-only mappings, and atomic file publication.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "epctx/status.h"
+
+namespace epctx {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = other.release();
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// Identity of a file's current contents as the loader keys it: same key, same bytes (unless a
+// writer modified the file in place, which epctx itself never does).
+struct FileIdentity {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const FileIdentity&) const = default;
+  bool operator<(const FileIdentity& o) const;
+};
+
+Result<FileIdentity> StatFile(const std::string& path);
+
+// A whole file mapped read-only and shared (MAP_SHARED), so the page cache backs it and other
+// processes mapping the same file share its pages. Unmapped on destruction.
+class MappedFile {
+ public:
+  enum class Populate { kNo, kYes };
+  static Result<MappedFile> Open(const std::string& path, Populate populate = Populate::kNo);
+
+  MappedFile() = default;
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  const FileIdentity& identity() const { return identity_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+  FileIdentity identity_;
+  std::string path_;
+};
+
+Result<std::string> ReadWholeFile(const std::string& path);
+
+// Publishes a file atomically: bytes go to a temporary file in the destination's directory, which
+// is fsynced and renamed over `path`. Readers see the old file or the new one, never a mix; on
+// failure the temporary is removed and `path` is untouched.
+class AtomicFileWriter {
+ public:
+  static Result<AtomicFileWriter> Create(const std::string& path);
+  ~AtomicFileWriter();  // removes the temporary unless Commit() succeeded
+  AtomicFileWriter(AtomicFileWriter&& other) noexcept;
+  AtomicFileWriter& operator=(AtomicFileWriter&&) = delete;
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+
+  // Writes at an absolute offset (the file grows as needed).
+  Status WriteAt(uint64_t offset, std::span<const std::byte> bytes);
+  Status Commit();
+
+ private:
+  AtomicFileWriter(std::string path, std::string temp_path, UniqueFd fd)
+      : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(std::move(fd)) {}
+  std::string path_;
+  std::string temp_path_;
+  UniqueFd fd_;
+  bool committed_ = false;
+};
+
+Status WriteFileAtomically(const std::string& path, std::span<const std::byte> bytes);
+
+// Directory part of a path ("a/b/c.onnx" -> "a/b", "c.onnx" -> ".").
+std::string DirName(const std::string& path);
+// Final component ("a/b/c.onnx" -> "c.onnx").
+std::string BaseName(const std::string& path);
+// `relative` resolved against `dir` (returned unchanged when absolute).
+std::string JoinPath(const std::string& dir, const std::string& relative);
+// `target` expressed relative to directory `from_dir` (both made absolute first).
+std::string RelativePath(const std::string& target, const std::string& from_dir);
+
+}  // namespace epctx

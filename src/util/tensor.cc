@@ -1,0 +1,119 @@
+#include <cstdlib>
+#include <limits>
+
+#include "epctx/tensor.h"
+#include "util/overflow.h"
+#include "util/status_macros.h"
+
+namespace epctx {
+
+size_t DataTypeSize(DataType type) {
+  switch (type) {
+    case DataType::kFloat32:
+      return 4;
+    case DataType::kUint8:
+      return 1;
+    case DataType::kInt8:
+      return 1;
+    case DataType::kUint16:
+      return 2;
+    case DataType::kInt16:
+      return 2;
+    case DataType::kInt32:
+      return 4;
+    case DataType::kInt64:
+      return 8;
+    case DataType::kBool:
+      return 1;
+    case DataType::kFloat16:
+      return 2;
+    case DataType::kFloat64:
+      return 8;
+    case DataType::kUint32:
+      return 4;
+    case DataType::kUint64:
+      return 8;
+    case DataType::kBFloat16:
+      return 2;
+    case DataType::kUndefined:
+    case DataType::kString:
+      return 0;
+  }
+  return 0;
+}
+
+std::string DataTypeName(DataType type) {
+  switch (type) {
+    case DataType::kUndefined:
+      return "undefined";
+    case DataType::kFloat32:
+      return "float32";
+    case DataType::kUint8:
+      return "uint8";
+    case DataType::kInt8:
+      return "int8";
+    case DataType::kUint16:
+      return "uint16";
+    case DataType::kInt16:
+      return "int16";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kString:
+      return "string";
+    case DataType::kBool:
+      return "bool";
+    case DataType::kFloat16:
+      return "float16";
+    case DataType::kFloat64:
+      return "float64";
+    case DataType::kUint32:
+      return "uint32";
+    case DataType::kUint64:
+      return "uint64";
+    case DataType::kBFloat16:
+      return "bfloat16";
+  }
+  return fmt::format("unknown({})", static_cast<int>(type));
+}
+
+std::string ShapeToString(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ',';
+    out += shape[i] < 0 ? "?" : std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+Result<Tensor> Tensor::Allocate(DataType type, std::vector<int64_t> shape) {
+  size_t elem = DataTypeSize(type);
+  if (elem == 0) {
+    return EPCTX_ERROR(kUnsupported, "cannot allocate a tensor of type {}", DataTypeName(type));
+  }
+  EPCTX_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(shape));
+  uint64_t bytes = 0;
+  if (!CheckedMul(static_cast<uint64_t>(count), elem, &bytes) ||
+      bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - 64) {
+    return EPCTX_ERROR(kInvalidArgument, "tensor of shape {} and type {} is too large",
+                       ShapeToString(shape), DataTypeName(type));
+  }
+  size_t rounded = static_cast<size_t>((bytes + 63) / 64 * 64);
+  if (rounded == 0) rounded = 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (p == nullptr) {
+    return EPCTX_ERROR(kInternal, "out of memory allocating {} bytes", rounded);
+  }
+  std::shared_ptr<const void> owner(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  return Tensor(type, std::move(shape), count, p, std::move(owner));
+}
+
+Tensor Tensor::View(DataType type, std::vector<int64_t> shape, const void* data,
+                    std::shared_ptr<const void> owner) {
+  int64_t count = 1;
+  for (int64_t d : shape) count *= d;
+  return Tensor(type, std::move(shape), count, data, std::move(owner));
+}
+
+}  // namespace epctx

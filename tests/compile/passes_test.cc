@@ -1,0 +1,180 @@
+// The optimization passes change the graph's structure as intended and leave its results equal
+// (to float rounding) to the unoptimized graph, evaluated node by node with the same kernels.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "compile/passes/passes.h"
+
+namespace epctx::compile {
+namespace {
+
+std::shared_ptr<ConstantData> RandomFloats(std::vector<int64_t> shape, std::mt19937& rng, float lo,
+                                           float hi) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return ConstantData::FromVector<float>(DataType::kFloat32, std::move(shape), std::move(v));
+}
+
+int AddActivation(IrGraph& g, const std::string& name, std::vector<int64_t> shape) {
+  IrValue v;
+  v.name = name;
+  v.dtype = DataType::kFloat32;
+  v.shape_known = true;
+  v.shape = std::move(shape);
+  v.dim_names.assign(v.shape.size(), "");
+  return g.AddValue(std::move(v));
+}
+
+IrAttribute Ints(const std::string& name, std::vector<int64_t> v) {
+  IrAttribute a;
+  a.name = name;
+  a.type = exec::AttrType::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+// Runs the graph node by node with RunNodeOnce; returns the graph outputs.
+std::vector<Tensor> Evaluate(const IrGraph& g, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> values(g.values.size());
+  for (size_t i = 0; i < g.values.size(); ++i) {
+    if (g.values[i].constant) values[i] = g.values[i].constant->AsTensor();
+  }
+  for (size_t i = 0; i < g.inputs.size(); ++i) values[static_cast<size_t>(g.inputs[i])] = inputs[i];
+  for (const IrNode& n : g.nodes) {
+    exec::Attributes attrs = g.AttributesOf(n);
+    std::vector<Tensor> views;
+    exec::NodeInfo info = g.NodeInfoOf(n, attrs, views);
+    std::vector<const Tensor*> ins;
+    for (int i : n.inputs) ins.push_back(i < 0 ? nullptr : &values[static_cast<size_t>(i)]);
+    auto outs = exec::RunNodeOnce(info, ins);
+    EXPECT_TRUE(outs.ok()) << n.op_type << ": " << outs.status().ToString();
+    if (!outs.ok()) return {};
+    for (size_t o = 0; o < n.outputs.size(); ++o) {
+      if (n.outputs[o] >= 0) values[static_cast<size_t>(n.outputs[o])] = (*outs)[o];
+    }
+  }
+  std::vector<Tensor> out;
+  for (int o : g.outputs) out.push_back(values[static_cast<size_t>(o)]);
+  return out;
+}
+
+// input [1,4,8,8] -> Conv(3x3, pad 1, 6 filters, bias) -> BatchNormalization -> Relu
+//   -> Identity -> Gemm after Flatten -> Clip(0, 6) -> output
+IrGraph BuildGraph(std::mt19937& rng) {
+  IrGraph g;
+  g.name = "test";
+  g.opsets[""] = 13;
+  int x = AddActivation(g, "x", {1, 4, 8, 8});
+  g.inputs.push_back(x);
+  int w = g.AddConstant("w", RandomFloats({6, 4, 3, 3}, rng, -0.5f, 0.5f));
+  int b = g.AddConstant("b", RandomFloats({6}, rng, -0.5f, 0.5f));
+  int scale = g.AddConstant("scale", RandomFloats({6}, rng, 0.5f, 1.5f));
+  int beta = g.AddConstant("beta", RandomFloats({6}, rng, -0.2f, 0.2f));
+  int mean = g.AddConstant("mean", RandomFloats({6}, rng, -0.2f, 0.2f));
+  int var = g.AddConstant("var", RandomFloats({6}, rng, 0.5f, 1.5f));
+  int c = AddActivation(g, "c", {1, 6, 8, 8});
+  int bn = AddActivation(g, "bn", {1, 6, 8, 8});
+  int r = AddActivation(g, "r", {1, 6, 8, 8});
+  int id = AddActivation(g, "id", {1, 6, 8, 8});
+  int flat = AddActivation(g, "flat", {1, 384});
+  int gw = g.AddConstant("gw", RandomFloats({384, 5}, rng, -0.1f, 0.1f));
+  int gb = g.AddConstant("gb", RandomFloats({5}, rng, -0.1f, 0.1f));
+  int gemm = AddActivation(g, "gemm", {1, 5});
+  int lo = g.AddConstant("lo", ConstantData::FromVector<float>(DataType::kFloat32, {}, {0.0f}));
+  int hi = g.AddConstant("hi", ConstantData::FromVector<float>(DataType::kFloat32, {}, {0.6f}));
+  int y = AddActivation(g, "y", {1, 5});
+  g.outputs.push_back(y);
+
+  IrNode conv{"conv", "Conv", "", {x, w, b}, {c}, {Ints("pads", {1, 1, 1, 1})}};
+  IrNode batch{"bn", "BatchNormalization", "", {c, scale, beta, mean, var}, {bn}, {}};
+  IrNode relu{"relu", "Relu", "", {bn}, {r}, {}};
+  IrNode identity{"identity", "Identity", "", {r}, {id}, {}};
+  IrNode flatten{"flatten", "Flatten", "", {id}, {flat}, {}};
+  IrAttribute alpha;
+  alpha.name = "alpha";
+  alpha.type = exec::AttrType::kFloat;
+  alpha.f = 0.5f;
+  IrNode gemm_node{"gemm", "Gemm", "", {flat, gw, gb}, {gemm}, {alpha}};
+  IrNode clip{"clip", "Clip", "", {gemm, lo, hi}, {y}, {}};
+  g.nodes = {conv, batch, relu, identity, flatten, gemm_node, clip};
+  return g;
+}
+
+TEST(Passes, FoldAndFusePreserveResults) {
+  std::mt19937 rng(7);
+  IrGraph graph = BuildGraph(rng);
+  auto x = Tensor::Allocate(DataType::kFloat32, {1, 4, 8, 8});
+  ASSERT_TRUE(x.ok());
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int64_t i = 0; i < x->element_count(); ++i) x->mutable_data_as<float>()[i] = dist(rng);
+
+  std::vector<Tensor> before = Evaluate(graph, {*x});
+  ASSERT_EQ(before.size(), 1u);
+  auto stats = RunAllPasses(graph);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+
+  std::vector<std::string> ops;
+  for (const IrNode& n : graph.nodes) ops.push_back(n.domain + ":" + n.op_type);
+  EXPECT_EQ(ops,
+            (std::vector<std::string>{"com.epctx:FusedConv", ":Flatten", "com.epctx:FusedGemm"}));
+  // Gemm's B is packed to [N, K] with alpha folded in.
+  const IrNode& gemm = graph.nodes[2];
+  EXPECT_EQ(graph.values[static_cast<size_t>(gemm.inputs[1])].shape,
+            (std::vector<int64_t>{5, 384}));
+  EXPECT_EQ(gemm.FindAttr("transB")->i, 1);
+  EXPECT_EQ(gemm.FindAttr("alpha")->f, 1.0f);
+
+  std::vector<Tensor> after = Evaluate(graph, {*x});
+  ASSERT_EQ(after.size(), 1u);
+  ASSERT_EQ(after[0].shape(), before[0].shape());
+  int nonzero = 0;
+  for (int64_t i = 0; i < before[0].element_count(); ++i) {
+    float a = after[0].data_as<float>()[i], b = before[0].data_as<float>()[i];
+    EXPECT_NEAR(a, b, 1e-5f + 1e-5f * std::fabs(b)) << "element " << i;
+    nonzero += b != 0.0f;
+  }
+  EXPECT_GT(nonzero, 0) << "the test graph's output is all zeros; it checks nothing";
+}
+
+TEST(Passes, IdentityFeedingAGraphOutputStays) {
+  IrGraph g;
+  g.opsets[""] = 13;
+  int x = AddActivation(g, "x", {2});
+  int y = AddActivation(g, "y", {2});
+  g.inputs = {x};
+  g.outputs = {y};
+  g.nodes = {IrNode{"id", "Identity", "", {x}, {y}, {}}};
+  auto stats = EliminateIdentityLike(g);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->changed, 0);
+  EXPECT_EQ(g.nodes.size(), 1u);
+}
+
+TEST(Passes, ConstantSubgraphIsFolded) {
+  IrGraph g;
+  g.opsets[""] = 13;
+  int a = g.AddConstant("a", ConstantData::FromVector<float>(DataType::kFloat32, {2}, {1, 2}));
+  int b = g.AddConstant("b", ConstantData::FromVector<float>(DataType::kFloat32, {2}, {10, 20}));
+  int s = AddActivation(g, "s", {2});
+  int x = AddActivation(g, "x", {2});
+  int y = AddActivation(g, "y", {2});
+  g.inputs = {x};
+  g.outputs = {y};
+  g.nodes = {IrNode{"add", "Add", "", {a, b}, {s}, {}}, IrNode{"mul", "Mul", "", {x, s}, {y}, {}}};
+  auto stats = FoldConstants(g);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->changed, 1);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  const IrValue& folded = g.values[static_cast<size_t>(s)];
+  ASSERT_TRUE(folded.is_constant());
+  const float* v = reinterpret_cast<const float*>(folded.constant->bytes.data());
+  EXPECT_EQ(v[0], 11.0f);
+  EXPECT_EQ(v[1], 22.0f);
+}
+
+}  // namespace
+}  // namespace epctx::compile

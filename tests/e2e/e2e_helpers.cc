@@ -1,0 +1,85 @@
+#include "e2e/e2e_helpers.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include "epctx/tensor_io.h"
+
+namespace epctx::testing {
+
+std::string ModelsDir() {
+  if (const char* env = std::getenv("EPCTX_TEST_MODELS")) return env;
+  return EPCTX_TEST_MODELS_DIR;
+}
+
+std::string ModelPath(const std::string& name) {
+  std::string path = ModelsDir() + "/" + name + ".onnx";
+  EXPECT_TRUE(std::filesystem::exists(path))
+      << path << " is missing: run /usr/bin/python3 tests/models/export_torchvision.py --out "
+      << ModelsDir();
+  return path;
+}
+
+Tensor LoadNpyOrDie(const std::string& path) {
+  auto t = ReadNpy(path);
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  return t.ok() ? *t : Tensor();
+}
+
+Comparison CompareFloat(const Tensor& actual, const Tensor& reference, double rtol, double atol) {
+  Comparison c;
+  c.count = static_cast<size_t>(reference.element_count());
+  const float* a = actual.data_as<float>();
+  const float* b = reference.data_as<float>();
+  for (size_t i = 0; i < c.count; ++i) {
+    double diff = std::fabs(static_cast<double>(a[i]) - b[i]);
+    if (!(diff <= atol + rtol * std::fabs(static_cast<double>(b[i])))) c.mismatches++;
+    c.max_abs_diff = std::max(c.max_abs_diff, std::isnan(diff) ? INFINITY : diff);
+    c.max_abs_ref = std::max(c.max_abs_ref, std::fabs(static_cast<double>(b[i])));
+  }
+  return c;
+}
+
+TempDir::TempDir() {
+  std::random_device rd;
+  path_ = std::filesystem::temp_directory_path() /
+          ("epctx-test-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+  std::filesystem::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string CopyModelInto(const std::string& model_path, const std::filesystem::path& dir) {
+  auto target = dir / std::filesystem::path(model_path).filename();
+  std::filesystem::copy_file(model_path, target, std::filesystem::copy_options::overwrite_existing);
+  return target.string();
+}
+
+std::vector<char> ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+int CountMappings(const std::string& path) {
+  std::string canonical = std::filesystem::weakly_canonical(path).string();
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  int count = 0;
+  while (std::getline(maps, line)) {
+    if (line.size() >= canonical.size() &&
+        line.compare(line.size() - canonical.size(), canonical.size(), canonical) == 0) {
+      count++;
+    }
+  }
+  return count;
+}
+
+}  // namespace epctx::testing

@@ -1,0 +1,47 @@
+// Shared fixtures of the end-to-end tests: the exported torchvision models and their references.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "epctx/epctx.h"
+
+namespace epctx::testing {
+
+// Directory of the models exported by tests/models/export_torchvision.py.
+std::string ModelsDir();
+// "<models>/<name>.onnx"; the test fails (not skips) when the file is missing.
+std::string ModelPath(const std::string& name);
+Tensor LoadNpyOrDie(const std::string& path);
+
+struct Comparison {
+  double max_abs_diff = 0;
+  double max_abs_ref = 0;
+  size_t mismatches = 0;  // elements with |a - b| > atol + rtol * |b|
+  size_t count = 0;
+};
+// `actual` vs `reference`, both float32 of the same shape (checked by the caller).
+Comparison CompareFloat(const Tensor& actual, const Tensor& reference, double rtol, double atol);
+
+// A fresh empty directory under the system temp dir, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Copies the model (and nothing else) into `dir`, returning the new path.
+std::string CopyModelInto(const std::string& model_path, const std::filesystem::path& dir);
+
+std::vector<char> ReadFileBytes(const std::string& path);
+
+// Lines of /proc/self/maps naming `path`.
+int CountMappings(const std::string& path);
+
+}  // namespace epctx::testing

@@ -1,0 +1,141 @@
+// Several models compiled into one blob: identical weights stored once, every context model
+// serves its own outputs, and one process maps the shared blob once.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "e2e/e2e_helpers.h"
+
+namespace epctx::testing {
+namespace {
+
+// resnet18_cls and resnet18_reg share one seeded ResNet-18 trunk; their heads differ.
+constexpr uint64_t kRegHeadBytes = (512 * 4 + 4) * sizeof(float);
+
+void ExpectReference(Session& session, const std::string& model) {
+  Tensor input = LoadNpyOrDie(ModelsDir() + "/" + model + ".input.npy");
+  Tensor reference = LoadNpyOrDie(ModelsDir() + "/" + model + ".output.npy");
+  auto out = session.Run({{"input", input}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ((*out)[0].shape(), reference.shape());
+  Comparison scale = CompareFloat((*out)[0], reference, 0, 0);
+  Comparison c = CompareFloat((*out)[0], reference, 1e-4, 1e-4 * scale.max_abs_ref);
+  EXPECT_EQ(c.mismatches, 0u) << model << ": max abs diff " << c.max_abs_diff;
+}
+
+TEST(WeightSharing, TrunkWithTwoHeadsIsStoredOnce) {
+  TempDir dir;
+  std::string cls = ModelPath("resnet18_cls");
+  std::string reg = ModelPath("resnet18_reg");
+  auto alone_cls = ModelCompiler().CompileToFile(cls, dir / "alone/resnet18_cls_ctx.onnx");
+  ASSERT_FALSE(alone_cls.ok()) << "a missing output directory must be an error";
+  std::filesystem::create_directories(dir / "alone");
+  alone_cls = ModelCompiler().CompileToFile(cls, dir / "alone/resnet18_cls_ctx.onnx");
+  auto alone_reg = ModelCompiler().CompileToFile(reg, dir / "alone/resnet18_reg_ctx.onnx");
+  ASSERT_TRUE(alone_cls.ok() && alone_reg.ok());
+
+  auto shared = ModelCompiler().CompileModels({cls, reg}, dir / "out");
+  ASSERT_TRUE(shared.ok()) << shared.status().ToString();
+  ASSERT_TRUE(shared->written);
+  ASSERT_EQ(shared->models.size(), 2u);
+  EXPECT_EQ(shared->models[0].context_model_path, dir / "out/resnet18_cls_ctx.onnx");
+  EXPECT_EQ(shared->models[1].context_model_path, dir / "out/resnet18_reg_ctx.onnx");
+  EXPECT_EQ(shared->blob_path, dir / "out/resnet18_cls_shared.epctx");
+  EXPECT_GT(shared->dedup_hits, 0u);
+
+  uint64_t trunk_and_heads = alone_cls->weight_bytes + kRegHeadBytes;
+  std::cout << "separate blobs " << alone_cls->blob_size << " + " << alone_reg->blob_size
+            << " bytes; shared blob " << shared->blob_size << " bytes; shared weight bytes "
+            << shared->weight_bytes << " (trunk + both heads " << trunk_and_heads << ")\n";
+  EXPECT_LE(static_cast<double>(shared->weight_bytes), 1.02 * static_cast<double>(trunk_and_heads));
+  EXPECT_LT(static_cast<double>(shared->blob_size),
+            0.6 * static_cast<double>(alone_cls->blob_size + alone_reg->blob_size));
+
+  size_t before = MappedBlobCount();
+  auto a = Session::Create(shared->models[0].context_model_path);
+  auto b = Session::Create(shared->models[1].context_model_path);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_TRUE((*a)->origin().from_context_blob);
+  EXPECT_TRUE((*b)->origin().from_context_blob);
+  EXPECT_EQ(CountMappings(shared->blob_path), 1);
+  EXPECT_EQ(MappedBlobCount(), before + 1);
+  ExpectReference(**a, "resnet18_cls");
+  ExpectReference(**b, "resnet18_reg");
+}
+
+TEST(WeightSharing, LoadingOneContextModelAloneWorks) {
+  TempDir dir;
+  auto shared = ModelCompiler().CompileModels(
+      {ModelPath("resnet18_cls"), ModelPath("resnet18_reg")}, dir / "out");
+  ASSERT_TRUE(shared.ok() && shared->written);
+  auto b = Session::Create(shared->models[1].context_model_path);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_TRUE((*b)->origin().from_context_blob);
+  ExpectReference(**b, "resnet18_reg");
+}
+
+TEST(WeightSharing, SameFileNamesGetSuffixesAndAWarning) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "a");
+  std::filesystem::create_directories(dir.path() / "b");
+  std::string a = CopyModelInto(ModelPath("mobilenet_v2"), dir.path() / "a");
+  std::string b = CopyModelInto(ModelPath("mobilenet_v2"), dir.path() / "b");
+  auto report = ModelCompiler().CompileModels({a, b}, dir / "out");
+  ASSERT_TRUE(report.ok() && report->written);
+  EXPECT_EQ(report->models[0].context_model_path, dir / "out/mobilenet_v2_ctx.onnx");
+  EXPECT_EQ(report->models[1].context_model_path, dir / "out/mobilenet_v2_1_ctx.onnx");
+  EXPECT_TRUE(report->models[0].warnings.empty());
+  ASSERT_EQ(report->models[1].warnings.size(), 1u);
+  EXPECT_EQ(report->models[1].warnings[0],
+            "another model is also named 'mobilenet_v2': '" + b + "' is written as '" +
+                (dir / "out/mobilenet_v2_1_ctx.onnx") + "'");
+  // Identical models: every weight of the second is a dedup hit.
+  EXPECT_EQ(report->dedup_hits, report->weight_count);
+}
+
+TEST(WeightSharing, OneFailingModelIsReportedAndNothingIsWritten) {
+  TempDir dir;
+  std::string bad = dir / "broken.onnx";
+  {
+    std::ofstream(bad) << "broken";
+  }
+  auto report = ModelCompiler().CompileModels({ModelPath("mobilenet_v2"), bad}, dir / "out");
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->written);
+  ASSERT_EQ(report->models.size(), 2u);
+  EXPECT_TRUE(report->models[0].compiled);
+  EXPECT_FALSE(report->models[1].compiled);
+  EXPECT_NE(report->models[1].error.find("not an ONNX model"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "out"));
+}
+
+TEST(WeightSharing, ShareOptionsAcrossCallsGiveTheSameBlob) {
+  TempDir dir;
+  std::string cls = ModelPath("resnet18_cls");
+  std::string reg = ModelPath("resnet18_reg");
+  auto one_command = ModelCompiler().CompileModels({cls, reg}, dir / "cmd");
+  ASSERT_TRUE(one_command.ok() && one_command->written);
+
+  std::filesystem::create_directories(dir.path() / "calls");
+  SessionOptions share;
+  share.AddConfigEntry("ep.share_ep_contexts", "1");
+  auto first = ModelCompiler(share).CompileToFile(cls, dir / "calls/resnet18_cls_ctx.onnx");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE(first->blob_pending);
+  SessionOptions stop = share;
+  stop.AddConfigEntry("ep.stop_share_ep_contexts", "1");
+  auto last = ModelCompiler(stop).CompileToFile(reg, dir / "calls/resnet18_reg_ctx.onnx");
+  ASSERT_TRUE(last.ok()) << last.status().ToString();
+  EXPECT_FALSE(last->blob_pending);
+  EXPECT_EQ(last->blob_path, dir / "calls/resnet18_cls_shared.epctx");
+
+  EXPECT_EQ(ReadFileBytes(last->blob_path), ReadFileBytes(one_command->blob_path));
+  auto b = Session::Create(dir / "calls/resnet18_reg_ctx.onnx");
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE((*b)->origin().from_context_blob);
+  ExpectReference(**b, "resnet18_reg");
+}
+
+}  // namespace
+}  // namespace epctx::testing

@@ -1,0 +1,102 @@
+#include "run_inputs.h"
+
+#include <optional>
+#include <string_view>
+
+#include "epctx/tensor_io.h"
+#include "util/status_macros.h"
+
+namespace epctx::cli {
+namespace {
+
+std::string DescribeShape(const ValueInfo& value) {
+  std::string out = "[";
+  for (size_t i = 0; i < value.shape.size(); ++i) {
+    if (i > 0) out += ',';
+    if (value.shape[i] >= 0) {
+      out += std::to_string(value.shape[i]);
+    } else if (i < value.dim_names.size() && !value.dim_names[i].empty()) {
+      out += value.dim_names[i];
+    } else {
+      out += '?';
+    }
+  }
+  return out + "]";
+}
+
+std::string ExpectedInputList(const std::vector<ValueInfo>& expected) {
+  if (expected.empty()) return "the model has no inputs";
+  std::string out = "the model's inputs are:";
+  for (const ValueInfo& value : expected) out += "\n  " + DescribeValue(value);
+  return out;
+}
+
+const ValueInfo* FindInput(const std::vector<ValueInfo>& expected, std::string_view name) {
+  for (const ValueInfo& value : expected) {
+    if (value.name == name) return &value;
+  }
+  return nullptr;
+}
+
+struct InputArg {
+  const ValueInfo* input;
+  std::string file;
+};
+
+// Splits NAME=FILE at the first '=' that ends a model input's name.
+Result<InputArg> SplitInputArg(const std::vector<ValueInfo>& expected, const std::string& arg) {
+  for (size_t eq = arg.find('='); eq != std::string::npos; eq = arg.find('=', eq + 1)) {
+    if (const ValueInfo* input = FindInput(expected, std::string_view(arg).substr(0, eq))) {
+      return InputArg{input, arg.substr(eq + 1)};
+    }
+  }
+  return EPCTX_ERROR(kNotFound, "--input '{}': '{}' is not an input of the model; {}", arg,
+                     arg.substr(0, arg.find('=')), ExpectedInputList(expected));
+}
+
+bool DimsMatch(const ValueInfo& input, const Tensor& tensor) {
+  if (input.shape.size() != tensor.shape().size()) return false;
+  for (size_t i = 0; i < input.shape.size(); ++i) {
+    if (input.shape[i] >= 0 && input.shape[i] != tensor.shape()[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string DescribeValue(const ValueInfo& value) {
+  return fmt::format("{}: {} {}", value.name, DataTypeName(value.dtype), DescribeShape(value));
+}
+
+Result<std::unordered_map<std::string, Tensor>> LoadInputs(const std::vector<ValueInfo>& expected,
+                                                           const std::vector<std::string>& args) {
+  std::unordered_map<std::string, Tensor> inputs;
+  for (const std::string& arg : args) {
+    EPCTX_ASSIGN_OR_RETURN(InputArg input, SplitInputArg(expected, arg));
+    const ValueInfo& info = *input.input;
+    if (inputs.contains(info.name)) {
+      return EPCTX_ERROR(kInvalidArgument, "input '{}' is given twice", info.name);
+    }
+    EPCTX_ASSIGN_OR_RETURN(Tensor tensor, ReadTensorFile(input.file));
+    if (tensor.dtype() != info.dtype || !DimsMatch(info, tensor)) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "input '{}' from '{}' is {} {}, but the model expects {} {}", info.name,
+                         input.file, DataTypeName(tensor.dtype()), ShapeToString(tensor.shape()),
+                         DataTypeName(info.dtype), DescribeShape(info));
+    }
+    inputs.emplace(info.name, std::move(tensor));
+  }
+  std::vector<std::string> missing;
+  for (const ValueInfo& value : expected) {
+    if (!inputs.contains(value.name)) missing.push_back("'" + value.name + "'");
+  }
+  if (!missing.empty()) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "missing {} {}; give each as --input NAME=FILE (.npy or .pb); {}",
+                       missing.size() == 1 ? "input" : "inputs", fmt::join(missing, ", "),
+                       ExpectedInputList(expected));
+  }
+  return inputs;
+}
+
+}  // namespace epctx::cli
