@@ -17,7 +17,7 @@ struct CompileReport {
   uint64_t blob_size = 0;
   uint64_t weight_bytes = 0;  // unique weight bytes stored in the blob
   size_t weight_count = 0;
-  size_t node_count = 0;  // nodes in the main program after optimization
+  size_t node_count = 0;      // nodes in the main program after optimization
   bool blob_pending = false;  // ep.share_ep_contexts: the shared blob is written by the last call
   std::vector<std::string> warnings;
 };

@@ -41,7 +41,8 @@ compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std
 }
 
 Status CheckContextModelPath(const std::string& path) {
-  if (path.empty()) return EPCTX_ERROR(kInvalidArgument, "no output path given for the context model");
+  if (path.empty())
+    return EPCTX_ERROR(kInvalidArgument, "no output path given for the context model");
   if (std::filesystem::path(path).filename().empty()) {
     return EPCTX_ERROR(kInvalidArgument, "'{}': the context model path names a directory", path);
   }
@@ -99,7 +100,8 @@ std::string DefaultBlobPathFor(const std::string& context_model_path) {
 std::string SharedBlobPathFor(const std::string& first_context_model) {
   std::filesystem::path p(first_context_model);
   std::string stem = p.stem().string();
-  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, "_ctx") == 0) stem.resize(stem.size() - 4);
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, "_ctx") == 0)
+    stem.resize(stem.size() - 4);
   return (p.parent_path() / (stem + "_shared.epctx")).string();
 }
 
@@ -109,7 +111,8 @@ Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path
   EPCTX_RETURN_IF_ERROR(CheckContextModelPath(context_model_path));
   if (opts.share_ep_contexts || opts.stop_share_ep_contexts) {
     if (opts.embed_mode) {
-      return EPCTX_ERROR(kInvalidArgument, "ep.context_embed_mode=1 cannot be combined with "
+      return EPCTX_ERROR(kInvalidArgument,
+                         "ep.context_embed_mode=1 cannot be combined with "
                          "ep.share_ep_contexts: the shared blob is written by the last call");
     }
     SharedGroup& group = Group();
@@ -126,7 +129,8 @@ Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path
     EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
                            compile::CompileIntoBlob(model, partition, group.writer));
     group.open = true;
-    compile::ContextModelSpec spec = SpecFor(model, partition, context_model_path, opts, main_context);
+    compile::ContextModelSpec spec =
+        SpecFor(model, partition, context_model_path, opts, main_context);
     spec.blob_reference = RelativePath(group.blob_path, DirName(context_model_path));
     EPCTX_ASSIGN_OR_RETURN(std::string ctx_bytes, compile::SerializeContextModel(spec));
     EPCTX_RETURN_IF_ERROR(
@@ -192,7 +196,8 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
   EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options_));
   if (model_paths.empty()) return EPCTX_ERROR(kInvalidArgument, "no models to compile");
   if (opts.share_ep_contexts || opts.stop_share_ep_contexts) {
-    return EPCTX_ERROR(kInvalidArgument, "ep.share_ep_contexts and ep.stop_share_ep_contexts are "
+    return EPCTX_ERROR(kInvalidArgument,
+                       "ep.share_ep_contexts and ep.stop_share_ep_contexts are "
                        "for one-model-per-call compiles; several models in one call always "
                        "share one blob");
   }
@@ -281,9 +286,9 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
       spec.blob_reference = RelativePath(blob_path, DirName(r.context_model_path));
     }
     auto bytes = compile::SerializeContextModel(spec);
-    Status s = bytes.ok() ? WriteFileAtomically(r.context_model_path,
-                                                std::as_bytes(std::span(*bytes)))
-                          : bytes.status();
+    Status s = bytes.ok()
+                   ? WriteFileAtomically(r.context_model_path, std::as_bytes(std::span(*bytes)))
+                   : bytes.status();
     if (!s.ok()) {
       undo();
       r.compiled = false;

@@ -78,13 +78,15 @@ const std::vector<Key>& Keys() {
          o.load_mode = v;
          return Status::Ok();
        }},
-      {"ep.share_ep_contexts", "0", "compile: this model joins the process's shared blob, "
+      {"ep.share_ep_contexts", "0",
+       "compile: this model joins the process's shared blob, "
        "written by the call that sets ep.stop_share_ep_contexts",
        [](const std::string& v, EngineOptions& o) {
          EPCTX_ASSIGN_OR_RETURN(o.share_ep_contexts, ParseBool("ep.share_ep_contexts", v));
          return Status::Ok();
        }},
-      {"ep.stop_share_ep_contexts", "0", "compile: this is the last model of the shared blob; "
+      {"ep.stop_share_ep_contexts", "0",
+       "compile: this is the last model of the shared blob; "
        "write it",
        [](const std::string& v, EngineOptions& o) {
          EPCTX_ASSIGN_OR_RETURN(o.stop_share_ep_contexts,

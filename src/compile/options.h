@@ -20,8 +20,8 @@ struct EngineOptions {
   bool verify_weights = false;                       // epctx.verify_weights
   std::string load_mode = "mmap";                    // epctx.load_mode
   int intra_op_num_threads = 0;                      // session.intra_op_num_threads (0: all cores)
-  bool share_ep_contexts = false;       // ep.share_ep_contexts
-  bool stop_share_ep_contexts = false;  // ep.stop_share_ep_contexts
+  bool share_ep_contexts = false;                    // ep.share_ep_contexts
+  bool stop_share_ep_contexts = false;               // ep.stop_share_ep_contexts
 };
 
 Result<EngineOptions> ParseEngineOptions(const SessionOptions& options);

@@ -87,9 +87,9 @@ TEST(WeightSharing, SameFileNamesGetSuffixesAndAWarning) {
   EXPECT_EQ(report->models[1].context_model_path, dir / "out/mobilenet_v2_1_ctx.onnx");
   EXPECT_TRUE(report->models[0].warnings.empty());
   ASSERT_EQ(report->models[1].warnings.size(), 1u);
-  EXPECT_EQ(report->models[1].warnings[0],
-            "another model is also named 'mobilenet_v2': '" + b + "' is written as '" +
-                (dir / "out/mobilenet_v2_1_ctx.onnx") + "'");
+  EXPECT_EQ(report->models[1].warnings[0], "another model is also named 'mobilenet_v2': '" + b +
+                                               "' is written as '" +
+                                               (dir / "out/mobilenet_v2_1_ctx.onnx") + "'");
   // Identical models: every weight of the second is a dedup hit.
   EXPECT_EQ(report->dedup_hits, report->weight_count);
 }
@@ -97,9 +97,7 @@ TEST(WeightSharing, SameFileNamesGetSuffixesAndAWarning) {
 TEST(WeightSharing, OneFailingModelIsReportedAndNothingIsWritten) {
   TempDir dir;
   std::string bad = dir / "broken.onnx";
-  {
-    std::ofstream(bad) << "broken";
-  }
+  { std::ofstream(bad) << "broken"; }
   auto report = ModelCompiler().CompileModels({ModelPath("mobilenet_v2"), bad}, dir / "out");
   ASSERT_TRUE(report.ok());
   EXPECT_FALSE(report->written);
