@@ -1,12 +1,33 @@
-// Registration functions of the kernel families (one folder each under src/exec/kernels/).
+// Registration functions of the kernel families, one folder each under src/exec/kernels/.
 #pragma once
 
 #include "exec/kernel.h"
 
 namespace epctx::exec::kernels {
 
-void RegisterElementwiseKernels(KernelRegistry& registry);  // elementwise/
-void RegisterNnKernels(KernelRegistry& registry);           // nn/
-void RegisterTensorKernels(KernelRegistry& registry);       // tensor/
+// elementwise/: Add, Sub, Mul, Div, Relu, Sigmoid, Clip, Identity, Dropout
+void RegisterElementwiseKernels(KernelRegistry& registry);
+// nn/: Conv, FusedConv, Gemm, FusedGemm, MatMul, pools, BatchNormalization, Softmax
+void RegisterNnKernels(KernelRegistry& registry);
+// tensor/: Flatten, Reshape, Transpose, Concat, Squeeze, Unsqueeze, Shape, Gather
+void RegisterTensorKernels(KernelRegistry& registry);
+// math/: unary and binary math, logic and comparison, Cast, Where
+void RegisterMathKernels(KernelRegistry& registry);
+// reduce/: reductions, ArgMax/ArgMin, TopK, CumSum
+void RegisterReduceKernels(KernelRegistry& registry);
+// indexing/: Slice, Expand, Tile, Pad, Split, Range, Gather*/Scatter*, NonZero, OneHot, Trilu
+void RegisterIndexingKernels(KernelRegistry& registry);
+// norm/: InstanceNormalization, LayerNormalization, LRN, LogSoftmax, Hardmax
+void RegisterNormalizationKernels(KernelRegistry& registry);
+// image/: ConvTranspose, LpPool, Resize, DepthToSpace, SpaceToDepth
+void RegisterImageKernels(KernelRegistry& registry);
+// rnn/: RNN, GRU, LSTM
+void RegisterRecurrentKernels(KernelRegistry& registry);
+// quant/: QuantizeLinear, DequantizeLinear, MatMulInteger, QLinear*, ConvInteger
+void RegisterQuantKernels(KernelRegistry& registry);
+// linalg/: Einsum, Det
+void RegisterLinalgKernels(KernelRegistry& registry);
+// control/: If, Loop, Scan
+void RegisterControlFlowKernels(KernelRegistry& registry);
 
 }  // namespace epctx::exec::kernels

@@ -8,6 +8,15 @@ void RegisterAllKernels(KernelRegistry& registry) {
   kernels::RegisterElementwiseKernels(registry);
   kernels::RegisterNnKernels(registry);
   kernels::RegisterTensorKernels(registry);
+  kernels::RegisterMathKernels(registry);
+  kernels::RegisterReduceKernels(registry);
+  kernels::RegisterIndexingKernels(registry);
+  kernels::RegisterNormalizationKernels(registry);
+  kernels::RegisterImageKernels(registry);
+  kernels::RegisterRecurrentKernels(registry);
+  kernels::RegisterQuantKernels(registry);
+  kernels::RegisterLinalgKernels(registry);
+  kernels::RegisterControlFlowKernels(registry);
 }
 
 }  // namespace epctx::exec

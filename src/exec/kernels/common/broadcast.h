@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "epctx/status.h"
+#include "exec/kernels/common/threads.h"
 
 namespace epctx::exec::kernels {
 
@@ -28,9 +29,6 @@ struct BroadcastPlan {
 BroadcastPlan PlanBroadcast(std::span<const int64_t> a, std::span<const int64_t> b,
                             std::span<const int64_t> out);
 
-// Below this many output elements, starting threads costs more than it saves.
-inline constexpr int64_t kMinParallelElements = 1 << 15;
-
 // Calls run(out_offset, a_offset, b_offset, count, a_step, b_step) for every run of the
 // innermost collapsed dim, splitting long runs so that every thread gets work.
 template <typename RunFn>
@@ -39,7 +37,7 @@ void ForEachBroadcastRun(const BroadcastPlan& plan, int threads, RunFn&& run) {
   const size_t rank = plan.dims.size();
   const int64_t inner = plan.dims[rank - 1];
   const int64_t rows = plan.element_count / inner;
-  const int nt = plan.element_count >= kMinParallelElements ? std::max(threads, 1) : 1;
+  const int nt = ThreadsFor(threads, plan.element_count);
   const int64_t chunks = rows >= nt ? 1 : (nt + rows - 1) / rows;
   const int64_t chunk = (inner + chunks - 1) / chunks;
   const int64_t tasks = rows * chunks;

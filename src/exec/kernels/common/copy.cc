@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "exec/kernels/common/threads.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -22,8 +23,8 @@ Status CopyToOutput(KernelContext& ctx, size_t index, const Tensor& in,
   const size_t bytes = in.byte_size();
   if (bytes == 0) return Status::Ok();
   // Large copies are bandwidth-bound; two streams go faster than one on most machines.
-  constexpr size_t kMinParallelBytes = size_t{1} << 20;
-  const int nt = bytes >= kMinParallelBytes ? std::max(ctx.num_threads(), 1) : 1;
+  constexpr int64_t kMinParallelBytes = int64_t{1} << 20;
+  const int nt = ThreadsFor(ctx.num_threads(), static_cast<int64_t>(bytes), kMinParallelBytes);
   const auto* src = static_cast<const std::byte*>(in.data());
   auto* dst = static_cast<std::byte*>(out->mutable_data());
 #pragma omp parallel num_threads(nt) if (nt > 1)

@@ -4,14 +4,16 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "exec/kernels/common/broadcast.h"
+#include <omp.h>
+
+#include "exec/kernels/common/threads.h"
 
 namespace epctx::exec::kernels {
 
 // fn(x, y, n) transforms one contiguous chunk.
 template <typename ChunkFn>
 void ParallelMap(const float* x, float* y, int64_t n, int threads, ChunkFn&& fn) {
-  const int nt = n >= kMinParallelElements ? std::max(threads, 1) : 1;
+  const int nt = ThreadsFor(threads, n);
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
     const int64_t t = omp_get_thread_num();

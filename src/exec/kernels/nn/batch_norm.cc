@@ -4,8 +4,8 @@
 #include <memory>
 #include <vector>
 
-#include "exec/kernels/common/broadcast.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/common/threads.h"
 #include "exec/kernels/nn/nn_ops.h"
 #include "util/status_macros.h"
 
@@ -71,7 +71,7 @@ class BatchNormKernel final : public Kernel {
     const int64_t planes = x->shape()[0] * channels;
     const float* xp = x->data_as<float>();
     float* yp = y->mutable_data_as<float>();
-    const int nt = x->element_count() >= kMinParallelElements ? ctx.num_threads() : 1;
+    const int nt = ThreadsFor(ctx.num_threads(), x->element_count());
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int64_t plane = 0; plane < planes; ++plane) {
       const float a = mul[plane % channels];

@@ -1,5 +1,6 @@
 // MatMul with numpy semantics: 1-D operands are promoted to matrices (and the added dim dropped
 // from the result), leading batch dims broadcast against each other.
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -70,7 +71,7 @@ class MatMulKernel final : public Kernel {
     const float* ap = a->data_as<float>();
     const float* bp = b->data_as<float>();
     float* yp = y->mutable_data_as<float>();
-    const int threads = ctx.num_threads();
+    const int threads = std::max(ctx.num_threads(), 1);
     auto no_epilogue = [](int64_t, int64_t, int64_t, int64_t) {};
     if (DimProduct(b_batch) == 1 && DimProduct(a_batch) == batches) {
       // Every batch uses the same B: the batches of A stack into one tall product.

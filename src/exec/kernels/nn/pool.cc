@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "exec/kernels/common/broadcast.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/common/threads.h"
 #include "exec/kernels/nn/nn_ops.h"
 #include "exec/kernels/nn/window.h"
 #include "util/status_macros.h"
@@ -112,7 +112,7 @@ class PoolKernel final : public Kernel {
     const float* xp = x->data_as<float>();
     float* yp = y->mutable_data_as<float>();
     const int64_t work = y->element_count() * w.kernel_size();
-    const int nt = work >= kMinParallelElements ? ctx.num_threads() : 1;
+    const int nt = ThreadsFor(ctx.num_threads(), work);
     const bool include_pad = count_include_pad_;
 #pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
     for (int64_t plane = 0; plane < planes; ++plane) {

@@ -5,9 +5,9 @@
 #include <memory>
 #include <vector>
 
-#include "exec/kernels/common/broadcast.h"
 #include "exec/kernels/common/eigen.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/common/threads.h"
 #include "exec/kernels/nn/nn_ops.h"
 #include "util/status_macros.h"
 
@@ -79,7 +79,7 @@ class SoftmaxKernel final : public Kernel {
     if (y->element_count() == 0) return Status::Ok();
     const float* xp = x->data_as<float>();
     float* yp = y->mutable_data_as<float>();
-    const int nt = x->element_count() >= kMinParallelElements ? ctx.num_threads() : 1;
+    const int nt = ThreadsFor(ctx.num_threads(), x->element_count());
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
       std::vector<float> sums(inner > 1 ? static_cast<size_t>(inner) : 0);
