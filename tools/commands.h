@@ -32,13 +32,17 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddRunCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddPerfCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddCompareCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddConformanceCommand(CLI::App& parent, const GlobalOptions& global);
 
 // Every subcommand, in the order `epctx --help` lists them.
+// clang-format off
 inline constexpr CommandFactory kCommands[] = {
     &AddCompileCommand,
     &AddRunCommand,
     &AddPerfCommand,
     &AddCompareCommand,
+    &AddConformanceCommand,
 };
+// clang-format on
 
 }  // namespace epctx::cli

@@ -1,4 +1,6 @@
-// `epctx compile MODEL.onnx [-o OUT_ctx.onnx | --output-dir DIR] [-C KEY|VALUE]...`
+// `epctx compile MODEL.onnx [-o OUT_ctx.onnx | --output-dir DIR] [-C KEY|VALUE]... [-i
+// KEY|VALUE]...` `epctx compile -m A.onnx -m B.onnx --output-dir DIR`  (several models, one shared
+// blob) `epctx compile --list`                                (targets and packing layouts)
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -18,16 +20,19 @@ namespace epctx::cli {
 namespace {
 
 struct CompileArgs {
-  std::string model;
+  std::vector<std::string> positional;
+  std::vector<std::string> models;  // -m
   std::string output;
   std::string output_dir;
-  std::vector<std::string> config;
+  std::vector<std::string> config;          // -C: context options (ep.*)
+  std::vector<std::string> engine_options;  // -i: engine options (epctx.*, session.*)
+  bool list = false;
 };
 
 // -o as given; else <DIR or the model's directory>/<stem>_ctx.onnx.
-std::string ContextModelPath(const CompileArgs& args) {
+std::string ContextModelPath(const std::string& model_path, const CompileArgs& args) {
   if (!args.output.empty()) return args.output;
-  std::filesystem::path model(args.model);
+  std::filesystem::path model(model_path);
   std::filesystem::path dir =
       args.output_dir.empty() ? model.parent_path() : std::filesystem::path(args.output_dir);
   return (dir / (model.stem().string() + "_ctx.onnx")).string();
@@ -44,7 +49,12 @@ bool SameFile(const std::string& a, const std::string& b) {
 
 void PrintReport(const CompileReport& report, double seconds) {
   std::printf("context model: %s\n", report.context_model_path.c_str());
-  if (report.blob_path.empty()) {
+  if (report.blob_pending) {
+    std::printf(
+        "blob:          %s (shared; written by the call with "
+        "ep.stop_share_ep_contexts=1)\n",
+        report.blob_path.c_str());
+  } else if (report.blob_path.empty()) {
     std::printf("blob:          embedded in the context model, %s\n",
                 FormatBytes(report.blob_size).c_str());
   } else {
@@ -60,14 +70,91 @@ void PrintReport(const CompileReport& report, double seconds) {
   }
 }
 
-Status RunCompile(const CompileArgs& args) {
-  EPCTX_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(args.config));
-  if (!std::filesystem::exists(args.model)) {
-    // Checked here so that a mistyped model name does not leave an output directory behind.
-    return EPCTX_ERROR(kNotFound, "'{}': file not found", args.model);
+// Every model's outcome, then the shared blob; an error when anything was not written.
+Status PrintMultiReport(const MultiCompileReport& report, double seconds) {
+  for (const ModelCompileResult& m : report.models) {
+    if (m.compiled) {
+      std::printf("compiled  %s -> %s (%zu nodes, %s of weights)\n", m.model_path.c_str(),
+                  m.context_model_path.c_str(), m.node_count, FormatBytes(m.weight_bytes).c_str());
+    } else {
+      std::printf("FAILED    %s: %s\n", m.model_path.c_str(), m.error.c_str());
+    }
+    for (const std::string& w : m.warnings) std::fprintf(stderr, "epctx: warning: %s\n", w.c_str());
   }
-  std::string output = ContextModelPath(args);
-  if (SameFile(output, args.model)) {
+  if (!report.written) {
+    return EPCTX_ERROR(kFailedPrecondition,
+                       "nothing was written: every model must compile for the shared blob to be "
+                       "written (see the FAILED lines above)");
+  }
+  std::printf("shared blob: %s, %s; %zu unique weights, %s (%zu found already stored)\n",
+              report.blob_path.empty() ? "(embedded)" : report.blob_path.c_str(),
+              FormatBytes(report.blob_size).c_str(), report.weight_count,
+              FormatBytes(report.weight_bytes).c_str(), report.dedup_hits);
+  std::printf("compile time: %s\n", FormatSeconds(seconds).c_str());
+  return Status::Ok();
+}
+
+std::vector<std::string> AllModels(const CompileArgs& args) {
+  std::vector<std::string> models = args.positional;
+  models.insert(models.end(), args.models.begin(), args.models.end());
+  return models;
+}
+
+// Usage errors (exit status 2), checked once the command line is parsed.
+void CheckUsage(const CompileArgs& args) {
+  if (args.list) return;
+  size_t n = AllModels(args).size();
+  if (n == 0) throw CLI::ValidationError("model", "a model is required (MODEL or -m MODEL)");
+  if (n > 1 && !args.output.empty()) {
+    throw CLI::ValidationError("-o",
+                               "several models need --output-dir: -o names one context model");
+  }
+  if (n > 1 && args.output_dir.empty()) {
+    throw CLI::ValidationError("--output-dir",
+                               "several models need --output-dir (they share one blob)");
+  }
+}
+
+Status ListTargets() {
+  CompileTarget t = CurrentCompileTarget();
+  std::printf("target (this build; one per build):\n");
+  std::printf("  hardware_architecture: %s\n", t.hardware_architecture.c_str());
+  std::printf("  packing build id:      %s\n", t.packing_build_id.c_str());
+  std::printf("  pack layout version:   %u\n", t.pack_layout_version);
+  std::printf("  usable on this CPU:    %s\n", t.usable_on_this_cpu ? "yes" : "no");
+  std::printf("pack layouts:\n");
+  for (const std::string& l : PackLayoutDescriptions()) std::printf("  %s\n", l.c_str());
+  return Status::Ok();
+}
+
+Status RunCompile(const CompileArgs& args, const GlobalOptions& global) {
+  if (args.list) return ListTargets();
+  std::vector<std::string> models = AllModels(args);
+  std::vector<std::string> entries = args.config;
+  entries.insert(entries.end(), args.engine_options.begin(), args.engine_options.end());
+  EPCTX_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(entries));
+  for (const std::string& m : models) {
+    // Checked first so that a mistyped name leaves no output directory behind.
+    if (!std::filesystem::exists(m)) return EPCTX_ERROR(kNotFound, "'{}': file not found", m);
+  }
+  ModelCompiler compiler(std::move(options));
+  if (global.verbosity > 0) {
+    compiler.SetProgressCallback(
+        [](const std::string& message) { std::fprintf(stderr, "epctx: %s\n", message.c_str()); });
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+
+  if (models.size() > 1) {
+    EPCTX_ASSIGN_OR_RETURN(MultiCompileReport report,
+                           compiler.CompileModels(models, args.output_dir));
+    return PrintMultiReport(report, elapsed());
+  }
+
+  std::string output = ContextModelPath(models[0], args);
+  if (SameFile(output, models[0])) {
     return EPCTX_ERROR(kInvalidArgument,
                        "'{}': the context model would overwrite the original model; choose "
                        "another output with -o",
@@ -75,40 +162,51 @@ Status RunCompile(const CompileArgs& args) {
   }
   std::string output_dir = std::filesystem::path(output).parent_path().string();
   if (!output_dir.empty()) EPCTX_RETURN_IF_ERROR(CreateDirectories(output_dir));
-
-  ModelCompiler compiler(std::move(options));
-  auto start = std::chrono::steady_clock::now();
-  EPCTX_ASSIGN_OR_RETURN(CompileReport report, compiler.CompileToFile(args.model, output));
-  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-  PrintReport(report, elapsed.count());
+  EPCTX_ASSIGN_OR_RETURN(CompileReport report, compiler.CompileToFile(models[0], output));
+  PrintReport(report, elapsed());
   return Status::Ok();
 }
 
 }  // namespace
 
-Command AddCompileCommand(CLI::App& parent, const GlobalOptions& /*global*/) {
+Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
   auto args = std::make_shared<CompileArgs>();
   CLI::App* app = parent.add_subcommand(
       "compile",
-      "Compile an ONNX model into a context model (NAME_ctx.onnx) and its context blob "
-      "(NAME_ctx.epctx, written beside it)");
-  app->add_option("model", args->model, "The original ONNX model")
-      ->required()
+      "Compile ONNX models into context models (NAME_ctx.onnx) and a context blob: one model "
+      "(blob NAME_ctx.epctx beside it), or several (-m ... --output-dir DIR) sharing one blob");
+  app->add_option("model", args->positional, "Original ONNX model(s)")->type_name("MODEL.onnx");
+  app->add_option("-m,--model", args->models,
+                  "A model to compile; repeat for several models sharing one blob (identical "
+                  "weights stored once); several models need --output-dir")
       ->type_name("MODEL.onnx");
   CLI::Option* output =
       app->add_option("-o,--output", args->output,
-                      "Context model to write; the blob goes beside it with the extension .epctx "
-                      "(default: <stem>_ctx.onnx in the model's directory)");
+                      "Context model to write (one model only); the blob goes beside it with the "
+                      "extension .epctx (default: <stem>_ctx.onnx in the model's directory)");
   output->type_name("FILE");
   CLI::Option* output_dir =
-      app->add_option("--output-dir", args->output_dir, "Write DIR/<stem>_ctx.onnx (and its blob)")
+      app->add_option("--output-dir", args->output_dir,
+                      "Write DIR/<stem>_ctx.onnx per model (a repeated stem gets _1, _2, ... with "
+                      "a warning) and, for several models, the shared blob "
+                      "DIR/<first stem>_shared.epctx")
           ->type_name("DIR");
   output->excludes(output_dir);
   AddConfigOption(*app, &args->config);
-  app->footer(
-      "The context model and its blob are written atomically; parent directories are created.\n"
-      "Example: epctx compile resnet50.onnx -o out/resnet50_ctx.onnx");
-  return {app, [args] { return RunCompile(*args); }};
+  app->add_option("-i", args->engine_options,
+                  "Engine option \"KEY|VALUE\" (epctx.* and session.* keys; see below); "
+                  "repeatable")
+      ->type_name("\"KEY|VALUE\"");
+  app->add_flag("--list", args->list, "Show what this build compiles for: target and pack layouts");
+  app->parse_complete_callback([args] { CheckUsage(*args); });
+  app->footer("Options for -C and -i (defaults in parentheses):\n" + DescribeConfigKeys() +
+              "\nEvery output is written atomically; parent directories are created. With several "
+              "models, nothing is written unless all compile.\n"
+              "Examples:\n"
+              "  epctx compile resnet50.onnx -o out/resnet50_ctx.onnx\n"
+              "  epctx compile -m trunk_cls.onnx -m trunk_reg.onnx --output-dir out/ -v\n"
+              "  epctx compile model.onnx -C \"ep.context_embed_mode|1\"");
+  return {app, [args, &global] { return RunCompile(*args, global); }};
 }
 
 }  // namespace epctx::cli

@@ -73,6 +73,19 @@ class ModelCompiler {
   std::function<void(const std::string&)> progress_;
 };
 
+// What this build can compile for: one instruction-set target per build (see README).
+struct CompileTarget {
+  std::string hardware_architecture;  // "x86_64:avx2,fma,avx512f,..." (EPContext attribute)
+  std::string packing_build_id;       // hash of the kernel and packing sources
+  uint32_t pack_layout_version = 0;
+  bool usable_on_this_cpu = false;  // every required CPU feature is present
+};
+CompileTarget CurrentCompileTarget();
+// "id name: meaning" lines of the weight packing layouts.
+std::vector<std::string> PackLayoutDescriptions();
+// "key (default "v"): meaning" lines of every SessionOptions key, for --help texts.
+std::string DescribeConfigKeys();
+
 // "out/resnet50_ctx.onnx" -> "out/resnet50_ctx.epctx": the blob file the compiler writes.
 std::string DefaultBlobPathFor(const std::string& context_model_path);
 // The shared blob of a multi-model compile whose first context model is `first_context_model`:

@@ -24,7 +24,10 @@ namespace epctx {
 //   ep.context_node_name_prefix  string    prefix for EPContext node names (compile only)
 //   epctx.fallback               "allow"|"deny"   use the original model when the cache cannot
 //   serve epctx.verify_weights         "0"|"1"   check weight checksums at load (O(bytes))
-//   epctx.load_mode              "mmap"    how the blob is brought into memory
+//   epctx.load_mode              "mmap"|"populate"|"prefetch"|"read"   how the blob is brought
+//                                          into memory (lazy map, pre-faulted map, lazy map with
+//                                          background io_uring prefetch, io_uring reads into
+//                                          anonymous memory)
 //   session.intra_op_num_threads integer   threads for kernels; 0 = all cores
 class SessionOptions {
  public:

@@ -7,7 +7,9 @@
 #include <climits>
 #include <unordered_map>
 
+#include "compile/function_inliner.h"
 #include "compile/onnx_tensor.h"
+#include "exec/kernel.h"
 #include "util/file.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
@@ -16,6 +18,8 @@ namespace epctx::compile {
 namespace {
 
 using ModelPtr = std::shared_ptr<onnx::ModelProto>;
+
+constexpr int kMaxInlineRounds = 8;
 
 Status RunChecker(const onnx::ModelProto& model, const std::string& name) {
   try {
@@ -298,6 +302,16 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
   }
   EPCTX_RETURN_IF_ERROR(RunChecker(*model, name));
   EPCTX_RETURN_IF_ERROR(RunShapeInference(*model, name));
+  auto has_kernel = [](const std::string& domain, const std::string& op, int64_t opset) {
+    return exec::KernelRegistry::Global().Supports(domain, op, opset);
+  };
+  // Function bodies may call further functions whose bodies depend on input types, which are
+  // known only after shape inference over the expanded graph: expand in rounds.
+  for (int round = 0; round < kMaxInlineRounds; ++round) {
+    EPCTX_ASSIGN_OR_RETURN(int inlined, InlineFunctionOps(*model, has_kernel, name));
+    if (inlined == 0) break;
+    EPCTX_RETURN_IF_ERROR(RunShapeInference(*model, name));
+  }
   Importer importer(model, name, model_dir);
   EPCTX_ASSIGN_OR_RETURN(ImportedModel out, importer.Run());
   out.source.size = bytes.size();

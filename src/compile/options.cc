@@ -66,17 +66,21 @@ const std::vector<Key>& Keys() {
          return Status::Ok();
        }},
       {"epctx.load_mode", "mmap",
-       "how the blob is brought in: mmap (lazy) | populate (pre-faulted)",
+       "how the blob is brought in: mmap (lazy) | populate (pre-faulted) | prefetch (lazy, "
+       "weights read ahead by io_uring in the background) | read (io_uring reads into "
+       "anonymous memory, no file mapping)",
        [](const std::string& v, EngineOptions& o) {
-         if (v != "mmap" && v != "populate") {
-           return EPCTX_ERROR(kInvalidArgument,
-                              "option epctx.load_mode must be \"mmap\" or "
-                              "\"populate\", got \"{}\" (prefetch and read are not implemented "
-                              "yet)",
-                              v);
+         for (LoadMode mode :
+              {LoadMode::kMmap, LoadMode::kPopulate, LoadMode::kPrefetch, LoadMode::kRead}) {
+           if (v == LoadModeName(mode)) {
+             o.load_mode = mode;
+             return Status::Ok();
+           }
          }
-         o.load_mode = v;
-         return Status::Ok();
+         return EPCTX_ERROR(kInvalidArgument,
+                            "option epctx.load_mode must be \"mmap\", \"populate\", "
+                            "\"prefetch\" or \"read\", got \"{}\"",
+                            v);
        }},
       {"ep.share_ep_contexts", "0",
        "compile: this model joins the process's shared blob, "
@@ -111,6 +115,20 @@ const std::vector<Key>& Keys() {
 }
 
 }  // namespace
+
+const char* LoadModeName(LoadMode mode) {
+  switch (mode) {
+    case LoadMode::kMmap:
+      return "mmap";
+    case LoadMode::kPopulate:
+      return "populate";
+    case LoadMode::kPrefetch:
+      return "prefetch";
+    case LoadMode::kRead:
+      return "read";
+  }
+  return "mmap";
+}
 
 Result<EngineOptions> ParseEngineOptions(const SessionOptions& options) {
   EngineOptions out;

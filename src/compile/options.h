@@ -11,6 +11,18 @@ namespace epctx::compile {
 
 enum class FallbackPolicy { kAllow, kDeny };
 
+// How a context blob file is brought into memory (epctx.load_mode):
+//   kMmap      lazy shared read-only mapping; pages fault in on first use (default)
+//   kPopulate  the same mapping, pre-faulted at open (MAP_POPULATE)
+//   kPrefetch  the lazy mapping, plus a background io_uring prefetch of the weights section that
+//              overlaps session set-up and the first inference
+//   kRead      io_uring reads (O_DIRECT where allowed) into anonymous, huge-page-advised memory;
+//              no mapping of the file remains
+enum class LoadMode { kMmap, kPopulate, kPrefetch, kRead };
+
+// "mmap", "populate", "prefetch", "read".
+const char* LoadModeName(LoadMode mode);
+
 struct EngineOptions {
   bool context_enable = false;                       // ep.context_enable
   std::string context_file_path;                     // ep.context_file_path
@@ -18,7 +30,7 @@ struct EngineOptions {
   std::string node_name_prefix;                      // ep.context_node_name_prefix
   FallbackPolicy fallback = FallbackPolicy::kAllow;  // epctx.fallback
   bool verify_weights = false;                       // epctx.verify_weights
-  std::string load_mode = "mmap";                    // epctx.load_mode
+  LoadMode load_mode = LoadMode::kMmap;              // epctx.load_mode
   int intra_op_num_threads = 0;                      // session.intra_op_num_threads (0: all cores)
   bool share_ep_contexts = false;                    // ep.share_ep_contexts
   bool stop_share_ep_contexts = false;               // ep.stop_share_ep_contexts

@@ -26,7 +26,7 @@ Result<std::shared_ptr<const LoadedBlob>> BlobRegistry::Acquire(const std::strin
                                                                 const BlobLoadOptions& options) {
   EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(path));
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = blobs_.find(id);
+  auto it = blobs_.find(Key{id, options.load_mode});
   if (it != blobs_.end()) {
     if (auto blob = it->second.lock()) {
       // A verified mapping exists; weight verification, if asked for now, is still owed.
@@ -38,16 +38,16 @@ Result<std::shared_ptr<const LoadedBlob>> BlobRegistry::Acquire(const std::strin
     }
     blobs_.erase(it);
   }
-  EPCTX_ASSIGN_OR_RETURN(MappedFile file,
-                         MappedFile::Open(path, options.populate ? MappedFile::Populate::kYes
-                                                                 : MappedFile::Populate::kNo));
-  // The identity of what was actually mapped (the file may have been replaced since the stat).
-  FileIdentity mapped_id = file.identity();
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<BlobSource> source,
+                         OpenBlobSource(path, options.load_mode));
+  // The identity of what was actually opened (the file may have been replaced since the stat).
+  FileIdentity loaded_id = source->identity();
   EPCTX_ASSIGN_OR_RETURN(format::BlobView view,
-                         format::BlobView::Open(file.bytes(), path, OpenOptionsFor(options)));
-  auto blob = std::make_shared<const LoadedBlob>(std::move(file), std::move(view));
-  blobs_[mapped_id] = blob;
-  Logger().debug("mapped blob '{}' ({} bytes)", path, mapped_id.size);
+                         format::BlobView::Open(source->bytes(), path, OpenOptionsFor(options)));
+  auto blob = std::make_shared<const LoadedBlob>(std::move(source), std::move(view));
+  blobs_[Key{loaded_id, options.load_mode}] = blob;
+  Logger().debug("loaded blob '{}' ({} bytes, load mode {})", path, loaded_id.size,
+                 compile::LoadModeName(options.load_mode));
   return std::shared_ptr<const LoadedBlob>(blob);
 }
 
@@ -63,10 +63,11 @@ size_t BlobRegistry::MappedCount() {
 Result<std::shared_ptr<const LoadedBlob>> LoadBlobFromBuffer(AlignedBuffer buffer,
                                                              const std::string& name,
                                                              const BlobLoadOptions& options) {
+  std::unique_ptr<BlobSource> source = MakeBufferBlobSource(std::move(buffer));
   EPCTX_ASSIGN_OR_RETURN(format::BlobView view,
-                         format::BlobView::Open(buffer.bytes(), name, OpenOptionsFor(options)));
+                         format::BlobView::Open(source->bytes(), name, OpenOptionsFor(options)));
   return std::shared_ptr<const LoadedBlob>(
-      std::make_shared<const LoadedBlob>(std::move(buffer), std::move(view)));
+      std::make_shared<const LoadedBlob>(std::move(source), std::move(view)));
 }
 
 }  // namespace epctx::loader

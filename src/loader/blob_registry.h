@@ -1,37 +1,39 @@
-// The process-wide registry of context blobs: each blob file is mapped and verified once, and
-// every session of every model in it shares that mapping. The mapping goes when the last session
-// holding it does.
+// The process-wide registry of context blobs: each blob file is loaded (mapped, or read, as the
+// load mode says; see blob_source.h) and verified once per load mode, and every session of every
+// model in it shares that copy. The copy goes when the last session holding it does.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <variant>
+#include <utility>
 
+#include "compile/options.h"
 #include "epctx/status.h"
 #include "format/blob_reader.h"
+#include "loader/blob_source.h"
 #include "util/aligned_buffer.h"
 #include "util/file.h"
 
 namespace epctx::loader {
 
-// A verified blob and the memory that holds it (a file mapping or a heap buffer).
+// A verified blob and the memory that holds it (see blob_source.h).
 class LoadedBlob {
  public:
-  LoadedBlob(std::variant<MappedFile, AlignedBuffer> storage, format::BlobView view)
-      : storage_(std::move(storage)), view_(std::move(view)) {}
+  LoadedBlob(std::unique_ptr<BlobSource> source, format::BlobView view)
+      : source_(std::move(source)), view_(std::move(view)) {}
   const format::BlobView& view() const { return view_; }
-  bool is_mapped_file() const { return std::holds_alternative<MappedFile>(storage_); }
+  const BlobSource& source() const { return *source_; }
 
  private:
-  std::variant<MappedFile, AlignedBuffer> storage_;
+  std::unique_ptr<BlobSource> source_;
   format::BlobView view_;
 };
 
 struct BlobLoadOptions {
-  bool populate = false;        // pre-fault the mapping (epctx.load_mode=populate)
-  bool verify_weights = false;  // epctx.verify_weights
+  compile::LoadMode load_mode = compile::LoadMode::kMmap;  // epctx.load_mode (files only)
+  bool verify_weights = false;                             // epctx.verify_weights
   // A blob this process compiled just now: its target is this build on this CPU by construction,
   // so the CPU-feature check (which tests may narrow with EPCTX_CPU_FEATURES_MASK) is skipped.
   bool compiled_here = false;
@@ -41,16 +43,19 @@ class BlobRegistry {
  public:
   static BlobRegistry& Global();
 
-  // The blob at `path`: the existing mapping when this file (same device, inode, size and mtime)
-  // is already mapped, else a new mapping, verified before it is shared.
+  // The blob at `path`: the existing one when this file (same device, inode, size and mtime) is
+  // already loaded with the same load mode, else newly loaded that way and verified before it is
+  // shared. Each load mode keeps its own copy: a populated mapping is not handed to a lazy-mode
+  // session, nor a read-mode buffer to a mapping one.
   Result<std::shared_ptr<const LoadedBlob>> Acquire(const std::string& path,
                                                     const BlobLoadOptions& options);
-  // Number of blob files mapped right now.
+  // Number of blob files loaded right now (mapped, or read into memory), per load mode.
   size_t MappedCount();
 
  private:
+  using Key = std::pair<FileIdentity, compile::LoadMode>;
   std::mutex mutex_;
-  std::map<FileIdentity, std::weak_ptr<const LoadedBlob>> blobs_;
+  std::map<Key, std::weak_ptr<const LoadedBlob>> blobs_;
 };
 
 // A blob held in memory (embedded in a context model, or compiled just now): verified, not shared.

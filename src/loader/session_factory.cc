@@ -13,7 +13,7 @@ namespace epctx::loader {
 namespace {
 
 BlobLoadOptions BlobOptionsFrom(const compile::EngineOptions& o) {
-  return BlobLoadOptions{o.load_mode == "populate", o.verify_weights, false};
+  return BlobLoadOptions{o.load_mode, o.verify_weights, false};
 }
 
 BlobLoadOptions CompiledHereOptions(const compile::EngineOptions& o) {

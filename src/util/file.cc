@@ -50,13 +50,31 @@ Result<FileIdentity> StatFile(const std::string& path) {
   return IdentityFromStat(st);
 }
 
-Result<MappedFile> MappedFile::Open(const std::string& path, Populate populate) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+Result<FileIdentity> StatFd(const UniqueFd& fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return EPCTX_ERROR(kIoError, "'{}': fstat failed: {}", path, ErrnoText(errno));
+  }
+  if (!S_ISREG(st.st_mode)) return EPCTX_ERROR(kIoError, "'{}': not a regular file", path);
+  return IdentityFromStat(st);
+}
+
+Result<UniqueFd> OpenReadOnly(const std::string& path, int flags) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags));
   if (!fd.valid()) {
     int err = errno;
     if (err == ENOENT) return EPCTX_ERROR(kNotFound, "'{}': file not found", path);
     return EPCTX_ERROR(kIoError, "'{}': cannot open: {}", path, ErrnoText(err));
   }
+  return fd;
+}
+
+Result<MappedFile> MappedFile::Open(const std::string& path, Populate populate) {
+  EPCTX_ASSIGN_OR_RETURN(UniqueFd fd, OpenReadOnly(path));
+  return Map(fd, path, populate);
+}
+
+Result<MappedFile> MappedFile::Map(const UniqueFd& fd, const std::string& path, Populate populate) {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) {
     return EPCTX_ERROR(kIoError, "'{}': fstat failed: {}", path, ErrnoText(errno));

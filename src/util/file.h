@@ -53,6 +53,10 @@ struct FileIdentity {
 };
 
 Result<FileIdentity> StatFile(const std::string& path);
+// The identity of an open file.
+Result<FileIdentity> StatFd(const UniqueFd& fd, const std::string& path);
+// Opens `path` read-only (with extra `flags`, e.g. O_DIRECT); kNotFound or kIoError on failure.
+Result<UniqueFd> OpenReadOnly(const std::string& path, int flags = 0);
 
 // A whole file mapped read-only and shared (MAP_SHARED), so the page cache backs it and other
 // processes mapping the same file share its pages. Unmapped on destruction.
@@ -60,6 +64,9 @@ class MappedFile {
  public:
   enum class Populate { kNo, kYes };
   static Result<MappedFile> Open(const std::string& path, Populate populate = Populate::kNo);
+  // Maps the whole of the open file `fd` (named `path` in messages); `fd` stays the caller's.
+  static Result<MappedFile> Map(const UniqueFd& fd, const std::string& path,
+                                Populate populate = Populate::kNo);
 
   MappedFile() = default;
   ~MappedFile();

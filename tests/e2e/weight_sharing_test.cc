@@ -12,6 +12,15 @@ namespace {
 // resnet18_cls and resnet18_reg share one seeded ResNet-18 trunk; their heads differ.
 constexpr uint64_t kRegHeadBytes = (512 * 4 + 4) * sizeof(float);
 
+// Resident set size of this process (VmRSS), for the figures the test prints.
+uint64_t RssBytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  return 0;
+}
+
 void ExpectReference(Session& session, const std::string& model) {
   Tensor input = LoadNpyOrDie(ModelsDir() + "/" + model + ".input.npy");
   Tensor reference = LoadNpyOrDie(ModelsDir() + "/" + model + ".output.npy");
@@ -52,16 +61,21 @@ TEST(WeightSharing, TrunkWithTwoHeadsIsStoredOnce) {
             0.6 * static_cast<double>(alone_cls->blob_size + alone_reg->blob_size));
 
   size_t before = MappedBlobCount();
+  uint64_t rss0 = RssBytes();
   auto a = Session::Create(shared->models[0].context_model_path);
-  auto b = Session::Create(shared->models[1].context_model_path);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ExpectReference(**a, "resnet18_cls");
+  uint64_t rss1 = RssBytes();
+  auto b = Session::Create(shared->models[1].context_model_path);
   ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ExpectReference(**b, "resnet18_reg");
+  uint64_t rss2 = RssBytes();
+  std::cout << "RSS growth: first session + inference " << (rss1 - rss0) / 1024
+            << " KiB, second model's session + inference " << (rss2 - rss1) / 1024 << " KiB\n";
   EXPECT_TRUE((*a)->origin().from_context_blob);
   EXPECT_TRUE((*b)->origin().from_context_blob);
   EXPECT_EQ(CountMappings(shared->blob_path), 1);
   EXPECT_EQ(MappedBlobCount(), before + 1);
-  ExpectReference(**a, "resnet18_cls");
-  ExpectReference(**b, "resnet18_reg");
 }
 
 TEST(WeightSharing, LoadingOneContextModelAloneWorks) {

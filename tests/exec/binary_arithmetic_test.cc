@@ -195,8 +195,12 @@ TEST(BinaryArithmeticTest, Errors) {
   AttrBuilder none;
   Tensor a = RandomFloats({2, 3}, rng);
   Tensor b = RandomFloats({4, 3}, rng);
-  ExpectError(RunNode(NodeSpec("Add", 14), none, {&a, &b}).status(), StatusCode::kInvalidArgument,
-              "shapes [2,3] and [4,3] cannot be broadcast");
+  for (bool describe : {true, false}) {  // found at creation, or at run time
+    NodeSpec spec("Add", 14);
+    spec.describe_inputs = describe;
+    ExpectError(RunNode(spec, none, {&a, &b}).status(), StatusCode::kInvalidArgument,
+                "shapes [2,3] and [4,3] cannot be broadcast");
+  }
   Tensor i = Int64Tensor({2}, {1, 2});
   ExpectError(RunNode(NodeSpec("Mul", 14), none, {&a, &i}).status(), StatusCode::kInvalidArgument,
               "inputs A and B have types float32 and int64");
@@ -204,9 +208,9 @@ TEST(BinaryArithmeticTest, Errors) {
   ExpectError(RunNode(NodeSpec("Div", 14), none, {&i, &zero}).status(),
               StatusCode::kInvalidArgument, "integer division by zero");
   const uint8_t bytes[2] = {1, 0};
-  Tensor u8 = MakeTensor(DataType::kUint8, {2}, bytes);
-  ExpectError(RunNode(NodeSpec("Sub", 14), none, {&u8, &u8}).status(), StatusCode::kUnsupported,
-              "type uint8 is not supported");
+  Tensor flags = MakeTensor(DataType::kBool, {2}, bytes);
+  ExpectError(RunNode(NodeSpec("Sub", 14), none, {&flags, &flags}).status(),
+              StatusCode::kUnsupported, "type bool is not supported");
 }
 
 }  // namespace

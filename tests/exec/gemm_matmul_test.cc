@@ -111,8 +111,12 @@ TEST(GemmTest, Errors) {
   Tensor a = RandomFloats({3, 4}, rng);
   Tensor b = RandomFloats({5, 6}, rng);
   AttrBuilder none;
-  ExpectError(RunNode(NodeSpec("Gemm", 13), none, {&a, &b}).status(), StatusCode::kInvalidArgument,
-              "inner dimensions differ: A [3,4] (transA=0) and B [5,6] (transB=0)");
+  for (bool describe : {true, false}) {  // found at creation, or at run time
+    NodeSpec spec("Gemm", 13);
+    spec.describe_inputs = describe;
+    ExpectError(RunNode(spec, none, {&a, &b}).status(), StatusCode::kInvalidArgument,
+                "inner dimensions differ: A [3,4] (transA=0) and B [5,6] (transB=0)");
+  }
   Tensor b2 = RandomFloats({4, 6}, rng);
   Tensor c = RandomFloats({2, 6}, rng);
   ExpectError(RunNode(NodeSpec("Gemm", 13), none, {&a, &b2, &c}).status(),
@@ -229,8 +233,12 @@ TEST(MatMulTest, Errors) {
   AttrBuilder none;
   Tensor a = RandomFloats({2, 3, 4}, rng);
   Tensor b = RandomFloats({3, 5}, rng);
-  ExpectError(RunNode(NodeSpec("MatMul", 13), none, {&a, &b}).status(),
-              StatusCode::kInvalidArgument, "inner dimensions differ: A [2,3,4] and B [3,5]");
+  for (bool describe : {true, false}) {  // found at creation, or at run time
+    NodeSpec spec("MatMul", 13);
+    spec.describe_inputs = describe;
+    ExpectError(RunNode(spec, none, {&a, &b}).status(), StatusCode::kInvalidArgument,
+                "inner dimensions differ: A [2,3,4] and B [3,5]");
+  }
   Tensor b2 = RandomFloats({3, 4, 5}, rng);
   ExpectError(RunNode(NodeSpec("MatMul", 13), none, {&a, &b2}).status(),
               StatusCode::kInvalidArgument, "shapes [2] and [3] cannot be broadcast");

@@ -194,12 +194,12 @@ TEST(PoolTest, CeilModeDropsWindowStartingInPadding) {
 TEST(PoolTest, Errors) {
   std::mt19937 rng(44);
   Tensor x = RandomFloats({1, 2, 5, 5}, rng);
-  AttrBuilder attrs;
-  attrs.Ints("kernel_shape", {2, 2});
+  AttrBuilder column_major_3;
+  column_major_3.Ints("kernel_shape", {2, 2}).Int("storage_order", 3);
   NodeSpec with_indices("MaxPool", 12);
   with_indices.outputs = 2;
-  ExpectError(RunNode(with_indices, attrs, {&x}).status(), StatusCode::kUnsupported,
-              "output Indices is not supported");
+  ExpectError(RunNode(with_indices, column_major_3, {&x}).status(), StatusCode::kInvalidArgument,
+              "storage_order is 3, expected 0 or 1");
   AttrBuilder none;
   ExpectError(RunNode(NodeSpec("MaxPool", 12), none, {&x}).status(), StatusCode::kInvalidArgument,
               "required attribute 'kernel_shape' is missing");

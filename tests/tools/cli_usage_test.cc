@@ -89,8 +89,10 @@ TEST(CliUsageTest, UsageErrorsExitWithTwo) {
   const UsageCase cases[] = {
       {{}, "A subcommand is required"},
       {{"run"}, "model is required"},
-      {{"compile"}, "model is required"},
-      {{"compile", "a.onnx", "b.onnx", "-o", out}, "not expected: b.onnx"},
+      {{"compile"}, "a model is required (MODEL or -m MODEL)"},
+      {{"compile", "a.onnx", "b.onnx", "-o", out}, "several models need --output-dir"},
+      {{"compile", "-m", "a.onnx", "-m", "b.onnx", "-o", out}, "several models need --output-dir"},
+      {{"compile", "-m", "a.onnx", "-m", "b.onnx"}, "several models need --output-dir"},
       {{"compile", "a.onnx", "-o", out, "--output-dir", dir.path().string()}, "excludes"},
       {{"compile", "a.onnx", "-C", "session.intra_op_num_threads=4"},
        "expected KEY|VALUE (key and value separated by '|')"},

@@ -3,14 +3,13 @@
 // cases (same shape, a scalar, a per-channel [C,1,1] operand) become a few long runs.
 #pragma once
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "epctx/status.h"
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/threads.h"
 
 namespace epctx::exec::kernels {
@@ -40,26 +39,27 @@ void ForEachBroadcastRun(const BroadcastPlan& plan, int threads, RunFn&& run) {
   const int nt = ThreadsFor(threads, plan.element_count);
   const int64_t chunks = rows >= nt ? 1 : (nt + rows - 1) / rows;
   const int64_t chunk = (inner + chunks - 1) / chunks;
-  const int64_t tasks = rows * chunks;
   const int64_t as = plan.a_strides[rank - 1];
   const int64_t bs = plan.b_strides[rank - 1];
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-  for (int64_t task = 0; task < tasks; ++task) {
-    const int64_t row = task / chunks;
-    const int64_t begin = (task % chunks) * chunk;
-    const int64_t count = std::min(inner, begin + chunk) - begin;
-    if (count <= 0) continue;
-    int64_t a_off = 0;
-    int64_t b_off = 0;
-    int64_t rest = row;
-    for (size_t d = rank - 1; d-- > 0;) {
-      const int64_t i = rest % plan.dims[d];
-      rest /= plan.dims[d];
-      a_off += i * plan.a_strides[d];
-      b_off += i * plan.b_strides[d];
+  const int64_t grain = std::max<int64_t>(1, kMinParallelElements / 8 / chunk);
+  ParallelForRanges(nt, rows * chunks, grain, [&](int64_t first, int64_t last) {
+    for (int64_t task = first; task < last; ++task) {
+      const int64_t row = task / chunks;
+      const int64_t begin = (task % chunks) * chunk;
+      const int64_t count = std::min(inner, begin + chunk) - begin;
+      if (count <= 0) continue;
+      int64_t a_off = 0;
+      int64_t b_off = 0;
+      int64_t rest = row;
+      for (size_t d = rank - 1; d-- > 0;) {
+        const int64_t i = rest % plan.dims[d];
+        rest /= plan.dims[d];
+        a_off += i * plan.a_strides[d];
+        b_off += i * plan.b_strides[d];
+      }
+      run(row * inner + begin, a_off + begin * as, b_off + begin * bs, count, as, bs);
     }
-    run(row * inner + begin, a_off + begin * as, b_off + begin * bs, count, as, bs);
-  }
+  });
 }
 
 }  // namespace epctx::exec::kernels

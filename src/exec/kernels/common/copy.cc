@@ -1,10 +1,9 @@
 #include "exec/kernels/common/copy.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/threads.h"
 #include "util/status_macros.h"
 
@@ -27,14 +26,10 @@ Status CopyToOutput(KernelContext& ctx, size_t index, const Tensor& in,
   const int nt = ThreadsFor(ctx.num_threads(), static_cast<int64_t>(bytes), kMinParallelBytes);
   const auto* src = static_cast<const std::byte*>(in.data());
   auto* dst = static_cast<std::byte*>(out->mutable_data());
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    const size_t t = static_cast<size_t>(omp_get_thread_num());
-    const size_t n = static_cast<size_t>(omp_get_num_threads());
-    const size_t begin = bytes * t / n;
-    const size_t end = bytes * (t + 1) / n;
-    std::memcpy(dst + begin, src + begin, end - begin);
-  }
+  ParallelForRanges(nt, static_cast<int64_t>(bytes), kMinParallelBytes / 4,
+                    [&](int64_t begin, int64_t end) {
+                      std::memcpy(dst + begin, src + begin, static_cast<size_t>(end - begin));
+                    });
   return Status::Ok();
 }
 

@@ -6,10 +6,13 @@
 #ifndef EIGEN_DONT_PARALLELIZE
 #define EIGEN_DONT_PARALLELIZE
 #endif
-// GCC 12 reports Eigen's AVX-512 transposes as reading an uninitialized value: the value is
-// _mm512_undefined_ps(), deliberately undefined. The diagnostic is a false positive.
+// GCC 12 warns inside Eigen's AVX-512 code: a deliberately undefined _mm512_undefined_ps()
+// operand, and unused temporaries. Both are Eigen's and harmless; CMake usually includes Eigen
+// as a system header, which hides them too, but not every build does.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wunused-variable"
 #include <Eigen/Core>
 #pragma GCC diagnostic pop
 

@@ -66,6 +66,11 @@ Status ExpectStaticRank(const NodeInfo& node, size_t index, size_t rank, std::st
   return Status::Ok();
 }
 
+const std::vector<int64_t>* StaticShape(const NodeInfo& node, size_t index) {
+  if (!InputPresent(node, index) || !node.inputs[index].shape_known) return nullptr;
+  return &node.inputs[index].shape;
+}
+
 Result<std::vector<int64_t>> ReadIndexVector(const Tensor& t, std::string_view name) {
   if (t.shape().size() > 1) {
     return EPCTX_ERROR(kInvalidArgument, "input {} has rank {}, expected 1", name,

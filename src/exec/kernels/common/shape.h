@@ -32,6 +32,10 @@ Status ExpectRank(const Tensor& t, size_t rank, std::string_view name);
 Status ExpectStaticDtype(const NodeInfo& node, size_t index, DataType want, std::string_view name);
 Status ExpectStaticRank(const NodeInfo& node, size_t index, size_t rank, std::string_view name);
 
+// The static shape of input `index` when the compiler knows its rank, else null. Unknown dims
+// are -1.
+const std::vector<int64_t>* StaticShape(const NodeInfo& node, size_t index);
+
 // Elements of an int64 or int32 tensor of rank 0 or 1 (a shape, axes or bounds input).
 Result<std::vector<int64_t>> ReadIndexVector(const Tensor& t, std::string_view name);
 

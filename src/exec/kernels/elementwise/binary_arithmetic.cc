@@ -8,6 +8,7 @@
 #include "exec/kernels/common/broadcast.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/elementwise/elementwise_ops.h"
+#include "exec/kernels/math/math_types.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -21,7 +22,7 @@ inline T Apply(T a, T b) {
   if constexpr (kOp == BinaryOp::kSub) return a - b;
   if constexpr (kOp == BinaryOp::kMul) return a * b;
   if constexpr (kOp == BinaryOp::kDiv) {
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
       // The lowest value divided by -1 overflows (and traps on x86); wrap like the other ops.
       using U = std::make_unsigned_t<T>;
       if (b == -1) return static_cast<T>(U{0} - static_cast<U>(a));
@@ -68,6 +69,24 @@ Status Compute(const Tensor& a, const Tensor& b, Tensor& y, int threads) {
   return Status::Ok();
 }
 
+// float16 / bfloat16: computed in float, one element at a time.
+template <typename H, BinaryOp kOp>
+Status ComputeHalf(const Tensor& a, const Tensor& b, Tensor& y, int threads) {
+  const BroadcastPlan plan = PlanBroadcast(a.shape(), b.shape(), y.shape());
+  const H* ap = a.data_as<H>();
+  const H* bp = b.data_as<H>();
+  H* yp = y.mutable_data_as<H>();
+  ForEachBroadcastRun(
+      plan, threads,
+      [&](int64_t y_off, int64_t a_off, int64_t b_off, int64_t n, int64_t as, int64_t bs) {
+        for (int64_t i = 0; i < n; ++i) {
+          yp[y_off + i] = math::Store<H>(
+              Apply<float, kOp>(math::Load(ap[a_off + i * as]), math::Load(bp[b_off + i * bs])));
+        }
+      });
+  return Status::Ok();
+}
+
 template <BinaryOp kOp>
 Status ComputeTyped(const Tensor& a, const Tensor& b, Tensor& y, int threads) {
   switch (a.dtype()) {
@@ -79,14 +98,45 @@ Status ComputeTyped(const Tensor& a, const Tensor& b, Tensor& y, int threads) {
       return Compute<int32_t, kOp>(a, b, y, threads);
     case DataType::kInt64:
       return Compute<int64_t, kOp>(a, b, y, threads);
+    case DataType::kInt8:
+      return Compute<int8_t, kOp>(a, b, y, threads);
+    case DataType::kInt16:
+      return Compute<int16_t, kOp>(a, b, y, threads);
+    case DataType::kUint8:
+      return Compute<uint8_t, kOp>(a, b, y, threads);
+    case DataType::kUint16:
+      return Compute<uint16_t, kOp>(a, b, y, threads);
+    case DataType::kUint32:
+      return Compute<uint32_t, kOp>(a, b, y, threads);
+    case DataType::kUint64:
+      return Compute<uint64_t, kOp>(a, b, y, threads);
+    case DataType::kFloat16:
+      return ComputeHalf<math::Half, kOp>(a, b, y, threads);
+    case DataType::kBFloat16:
+      return ComputeHalf<math::BFloat16, kOp>(a, b, y, threads);
     default:
       return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(a.dtype()));
   }
 }
 
 bool Supported(DataType t) {
-  return t == DataType::kFloat32 || t == DataType::kFloat64 || t == DataType::kInt32 ||
-         t == DataType::kInt64;
+  switch (t) {
+    case DataType::kFloat32:
+    case DataType::kFloat64:
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+    case DataType::kInt8:
+    case DataType::kInt16:
+    case DataType::kInt32:
+    case DataType::kInt64:
+    case DataType::kUint8:
+    case DataType::kUint16:
+    case DataType::kUint32:
+    case DataType::kUint64:
+      return true;
+    default:
+      return false;
+  }
 }
 
 template <BinaryOp kOp>
@@ -104,6 +154,18 @@ class BinaryKernel final : public Kernel {
     if (ta != DataType::kUndefined && tb != DataType::kUndefined && ta != tb) {
       return EPCTX_ERROR(kInvalidArgument, "inputs A and B have types {} and {}", DataTypeName(ta),
                          DataTypeName(tb));
+    }
+    const std::vector<int64_t>* sa = StaticShape(node, 0);
+    const std::vector<int64_t>* sb = StaticShape(node, 1);
+    if (sa != nullptr && sb != nullptr) {
+      // Unknown dims (-1) are taken as 1, which broadcasts with anything.
+      std::vector<int64_t> a(*sa), b(*sb);
+      for (int64_t& d : a) d = d < 0 ? 1 : d;
+      for (int64_t& d : b) d = d < 0 ? 1 : d;
+      if (!BroadcastShapes(a, b).ok()) {
+        return EPCTX_ERROR(kInvalidArgument, "shapes {} and {} cannot be broadcast",
+                           ShapeToString(*sa), ShapeToString(*sb));
+      }
     }
     return std::unique_ptr<Kernel>(new BinaryKernel());
   }

@@ -1,11 +1,18 @@
-// Registration of the image/ kernel family: ConvTranspose, LpPool, Resize, DepthToSpace,
-// SpaceToDepth, ....
+// Registration of the image/ kernel family: ConvTranspose, LpPool, GlobalLpPool, Resize,
+// Upsample, DepthToSpace, SpaceToDepth, MaxUnpool, RoiAlign, GridSample.
 #include "exec/kernels/families.h"
+#include "exec/kernels/image/image_ops.h"
 
 namespace epctx::exec::kernels {
 
 void RegisterImageKernels(KernelRegistry& registry) {
-  (void)registry;  // no kernels in this family yet
+  RegisterResize(registry);
+  RegisterConvTranspose(registry);
+  RegisterDepthSpace(registry);
+  RegisterLpPool(registry);
+  RegisterMaxUnpool(registry);
+  RegisterRoiAlign(registry);
+  RegisterGridSample(registry);
 }
 
 }  // namespace epctx::exec::kernels

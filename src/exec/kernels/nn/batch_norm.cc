@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/nn/nn_ops.h"
@@ -72,14 +73,15 @@ class BatchNormKernel final : public Kernel {
     const float* xp = x->data_as<float>();
     float* yp = y->mutable_data_as<float>();
     const int nt = ThreadsFor(ctx.num_threads(), x->element_count());
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t plane = 0; plane < planes; ++plane) {
-      const float a = mul[plane % channels];
-      const float b = add[plane % channels];
-      const float* in = xp + plane * inner;
-      float* out = yp + plane * inner;
-      for (int64_t i = 0; i < inner; ++i) out[i] = in[i] * a + b;
-    }
+    ParallelForRanges(nt, planes, 1, [&](int64_t first, int64_t last) {
+      for (int64_t plane = first; plane < last; ++plane) {
+        const float a = mul[plane % channels];
+        const float b = add[plane % channels];
+        const float* in = xp + plane * inner;
+        float* out = yp + plane * inner;
+        for (int64_t i = 0; i < inner; ++i) out[i] = in[i] * a + b;
+      }
+    });
     return Status::Ok();
   }
 

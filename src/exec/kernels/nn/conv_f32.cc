@@ -1,9 +1,8 @@
 #include "exec/kernels/nn/conv_f32.h"
 
-#include <omp.h>
-
 #include <algorithm>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/nn/gemm_f32.h"
 #include "exec/kernels/nn/im2col_f32.h"
 
@@ -41,28 +40,24 @@ void ConvTiled(const ConvProblem& p, const ConvPlan& plan, const float* x, const
   const int64_t k = p.patch_size(), positions = p.window.out_size();
   const int64_t in_size = p.window.in_size();
   const int64_t tasks = p.batch * groups * plan.tiles;
-#pragma omp parallel num_threads(plan.threads) if (plan.threads > 1)
-  {
-    float* col = scratch + static_cast<size_t>(omp_get_thread_num() * k * plan.tile);
-#pragma omp for schedule(dynamic, 1) nowait
-    for (int64_t task = 0; task < tasks; ++task) {
-      const int64_t tile = task % plan.tiles;
-      const int64_t g = task / plan.tiles % groups;
-      const int64_t n = task / plan.tiles / groups;
-      const int64_t p0 = tile * plan.tile;
-      const int64_t cols = std::min(positions, p0 + plan.tile) - p0;
-      if (cols <= 0) continue;
-      const float* xg = x + (n * p.in_channels + g * cg) * in_size;
-      GemmOperand rhs{xg + p0, positions, false};
-      if (!plan.pointwise) {
-        Im2ColF32(xg, p.window, 0, k, p0, p0 + cols, col, cols);
-        rhs = GemmOperand{col, cols, false};
-      }
-      float* yb = y + (n * p.out_channels + g * mg) * positions + p0;
-      GemmF32(mg, cols, k, 1.0f, GemmOperand{w + g * mg * k, k, false}, rhs, yb, positions);
-      BiasActivationRows(act, bias != nullptr ? bias + g * mg : nullptr, yb, positions, mg, cols);
+  ParallelFor(plan.threads, tasks, [&](int64_t task, int worker) {
+    const int64_t tile = task % plan.tiles;
+    const int64_t g = task / plan.tiles % groups;
+    const int64_t n = task / plan.tiles / groups;
+    const int64_t p0 = tile * plan.tile;
+    const int64_t cols = std::min(positions, p0 + plan.tile) - p0;
+    if (cols <= 0) return;
+    const float* xg = x + (n * p.in_channels + g * cg) * in_size;
+    GemmOperand rhs{xg + p0, positions, false};
+    if (!plan.pointwise) {
+      float* col = scratch + static_cast<size_t>(worker * k * plan.tile);
+      Im2ColF32(xg, p.window, 0, k, p0, p0 + cols, col, cols);
+      rhs = GemmOperand{col, cols, false};
     }
-  }
+    float* yb = y + (n * p.out_channels + g * mg) * positions + p0;
+    GemmF32(mg, cols, k, 1.0f, GemmOperand{w + g * mg * k, k, false}, rhs, yb, positions);
+    BiasActivationRows(act, bias != nullptr ? bias + g * mg : nullptr, yb, positions, mg, cols);
+  });
 }
 
 void ConvSplitRows(const ConvProblem& p, const ConvPlan& plan, const float* x, const float* w,
@@ -71,31 +66,26 @@ void ConvSplitRows(const ConvProblem& p, const ConvPlan& plan, const float* x, c
   const int64_t k = p.patch_size(), positions = p.window.out_size();
   const int64_t in_size = p.window.in_size();
   const int64_t chunks = plan.chunks;
-#pragma omp parallel num_threads(plan.threads) if (plan.threads > 1)
   for (int64_t n = 0; n < p.batch; ++n) {
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = x + (n * p.in_channels + g * cg) * in_size;
       GemmOperand rhs{xg, positions, false};
       if (!plan.pointwise) {
-        // The barrier ending this loop also keeps the next group from overwriting scratch
-        // before every thread's GEMM below is done with it.
-#pragma omp for schedule(dynamic, 16)
-        for (int64_t row = 0; row < k; ++row) {
-          Im2ColF32(xg, p.window, row, row + 1, 0, positions, scratch + row * positions, positions);
-        }
+        ParallelForRanges(plan.threads, k, 16, [&](int64_t r0, int64_t r1) {
+          Im2ColF32(xg, p.window, r0, r1, 0, positions, scratch + r0 * positions, positions);
+        });
         rhs = GemmOperand{scratch, positions, false};
       }
-#pragma omp for schedule(dynamic, 1)
-      for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      ParallelFor(plan.threads, chunks, [&](int64_t chunk, int) {
         const int64_t r0 = mg * chunk / chunks;
         const int64_t r1 = mg * (chunk + 1) / chunks;
-        if (r1 == r0) continue;
+        if (r1 == r0) return;
         float* yb = y + (n * p.out_channels + g * mg + r0) * positions;
         GemmF32(r1 - r0, positions, k, 1.0f, GemmOperand{w + (g * mg + r0) * k, k, false}, rhs, yb,
                 positions);
         BiasActivationRows(act, bias != nullptr ? bias + g * mg + r0 : nullptr, yb, positions,
                            r1 - r0, positions);
-      }
+      });
     }
   }
 }

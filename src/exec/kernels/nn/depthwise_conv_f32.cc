@@ -1,10 +1,9 @@
 // Convolution with one input channel per group (depthwise, possibly with a channel multiplier):
 // a GEMM would have K = kernel taps (9 for 3x3), far too thin to pay for packing, so each output
 // plane is accumulated directly, one kernel tap at a time over whole output rows.
-#include <omp.h>
-
 #include <algorithm>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/nn/conv_f32.h"
 
 namespace epctx::exec::kernels {
@@ -51,15 +50,16 @@ void DepthwiseConvF32(const ConvProblem& p, int threads, const float* x, const f
   const int64_t in_size = p.window.in_size();
   const int64_t out_size = p.window.out_size();
   const int64_t taps = p.window.kernel_size();
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const int64_t n = plane / p.out_channels;
-    const int64_t m = plane % p.out_channels;
-    const float* xc = x + (n * p.in_channels + m / mg) * in_size;
-    float* yc = y + plane * out_size;
-    DepthwisePlane(p.window, xc, w + m * taps, yc);
-    ApplyBiasActivation(act, bias != nullptr ? bias[m] : 0.0f, yc, out_size);
-  }
+  ParallelForRanges(threads, planes, 1, [&](int64_t first, int64_t last) {
+    for (int64_t plane = first; plane < last; ++plane) {
+      const int64_t n = plane / p.out_channels;
+      const int64_t m = plane % p.out_channels;
+      const float* xc = x + (n * p.in_channels + m / mg) * in_size;
+      float* yc = y + plane * out_size;
+      DepthwisePlane(p.window, xc, w + m * taps, yc);
+      ApplyBiasActivation(act, bias != nullptr ? bias[m] : 0.0f, yc, out_size);
+    }
+  });
 }
 
 }  // namespace epctx::exec::kernels

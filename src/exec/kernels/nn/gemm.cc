@@ -48,6 +48,17 @@ class GemmKernel final : public Kernel {
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kFloat32, "C"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticRank(node, 0, 2, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticRank(node, 1, 2, "B"));
+    const std::vector<int64_t>* sa = StaticShape(node, 0);
+    const std::vector<int64_t>* sb = StaticShape(node, 1);
+    if (sa != nullptr && sb != nullptr) {
+      const int64_t k = (*sa)[kernel->trans_a_ ? 0 : 1];
+      const int64_t kb = (*sb)[kernel->trans_b_ ? 1 : 0];
+      if (k >= 0 && kb >= 0 && k != kb) {
+        return EPCTX_ERROR(kInvalidArgument,
+                           "inner dimensions differ: A {} (transA={}) and B {} (transB={})",
+                           ShapeToString(*sa), trans_a, ShapeToString(*sb), trans_b);
+      }
+    }
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 

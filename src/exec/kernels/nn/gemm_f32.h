@@ -2,10 +2,10 @@
 // used where they lie (weights in a mapped blob included): nothing is copied or repacked here.
 #pragma once
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
+
+#include "exec/kernels/common/parallel_for.h"
 
 namespace epctx::exec::kernels {
 
@@ -47,11 +47,10 @@ void ParallelGemmF32(int64_t m, int64_t n, int64_t k, float alpha, GemmOperand a
   const int64_t nt = m * n * k >= kMinParallelMacs ? std::max(threads, 1) : 1;
   const int64_t blocks =
       nt == 1 ? 1 : std::clamp<int64_t>(extent / kMinBlock, 1, kBlocksPerThread * nt);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (blocks > 1)
-  for (int64_t block = 0; block < blocks; ++block) {
+  ParallelFor(static_cast<int>(nt), blocks, [&](int64_t block, int) {
     const int64_t begin = extent * block / blocks;
     const int64_t end = extent * (block + 1) / blocks;
-    if (end == begin) continue;
+    if (end == begin) return;
     if (split_n) {
       GemmF32(m, end - begin, k, alpha, a, ColsFrom(b, begin), c + begin, ldc);
       epilogue(int64_t{0}, m, begin, end);
@@ -59,7 +58,7 @@ void ParallelGemmF32(int64_t m, int64_t n, int64_t k, float alpha, GemmOperand a
       GemmF32(end - begin, n, k, alpha, RowsFrom(a, begin), b, c + begin * ldc, ldc);
       epilogue(begin, end, int64_t{0}, n);
     }
-  }
+  });
 }
 
 }  // namespace epctx::exec::kernels

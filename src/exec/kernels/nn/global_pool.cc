@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/nn/nn_ops.h"
@@ -38,20 +39,21 @@ class GlobalPoolKernel final : public Kernel {
     float* yp = y->mutable_data_as<float>();
     const int nt = ThreadsFor(ctx.num_threads(), x->element_count());
     const bool max = max_;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t plane = 0; plane < planes; ++plane) {
-      const float* in = xp + plane * inner;
-      if (max) {
-        float m = -std::numeric_limits<float>::infinity();
-        for (int64_t i = 0; i < inner; ++i) m = std::max(m, in[i]);
-        yp[plane] = m;
-      } else {
-        // Summed in double: planes can be large and the mean must not drift.
-        double sum = 0;
-        for (int64_t i = 0; i < inner; ++i) sum += in[i];
-        yp[plane] = inner > 0 ? static_cast<float>(sum / static_cast<double>(inner)) : 0.0f;
+    ParallelForRanges(nt, planes, 1, [&](int64_t first, int64_t last) {
+      for (int64_t plane = first; plane < last; ++plane) {
+        const float* in = xp + plane * inner;
+        if (max) {
+          float m = -std::numeric_limits<float>::infinity();
+          for (int64_t i = 0; i < inner; ++i) m = std::max(m, in[i]);
+          yp[plane] = m;
+        } else {
+          // Summed in double: planes can be large and the mean must not drift.
+          double sum = 0;
+          for (int64_t i = 0; i < inner; ++i) sum += in[i];
+          yp[plane] = inner > 0 ? static_cast<float>(sum / static_cast<double>(inner)) : 0.0f;
+        }
       }
-    }
+    });
     return Status::Ok();
   }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "exec/kernels/common/broadcast.h"
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/nn/gemm_f32.h"
 #include "exec/kernels/nn/nn_ops.h"
@@ -34,6 +35,16 @@ class MatMulKernel final : public Kernel {
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, DataType::kFloat32, "B"));
+    const std::vector<int64_t>* sa = StaticShape(node, 0);
+    const std::vector<int64_t>* sb = StaticShape(node, 1);
+    if (sa != nullptr && sb != nullptr && !sa->empty() && !sb->empty()) {
+      const int64_t k = sa->back();
+      const int64_t kb = sb->size() == 1 ? (*sb)[0] : (*sb)[sb->size() - 2];
+      if (k >= 0 && kb >= 0 && k != kb) {
+        return EPCTX_ERROR(kInvalidArgument, "inner dimensions differ: A {} and B {}",
+                           ShapeToString(*sa), ShapeToString(*sb));
+      }
+    }
     return std::unique_ptr<Kernel>(new MatMulKernel());
   }
 
@@ -82,11 +93,10 @@ class MatMulKernel final : public Kernel {
     const auto offsets = BatchOffsets(a_batch, b_batch, batch_shape);
     const int64_t count = static_cast<int64_t>(offsets.size());
     if (count >= threads || m * n * k < kMinParallelMacs) {
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-      for (int64_t i = 0; i < count; ++i) {
+      ParallelFor(m * n * k * count < kMinParallelMacs ? 1 : threads, count, [&](int64_t i, int) {
         GemmF32(m, n, k, 1.0f, GemmOperand{ap + offsets[i].first * m * k, k, false},
                 GemmOperand{bp + offsets[i].second * k * n, n, false}, yp + i * m * n, n);
-      }
+      });
       return Status::Ok();
     }
     for (int64_t i = 0; i < count; ++i) {

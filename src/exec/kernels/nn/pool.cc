@@ -1,10 +1,11 @@
-// MaxPool and AveragePool over 1 to 3 spatial dims (only output 0 of MaxPool; no Indices).
+// MaxPool (with its optional Indices output) and AveragePool over 1 to 3 spatial dims.
 #include <algorithm>
 #include <array>
 #include <limits>
 #include <memory>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/nn/nn_ops.h"
@@ -77,6 +78,51 @@ void PoolPlane(const Window3d& w, const std::array<AxisTaps, 3>& taps, bool coun
   }
 }
 
+// MaxPool with output Indices: the flat index into X of each maximum (the first one on ties),
+// the spatial part in row-major order (storage_order 0) or column-major order (1).
+void MaxPoolPlaneWithIndices(const Window3d& w, const std::array<AxisTaps, 3>& taps,
+                             bool column_major, int64_t plane, const float* x, float* y,
+                             int64_t* indices) {
+  const std::array<int64_t, 3> col_strides{1, w.in[0], w.in[0] * w.in[1]};
+  for (int64_t od = 0; od < w.out[0]; ++od) {
+    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+      for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+        const int64_t o[3] = {od, oh, ow};
+        int64_t first[3];
+        for (int a = 0; a < 3; ++a) first[a] = o[a] * w.stride[a] - w.pad_begin[a];
+        float best = -std::numeric_limits<float>::infinity();
+        int64_t at[3] = {-1, -1, -1};
+        for (int64_t kd = taps[0].lo[od]; kd < taps[0].hi[od]; ++kd) {
+          const int64_t id = first[0] + kd * w.dilation[0];
+          for (int64_t kh = taps[1].lo[oh]; kh < taps[1].hi[oh]; ++kh) {
+            const int64_t ih = first[1] + kh * w.dilation[1];
+            const float* xr = x + (id * w.in[1] + ih) * w.in[2];
+            for (int64_t kw = taps[2].lo[ow]; kw < taps[2].hi[ow]; ++kw) {
+              const int64_t iw = first[2] + kw * w.dilation[2];
+              if (xr[iw] > best || at[0] < 0) {
+                best = xr[iw];
+                at[0] = id;
+                at[1] = ih;
+                at[2] = iw;
+              }
+            }
+          }
+        }
+        const int64_t out = (od * w.out[1] + oh) * w.out[2] + ow;
+        y[out] = best;
+        if (at[0] < 0) {
+          indices[out] = plane * w.in_size();  // a window of padding only
+        } else if (column_major) {
+          indices[out] = plane * w.in_size() + at[0] * col_strides[0] + at[1] * col_strides[1] +
+                         at[2] * col_strides[2];
+        } else {
+          indices[out] = plane * w.in_size() + (at[0] * w.in[1] + at[1]) * w.in[2] + at[2];
+        }
+      }
+    }
+  }
+}
+
 class PoolKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, PoolKind kind) {
@@ -88,9 +134,12 @@ class PoolKernel final : public Kernel {
         ValidateWindowAttrs(kernel->window_, kernel->window_.kernel_shape.size()));
     EPCTX_ASSIGN_OR_RETURN(int64_t include_pad, node.attrs->GetInt("count_include_pad", 0));
     kernel->count_include_pad_ = include_pad != 0;
-    if (kind == PoolKind::kMax && OutputPresent(node, 1)) {
-      return EPCTX_ERROR(kUnsupported, "output Indices is not supported");
+    kernel->indices_output_ = kind == PoolKind::kMax && OutputPresent(node, 1);
+    EPCTX_ASSIGN_OR_RETURN(int64_t storage_order, node.attrs->GetInt("storage_order", 0));
+    if (storage_order != 0 && storage_order != 1) {
+      return EPCTX_ERROR(kInvalidArgument, "storage_order is {}, expected 0 or 1", storage_order);
     }
+    kernel->column_major_ = storage_order == 1;
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "X"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticRank(node, 0, kernel->window_.kernel_shape.size() + 2, "X"));
     return std::unique_ptr<Kernel>(std::move(kernel));
@@ -114,16 +163,29 @@ class PoolKernel final : public Kernel {
     const int64_t work = y->element_count() * w.kernel_size();
     const int nt = ThreadsFor(ctx.num_threads(), work);
     const bool include_pad = count_include_pad_;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t plane = 0; plane < planes; ++plane) {
-      const float* in = xp + plane * w.in_size();
-      float* out = yp + plane * w.out_size();
-      if (kind_ == PoolKind::kMax) {
-        PoolPlane<PoolKind::kMax>(w, taps, include_pad, in, out);
-      } else {
-        PoolPlane<PoolKind::kAverage>(w, taps, include_pad, in, out);
-      }
+    if (indices_output_) {
+      EPCTX_ASSIGN_OR_RETURN(Tensor * indices, ctx.AllocateOutput(1, DataType::kInt64, y_shape));
+      int64_t* ip = indices->mutable_data_as<int64_t>();
+      const bool column_major = column_major_;
+      ParallelForRanges(nt, planes, 1, [&](int64_t first, int64_t last) {
+        for (int64_t plane = first; plane < last; ++plane) {
+          MaxPoolPlaneWithIndices(w, taps, column_major, plane, xp + plane * w.in_size(),
+                                  yp + plane * w.out_size(), ip + plane * w.out_size());
+        }
+      });
+      return Status::Ok();
     }
+    ParallelForRanges(nt, planes, 1, [&](int64_t first, int64_t last) {
+      for (int64_t plane = first; plane < last; ++plane) {
+        const float* in = xp + plane * w.in_size();
+        float* out = yp + plane * w.out_size();
+        if (kind_ == PoolKind::kMax) {
+          PoolPlane<PoolKind::kMax>(w, taps, include_pad, in, out);
+        } else {
+          PoolPlane<PoolKind::kAverage>(w, taps, include_pad, in, out);
+        }
+      }
+    });
     return Status::Ok();
   }
 
@@ -132,6 +194,8 @@ class PoolKernel final : public Kernel {
   PoolKind kind_ = PoolKind::kMax;
   WindowAttrs window_;
   bool count_include_pad_ = false;
+  bool indices_output_ = false;  // MaxPool's output 1
+  bool column_major_ = false;    // storage_order 1
 };
 
 }  // namespace

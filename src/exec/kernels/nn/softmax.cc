@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "exec/kernels/common/eigen.h"
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/nn/nn_ops.h"
@@ -80,11 +81,9 @@ class SoftmaxKernel final : public Kernel {
     const float* xp = x->data_as<float>();
     float* yp = y->mutable_data_as<float>();
     const int nt = ThreadsFor(ctx.num_threads(), x->element_count());
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
+    ParallelForRanges(nt, outer, 1, [&](int64_t first, int64_t last) {
       std::vector<float> sums(inner > 1 ? static_cast<size_t>(inner) : 0);
-#pragma omp for schedule(static)
-      for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t o = first; o < last; ++o) {
         const int64_t offset = o * len * inner;
         if (inner == 1) {
           SoftmaxRow(xp + offset, yp + offset, len);
@@ -92,7 +91,7 @@ class SoftmaxKernel final : public Kernel {
           SoftmaxColumns(xp + offset, yp + offset, len, inner, sums.data());
         }
       }
-    }
+    });
     return Status::Ok();
   }
 

@@ -1,11 +1,17 @@
 // Registration of the norm/ kernel family: InstanceNormalization, LayerNormalization, LRN,
-// LogSoftmax, Hardmax, ....
+// LogSoftmax, Hardmax, MeanVarianceNormalization.
 #include "exec/kernels/families.h"
+#include "exec/kernels/norm/norm_ops.h"
 
 namespace epctx::exec::kernels {
 
 void RegisterNormalizationKernels(KernelRegistry& registry) {
-  (void)registry;  // no kernels in this family yet
+  RegisterLogSoftmax(registry);
+  RegisterHardmax(registry);
+  RegisterLayerNormalization(registry);
+  RegisterInstanceNormalization(registry);
+  RegisterLrn(registry);
+  RegisterMeanVarianceNormalization(registry);
 }
 
 }  // namespace epctx::exec::kernels

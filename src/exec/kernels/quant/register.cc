@@ -1,11 +1,17 @@
-// Registration of the quant/ kernel family: QuantizeLinear, DequantizeLinear, MatMulInteger,
-// QLinear*, ConvInteger.
+// Registration of the quant/ kernel family: QuantizeLinear, DequantizeLinear,
+// DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv.
 #include "exec/kernels/families.h"
+#include "exec/kernels/quant/quant_ops.h"
 
 namespace epctx::exec::kernels {
 
 void RegisterQuantKernels(KernelRegistry& registry) {
-  (void)registry;  // no kernels in this family yet
+  RegisterQuantizeLinear(registry);
+  RegisterDynamicQuantizeLinear(registry);
+  RegisterMatMulInteger(registry);
+  RegisterQLinearMatMul(registry);
+  RegisterConvInteger(registry);
+  RegisterQLinearConv(registry);
 }
 
 }  // namespace epctx::exec::kernels

@@ -1,10 +1,13 @@
 // Registration of the rnn/ kernel family: RNN, GRU, LSTM.
 #include "exec/kernels/families.h"
+#include "exec/kernels/rnn/rnn_ops.h"
 
 namespace epctx::exec::kernels {
 
 void RegisterRecurrentKernels(KernelRegistry& registry) {
-  (void)registry;  // no kernels in this family yet
+  RegisterRnn(registry);
+  RegisterGru(registry);
+  RegisterLstm(registry);
 }
 
 }  // namespace epctx::exec::kernels

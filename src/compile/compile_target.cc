@@ -1,0 +1,41 @@
+// Public descriptions of the compile target, packing layouts and option keys.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "compile/options.h"
+#include "compile/packing/layouts.h"
+#include "epctx/compiler.h"
+#include "format/target.h"
+#include "util/cpu_features.h"
+
+namespace epctx {
+
+CompileTarget CurrentCompileTarget() {
+  format::TargetFingerprint t = format::CurrentTarget();
+  CompileTarget out;
+  out.hardware_architecture = format::HardwareArchitecture(t);
+  out.packing_build_id =
+      std::string(t.packing_build_id, strnlen(t.packing_build_id, sizeof t.packing_build_id));
+  out.pack_layout_version = t.pack_layout_version;
+  out.usable_on_this_cpu = (t.required_cpu_features & ~DetectedCpuFeatures()) == 0;
+  return out;
+}
+
+std::vector<std::string> PackLayoutDescriptions() {
+  using compile::PackLayout;
+  return {
+      fmt::format("{} plain: ONNX's own row-major layout", static_cast<int>(PackLayout::kPlain)),
+      fmt::format("{} conv-filter-oihw: Conv filter as a row-major [M, C/group*kH*kW] GEMM "
+                  "operand, BatchNormalization folded in",
+                  static_cast<int>(PackLayout::kConvFilterOihw)),
+      fmt::format("{} gemm-b-transposed: Gemm B as [N, K] with alpha folded in",
+                  static_cast<int>(PackLayout::kGemmBTransposed)),
+  };
+}
+
+std::string DescribeConfigKeys() {
+  return compile::DescribeEngineOptions();
+}
+
+}  // namespace epctx

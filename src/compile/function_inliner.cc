@@ -1,0 +1,147 @@
+#include "compile/function_inliner.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <unordered_map>
+
+#include "util/status_macros.h"
+
+namespace epctx::compile {
+namespace {
+
+// Expansion of one graph is bounded (a malicious model could nest functions deeply).
+constexpr int kMaxExpansions = 100000;
+
+// The function body for `node` at `opset`, or false when the op has none.
+bool BodyFor(const onnx::NodeProto& node, int64_t opset,
+             const std::unordered_map<std::string, const onnx::TypeProto*>& types,
+             onnx::FunctionProto* body) {
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), node.domain());
+  if (schema == nullptr) return false;
+  if (schema->HasFunction()) {
+    const onnx::FunctionProto* f = schema->GetFunction();
+    if (f == nullptr) return false;
+    *body = *f;
+    return true;
+  }
+  if (schema->HasContextDependentFunction()) {
+    std::vector<onnx::TypeProto> input_types;
+    for (const std::string& in : node.input()) {
+      auto it = types.find(in);
+      input_types.push_back(it != types.end() ? *it->second : onnx::TypeProto());
+    }
+    onnx::FunctionBodyBuildContextImpl ctx(node, input_types);
+    try {
+      return schema->BuildContextDependentFunction(ctx, *body);
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  return false;
+}
+
+// Replaces references to the function's attributes (ref_attr_name) with the node's values;
+// references to attributes the node does not set are dropped, so the body's default applies.
+bool BindAttributes(onnx::NodeProto& inner, const onnx::NodeProto& call) {
+  auto* attrs = inner.mutable_attribute();
+  for (int i = 0; i < attrs->size();) {
+    onnx::AttributeProto& a = *attrs->Mutable(i);
+    if (a.ref_attr_name().empty()) {
+      ++i;
+      continue;
+    }
+    const onnx::AttributeProto* given = nullptr;
+    for (const auto& c : call.attribute()) {
+      if (c.name() == a.ref_attr_name()) given = &c;
+    }
+    if (given == nullptr) {
+      attrs->DeleteSubrange(i, 1);
+      continue;
+    }
+    std::string name = a.name();
+    a = *given;
+    a.set_name(name);
+    ++i;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<int> InlineFunctionOps(
+    onnx::ModelProto& model,
+    const std::function<bool(const std::string&, const std::string&, int64_t)>& has_kernel,
+    const std::string& name) {
+  onnx::GraphProto* graph = model.mutable_graph();
+  std::map<std::string, int64_t> opsets;
+  for (const auto& op : model.opset_import()) {
+    opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  }
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  for (const auto& vi : graph->input()) types[vi.name()] = &vi.type();
+  for (const auto& vi : graph->value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : graph->output()) types[vi.name()] = &vi.type();
+
+  int expanded = 0;
+  int counter = 0;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> out;
+  for (const onnx::NodeProto& original : graph->node()) {
+    onnx::NodeProto node = original;
+    std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+    int64_t opset = opsets.count(domain) ? opsets[domain] : 1;
+    onnx::FunctionProto body;
+    if (!domain.empty() || has_kernel(domain, node.op_type(), opset) ||
+        !BodyFor(node, opset, types, &body)) {
+      *out.Add() = std::move(node);
+      continue;
+    }
+    if (++expanded > kMaxExpansions) {
+      return EPCTX_ERROR(kUnsupported, "'{}': function expansion does not terminate", name);
+    }
+    // Formal parameter names -> actual value names; everything else gets a unique prefix.
+    std::unordered_map<std::string, std::string> rename;
+    for (int i = 0; i < body.input_size(); ++i) {
+      rename[body.input(i)] = i < node.input_size() ? node.input(i) : "";
+    }
+    for (int i = 0; i < body.output_size(); ++i) {
+      rename[body.output(i)] = i < node.output_size() ? node.output(i) : "";
+    }
+    std::string prefix =
+        fmt::format("{}__{}_{}__", node.name().empty() ? node.op_type() : node.name(),
+                    node.op_type(), counter++);
+    auto map_name = [&](const std::string& n) -> std::string {
+      if (n.empty()) return n;
+      auto it = rename.find(n);
+      return it != rename.end() ? it->second : prefix + n;
+    };
+    std::vector<onnx::NodeProto> inner_nodes;
+    for (const onnx::NodeProto& f : body.node()) {
+      onnx::NodeProto inner = f;
+      for (int i = 0; i < inner.input_size(); ++i) inner.set_input(i, map_name(inner.input(i)));
+      for (int i = 0; i < inner.output_size(); ++i) inner.set_output(i, map_name(inner.output(i)));
+      inner.set_name(prefix + f.name());
+      BindAttributes(inner, node);
+      inner_nodes.push_back(std::move(inner));
+    }
+    // Inner nodes are not expanded in this round: their input types are unknown until shape
+    // inference has seen the expanded graph (the caller runs rounds).
+    for (onnx::NodeProto& inner : inner_nodes) *out.Add() = std::move(inner);
+    // Bodies may use opsets of their own; make sure the model imports them.
+    for (const auto& op : body.opset_import()) {
+      std::string d = op.domain() == "ai.onnx" ? "" : op.domain();
+      if (!opsets.count(d)) {
+        opsets[d] = op.version();
+        auto* imp = model.add_opset_import();
+        imp->set_domain(op.domain());
+        imp->set_version(op.version());
+      }
+    }
+  }
+  if (expanded > 0) graph->mutable_node()->Swap(&out);
+  return expanded;
+}
+
+}  // namespace epctx::compile

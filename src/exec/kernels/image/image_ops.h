@@ -1,0 +1,16 @@
+// Registration functions of the image files, called by RegisterImageKernels.
+#pragma once
+
+#include "exec/kernel.h"
+
+namespace epctx::exec::kernels {
+
+void RegisterResize(KernelRegistry& registry);         // resize.cc: Resize, Upsample
+void RegisterConvTranspose(KernelRegistry& registry);  // conv_transpose.cc
+void RegisterDepthSpace(KernelRegistry& registry);     // depth_space.cc: DepthToSpace, SpaceToDepth
+void RegisterLpPool(KernelRegistry& registry);         // lp_pool.cc: LpPool, GlobalLpPool
+void RegisterMaxUnpool(KernelRegistry& registry);      // max_unpool.cc
+void RegisterRoiAlign(KernelRegistry& registry);       // roi_align.cc
+void RegisterGridSample(KernelRegistry& registry);     // grid_sample.cc
+
+}  // namespace epctx::exec::kernels

@@ -1,0 +1,118 @@
+// Split along an axis into the node's outputs. Sizes come from the `split` attribute (before
+// opset 13) or input (from 13); without them the axis splits evenly, and from opset 18 the last
+// part may be smaller (ceil division by num_outputs).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/indexing/index_input.h"
+#include "exec/kernels/indexing/indexing_ops.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels {
+namespace {
+
+class SplitKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, int64_t version) {
+    auto kernel = std::unique_ptr<SplitKernel>(new SplitKernel());
+    EPCTX_RETURN_IF_ERROR(ExpectStaticCopyable(node, 0, "input"));
+    kernel->split_is_input_ = version >= 13;
+    kernel->uneven_ = version >= 18;
+    EPCTX_ASSIGN_OR_RETURN(kernel->axis_, node.attrs->GetInt("axis", 0));
+    if (!kernel->split_is_input_) {
+      EPCTX_ASSIGN_OR_RETURN(kernel->split_, node.attrs->GetInts("split"));
+    }
+    if (node.outputs.empty()) return EPCTX_ERROR(kInvalidArgument, "Split has no outputs");
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      kernel->present_.push_back(OutputPresent(node, i));
+    }
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
+    EPCTX_ASSIGN_OR_RETURN(size_t element, CopyableElementSize(x->dtype(), "input"));
+    const std::vector<int64_t>& shape = x->shape();
+    EPCTX_ASSIGN_OR_RETURN(int64_t axis64,
+                           NormalizeAxis(axis_, static_cast<int64_t>(shape.size()), "axis"));
+    const size_t axis = static_cast<size_t>(axis64);
+    const int64_t extent = shape[axis];
+    const size_t parts = present_.size();
+    std::vector<int64_t> sizes = split_;
+    // Opset 1 also accepted the sizes as a second input.
+    if (ctx.input_count() > 1 && ctx.input(1) != nullptr) {
+      EPCTX_ASSIGN_OR_RETURN(sizes, ReadIndexVector(*ctx.input(1), "split"));
+    }
+    if (sizes.empty()) {
+      const int64_t count = static_cast<int64_t>(parts);
+      if (!uneven_ && extent % count != 0) {
+        return EPCTX_ERROR(kInvalidArgument, "axis {} of extent {} does not split into {} parts",
+                           axis64, extent, parts);
+      }
+      const int64_t each = (extent + count - 1) / count;
+      for (int64_t begin = 0, i = 0; i < count; ++i, begin += each) {
+        sizes.push_back(std::max<int64_t>(0, std::min(each, extent - begin)));
+      }
+    }
+    if (sizes.size() != parts) {
+      return EPCTX_ERROR(kInvalidArgument, "split has {} sizes for {} outputs", sizes.size(),
+                         parts);
+    }
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+      if (s < 0 || __builtin_add_overflow(total, s, &total)) {
+        return EPCTX_ERROR(kInvalidArgument, "split size {} is out of range", s);
+      }
+    }
+    if (total != extent) {
+      return EPCTX_ERROR(kInvalidArgument, "split sizes sum to {}, but axis {} has extent {}",
+                         total, axis64, extent);
+    }
+    const int64_t outer = DimProduct(shape, 0, axis);
+    const size_t inner_bytes =
+        static_cast<size_t>(DimProduct(shape, axis + 1, shape.size())) * element;
+    const size_t row_bytes = static_cast<size_t>(extent) * inner_bytes;
+    const auto* src = static_cast<const std::byte*>(x->data());
+    size_t offset = 0;
+    for (size_t p = 0; p < parts; ++p) {
+      const size_t block = static_cast<size_t>(sizes[p]) * inner_bytes;
+      if (present_[p]) {
+        std::vector<int64_t> out_shape = shape;
+        out_shape[axis] = sizes[p];
+        EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(p, x->dtype(), out_shape));
+        auto* dst = static_cast<std::byte*>(y->mutable_data());
+        if (block > 0) {
+          for (int64_t o = 0; o < outer; ++o) {
+            std::memcpy(dst + o * block, src + o * row_bytes + offset, block);
+          }
+        }
+      }
+      offset += block;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  SplitKernel() = default;
+  bool split_is_input_ = true;
+  bool uneven_ = false;
+  int64_t axis_ = 0;
+  std::vector<int64_t> split_;
+  std::vector<bool> present_;
+};
+
+}  // namespace
+
+void RegisterSplit(KernelRegistry& registry) {
+  for (int64_t version : {1, 13, 18}) {
+    registry.Register("", "Split", version, [version](const NodeInfo& node) {
+      return SplitKernel::Create(node, version);
+    });
+  }
+}
+
+}  // namespace epctx::exec::kernels

@@ -1,0 +1,25 @@
+// Byte-moving helpers of the indexing kernels, generic in the element size so that every
+// fixed-size type (bool, int8, float16, double, ...) takes the same path.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace epctx::exec::kernels {
+
+// Copies a box of `dims` elements from `src` to `dst`, each side addressed by its own element
+// strides per dim (0 repeats an element, negative walks backwards). Dims that are contiguous on
+// both sides are merged, so a box of whole rows becomes a few memcpy calls.
+void CopyStrided(std::span<const int64_t> dims, const std::byte* src,
+                 std::span<const int64_t> src_strides, std::byte* dst,
+                 std::span<const int64_t> dst_strides, size_t element, int threads);
+
+// Row-major element strides of `shape`.
+std::vector<int64_t> ContiguousStrides(std::span<const int64_t> shape);
+
+// Writes `count` copies of the `element`-byte value at `value` to `dst`.
+void FillElements(std::byte* dst, int64_t count, const std::byte* value, size_t element);
+
+}  // namespace epctx::exec::kernels

@@ -1,0 +1,160 @@
+// Element types of the math kernels: float16/bfloat16 storage with float compute, a visitor over
+// the numeric DataTypes, and the type sets an op accepts.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <type_traits>
+
+#include "epctx/status.h"
+#include "epctx/tensor.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::math {
+
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+// Round to nearest even; NaN stays NaN, overflow becomes infinity.
+inline Half FloatToHalf(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  x &= 0x7fffffffu;
+  uint16_t out;
+  if (x >= 0x47800000u) {
+    out = x > 0x7f800000u ? 0x7e00 : 0x7c00;
+  } else if (x < 0x38800000u) {
+    const float v = std::bit_cast<float>(x) + 0.5f;
+    out = static_cast<uint16_t>(std::bit_cast<uint32_t>(v) - 0x3f000000u);
+  } else {
+    const uint32_t odd = (x >> 13) & 1u;
+    x += 0xc8000fffu + odd;
+    out = static_cast<uint16_t>(x >> 13);
+  }
+  return Half{static_cast<uint16_t>(sign | out)};
+}
+
+inline float HalfToFloat(Half h) {
+  const uint32_t sign = static_cast<uint32_t>(h.bits & 0x8000u) << 16;
+  const uint32_t e = (h.bits >> 10) & 0x1fu;
+  const uint32_t m = h.bits & 0x3ffu;
+  if (e == 0) {
+    const float v = static_cast<float>(m) * (1.0f / 16777216.0f);
+    return std::bit_cast<float>(std::bit_cast<uint32_t>(v) | sign);
+  }
+  if (e == 31) return std::bit_cast<float>(sign | 0x7f800000u | (m << 13));
+  return std::bit_cast<float>(sign | ((e + 112) << 23) | (m << 13));
+}
+
+// Truncates, as ONNX's reference implementation (and its Cast test data) does; NaN stays NaN.
+inline BFloat16 FloatToBFloat16(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return BFloat16{static_cast<uint16_t>((x >> 16) | 0x40u)};
+  return BFloat16{static_cast<uint16_t>(x >> 16)};
+}
+
+inline float BFloat16ToFloat(BFloat16 b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b.bits) << 16);
+}
+
+// The type arithmetic is done in: float for the 16-bit floats, the type itself otherwise.
+template <typename T>
+struct ComputeOf {
+  using type = T;
+};
+template <>
+struct ComputeOf<Half> {
+  using type = float;
+};
+template <>
+struct ComputeOf<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using Compute = typename ComputeOf<T>::type;
+
+template <typename T>
+inline Compute<T> Load(T v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return HalfToFloat(v);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return BFloat16ToFloat(v);
+  } else {
+    return v;
+  }
+}
+
+template <typename T, typename V>
+inline T Store(V v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return FloatToHalf(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return FloatToBFloat16(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <typename T>
+inline constexpr bool kIsFloat =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
+inline constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+enum class TypeSet { kFloat, kSigned, kNumeric, kAll, kBool, kUnsignedInt, kInt };
+
+template <TypeSet S, typename T>
+inline constexpr bool kInSet = S == TypeSet::kFloat ? kIsFloat<T>
+                               : S == TypeSet::kSigned
+                                   ? kIsFloat<T> || (kIsInt<T> && std::is_signed_v<T>)
+                               : S == TypeSet::kNumeric ? kIsFloat<T> || kIsInt<T>
+                               : S == TypeSet::kAll     ? true
+                               : S == TypeSet::kBool    ? std::is_same_v<T, bool>
+                               : S == TypeSet::kInt     ? kIsInt<T>
+                                                        : kIsInt<T>&& std::is_unsigned_v<T>;
+
+template <typename T>
+struct Tag {
+  using type = T;
+};
+
+// Calls fn(Tag<T>{}) for the C++ type of `t`; kUnsupported for string and unknown types.
+template <typename Fn>
+Status Visit(DataType t, Fn&& fn) {
+  switch (t) {
+    case DataType::kFloat32:
+      return fn(Tag<float>{});
+    case DataType::kFloat64:
+      return fn(Tag<double>{});
+    case DataType::kFloat16:
+      return fn(Tag<Half>{});
+    case DataType::kBFloat16:
+      return fn(Tag<BFloat16>{});
+    case DataType::kInt8:
+      return fn(Tag<int8_t>{});
+    case DataType::kInt16:
+      return fn(Tag<int16_t>{});
+    case DataType::kInt32:
+      return fn(Tag<int32_t>{});
+    case DataType::kInt64:
+      return fn(Tag<int64_t>{});
+    case DataType::kUint8:
+      return fn(Tag<uint8_t>{});
+    case DataType::kUint16:
+      return fn(Tag<uint16_t>{});
+    case DataType::kUint32:
+      return fn(Tag<uint32_t>{});
+    case DataType::kUint64:
+      return fn(Tag<uint64_t>{});
+    case DataType::kBool:
+      return fn(Tag<bool>{});
+    default:
+      return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(t));
+  }
+}
+
+}  // namespace epctx::exec::kernels::math

@@ -1,0 +1,65 @@
+#include "exec/kernels/reduce/reduce_plan.h"
+
+#include <algorithm>
+
+#include "exec/kernels/common/shape.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels {
+
+Result<ReducePlan> PlanReduce(std::span<const int64_t> shape, std::span<const int64_t> axes,
+                              bool keepdims, bool noop_with_empty_axes) {
+  ReducePlan plan;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (axes.empty() && noop_with_empty_axes) {
+    plan.noop = true;
+    plan.output_shape.assign(shape.begin(), shape.end());
+    return plan;
+  }
+  std::vector<bool> reduced(shape.size(), axes.empty());
+  for (int64_t a : axes) {
+    EPCTX_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a, rank, "axis"));
+    if (reduced[static_cast<size_t>(axis)]) {
+      return EPCTX_ERROR(kInvalidArgument, "axis {} appears more than once in axes", a);
+    }
+    reduced[static_cast<size_t>(axis)] = true;
+  }
+  plan.output_count = 1;
+  plan.reduce_count = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (reduced[d]) {
+      plan.reduce_count *= shape[d];
+      if (keepdims) plan.output_shape.push_back(1);
+    } else {
+      plan.output_count *= shape[d];
+      plan.output_shape.push_back(shape[d]);
+    }
+  }
+  // Dims of extent 1 are dropped, and neighbours of the same kind merge into one dim.
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    const int64_t extent = shape[d];
+    if (extent != 1) {
+      if (!plan.dims.empty() && plan.reduced.back() == reduced[d]) {
+        plan.dims.back() *= extent;
+      } else {
+        plan.dims.push_back(extent);
+        plan.strides.push_back(stride);
+        plan.reduced.push_back(reduced[d]);
+      }
+    }
+    stride *= extent;
+  }
+  if (plan.dims.empty()) {
+    plan.dims.push_back(1);
+    plan.strides.push_back(1);
+    plan.reduced.push_back(false);
+  }
+  std::reverse(plan.dims.begin(), plan.dims.end());
+  std::reverse(plan.strides.begin(), plan.strides.end());
+  std::vector<bool> order(plan.reduced.rbegin(), plan.reduced.rend());
+  plan.reduced = std::move(order);
+  return plan;
+}
+
+}  // namespace epctx::exec::kernels

@@ -1,0 +1,38 @@
+// Where a context blob's bytes live: one small interface with one implementation per load mode
+// (epctx.load_mode), each in its own file:
+//   blob_source_mmap.cc      mmap and populate: a shared read-only mapping of the file
+//   blob_source_prefetch.cc  prefetch: the lazy mapping plus a BlobPrefetcher (blob_prefetcher.h)
+//   blob_source_read.cc      read: io_uring reads into anonymous memory; no mapping, no open fd
+//   blob_source.cc           a buffer already in memory, and the dispatch on the mode
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+
+#include "compile/options.h"
+#include "epctx/status.h"
+#include "util/aligned_buffer.h"
+#include "util/file.h"
+
+namespace epctx::loader {
+
+class BlobSource {
+ public:
+  virtual ~BlobSource() = default;
+  // The whole blob, valid for the lifetime of the source.
+  virtual std::span<const std::byte> bytes() const = 0;
+  // The file the bytes came from, as it was when opened (all zero for an in-memory buffer).
+  virtual const FileIdentity& identity() const = 0;
+};
+
+// Opens the blob file at `path` the way `mode` says.
+Result<std::unique_ptr<BlobSource>> OpenBlobSource(const std::string& path, compile::LoadMode mode);
+
+Result<std::unique_ptr<BlobSource>> OpenMappedBlobSource(const std::string& path, bool populate);
+Result<std::unique_ptr<BlobSource>> OpenPrefetchedBlobSource(const std::string& path);
+Result<std::unique_ptr<BlobSource>> OpenReadBlobSource(const std::string& path);
+// A blob already in memory (embedded in a context model, or compiled just now).
+std::unique_ptr<BlobSource> MakeBufferBlobSource(AlignedBuffer buffer);
+
+}  // namespace epctx::loader

@@ -1,0 +1,48 @@
+#include "util/page_cache.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "util/file.h"
+#include "util/status_macros.h"
+
+namespace epctx {
+
+Status EvictFromPageCache(const std::string& path) {
+  EPCTX_ASSIGN_OR_RETURN(UniqueFd fd, OpenReadOnly(path));
+  if (::fsync(fd.get()) != 0) {
+    return EPCTX_ERROR(kIoError, "'{}': fsync failed: {}", path, std::strerror(errno));
+  }
+  int err = ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  if (err != 0) {
+    return EPCTX_ERROR(kIoError, "'{}': posix_fadvise(POSIX_FADV_DONTNEED) failed: {}", path,
+                       std::strerror(err));
+  }
+  return Status::Ok();
+}
+
+Result<Residency> PageCacheResidency(const std::string& path, uint64_t offset, uint64_t length) {
+  EPCTX_ASSIGN_OR_RETURN(UniqueFd fd, OpenReadOnly(path));
+  EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Map(fd, path));
+  std::span<const std::byte> bytes = file.bytes();
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (offset >= bytes.size()) return Residency{};
+  uint64_t end = length > bytes.size() - offset ? bytes.size() : offset + length;
+  uint64_t start = offset / page * page;
+  size_t span = static_cast<size_t>(end - start);
+  std::vector<unsigned char> vec((span + page - 1) / page);
+  if (::mincore(const_cast<std::byte*>(bytes.data() + start), span, vec.data()) != 0) {
+    return EPCTX_ERROR(kIoError, "'{}': mincore failed: {}", path, std::strerror(errno));
+  }
+  Residency r;
+  r.total_pages = vec.size();
+  for (unsigned char v : vec) r.resident_pages += v & 1;
+  return r;
+}
+
+}  // namespace epctx

@@ -1,0 +1,31 @@
+// The page cache as seen from one file: dropping its pages, and counting those resident.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "epctx/status.h"
+
+namespace epctx {
+
+// Drops `path`'s pages from the page cache: fsync first (dirty pages cannot be dropped), then
+// posix_fadvise(POSIX_FADV_DONTNEED). Pages that some process has mapped stay resident; check
+// with PageCacheResidency.
+Status EvictFromPageCache(const std::string& path);
+
+struct Residency {
+  uint64_t resident_pages = 0;
+  uint64_t total_pages = 0;
+  double fraction() const {
+    return total_pages == 0
+               ? 0.0
+               : static_cast<double>(resident_pages) / static_cast<double>(total_pages);
+  }
+};
+
+// How many pages of bytes [offset, offset + length) of `path` (clamped to the file) are in the
+// page cache: mincore(2) on a fresh read-only mapping, which itself faults nothing in.
+Result<Residency> PageCacheResidency(const std::string& path, uint64_t offset = 0,
+                                     uint64_t length = UINT64_MAX);
+
+}  // namespace epctx

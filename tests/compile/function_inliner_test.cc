@@ -1,0 +1,68 @@
+// Function ops are replaced by their ONNX-defined bodies only when no kernel implements them.
+#include "compile/function_inliner.h"
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+namespace epctx::compile {
+namespace {
+
+onnx::ModelProto CeluModel() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(13);
+  auto* g = m.mutable_graph();
+  auto* n = g->add_node();
+  n->set_op_type("Celu");
+  n->set_name("celu");
+  n->add_input("x");
+  n->add_output("y");
+  auto* a = n->add_attribute();
+  a->set_name("alpha");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(2.0f);
+  return m;
+}
+
+TEST(FunctionInliner, ExpandsOpsWithoutKernelsAndBindsAttributes) {
+  onnx::ModelProto m = CeluModel();
+  auto no_kernels = [](const std::string&, const std::string&, int64_t) { return false; };
+  auto expanded = InlineFunctionOps(m, no_kernels, "celu.onnx");
+  ASSERT_TRUE(expanded.ok()) << expanded.status().ToString();
+  EXPECT_EQ(*expanded, 1);
+  ASSERT_GT(m.graph().node_size(), 1);
+  bool reads_x = false, writes_y = false, alpha_bound = false;
+  for (const auto& n : m.graph().node()) {
+    EXPECT_NE(n.op_type(), "Celu");
+    EXPECT_EQ(n.name().rfind("celu__Celu_0__", 0), 0u) << n.name();
+    for (const auto& in : n.input()) reads_x |= in == "x";
+    for (const auto& out : n.output()) writes_y |= out == "y";
+    for (const auto& a : n.attribute()) {
+      EXPECT_TRUE(a.ref_attr_name().empty()) << "unbound reference in " << n.op_type();
+      // Celu's body carries alpha as a Constant tensor built from the node's attribute.
+      if (a.type() == onnx::AttributeProto::FLOAT && a.f() == 2.0f) alpha_bound = true;
+      if (a.type() == onnx::AttributeProto::TENSOR && a.t().float_data_size() == 1 &&
+          a.t().float_data(0) == 2.0f) {
+        alpha_bound = true;
+      }
+    }
+  }
+  EXPECT_TRUE(reads_x);
+  EXPECT_TRUE(writes_y);
+  EXPECT_TRUE(alpha_bound) << "the node's alpha=2 did not reach the body";
+}
+
+TEST(FunctionInliner, KeepsOpsThatHaveKernels) {
+  onnx::ModelProto m = CeluModel();
+  auto all_kernels = [](const std::string&, const std::string&, int64_t) { return true; };
+  auto expanded = InlineFunctionOps(m, all_kernels, "celu.onnx");
+  ASSERT_TRUE(expanded.ok());
+  EXPECT_EQ(*expanded, 0);
+  ASSERT_EQ(m.graph().node_size(), 1);
+  EXPECT_EQ(m.graph().node(0).op_type(), "Celu");
+}
+
+}  // namespace
+}  // namespace epctx::compile

@@ -1,0 +1,280 @@
+// epctx.load_mode: mmap, populate, prefetch and read give the same bytes to the kernels, and each
+// holds the blob the way it promises (read mode: no mapping, no fd; prefetch: a background thread
+// that is stopped safely when the last session goes).
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compile/options.h"
+#include "epctx/epctx.h"
+#include "epctx/tensor_io.h"
+#include "format/blob_layout.h"
+#include "loader/blob_prefetcher.h"
+#include "util/file.h"
+#include "util/page_cache.h"
+
+namespace epctx {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kModes[] = {"mmap", "populate", "prefetch", "read"};
+
+std::string ModelsDir() {
+  if (const char* env = std::getenv("EPCTX_TEST_MODELS")) return env;
+  return EPCTX_TEST_MODELS_DIR;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() /
+            ("epctx-load-modes-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+// Lines of /proc/self/maps naming `path` (a deleted file's line ends in " (deleted)").
+int CountMappings(const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  int count = 0;
+  while (std::getline(maps, line)) {
+    if (line.find(path) != std::string::npos) ++count;
+  }
+  return count;
+}
+
+// Open fds of this process whose target is `path`.
+int CountOpenFds(const std::string& path) {
+  int count = 0;
+  for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    fs::path target = fs::read_symlink(entry.path(), ec);
+    if (!ec && target.string().find(path) != std::string::npos) ++count;
+  }
+  return count;
+}
+
+SessionOptions WithMode(const std::string& mode) {
+  SessionOptions o;
+  o.AddConfigEntry("epctx.load_mode", mode);
+  o.AddConfigEntry("epctx.fallback", "deny");  // a fallback would not exercise the load mode
+  return o;
+}
+
+std::vector<Tensor> RunOnce(Session& session, const Tensor& input) {
+  auto out = session.Run({{session.inputs()[0].name, input}});
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? std::move(*out) : std::vector<Tensor>();
+}
+
+bool SameBytes(const Tensor& a, const Tensor& b) {
+  return a.byte_size() == b.byte_size() && std::memcmp(a.data(), b.data(), a.byte_size()) == 0;
+}
+
+struct Section {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
+Section WeightsSection(std::span<const std::byte> blob) {
+  format::BlobHeader header;
+  std::memcpy(&header, blob.data(), sizeof header);
+  for (uint32_t i = 0; i < header.section_count && i < format::kMaxSections; ++i) {
+    if (header.sections[i].kind == static_cast<uint32_t>(format::SectionKind::kWeights)) {
+      return {header.sections[i].offset, header.sections[i].size};
+    }
+  }
+  return {};
+}
+
+// mobilenet_v2 compiled once for the whole suite.
+class LoadModes : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    ctx_ = new std::string(*dir_ / "mobilenet_v2_ctx.onnx");
+    auto report = ModelCompiler().CompileToFile(ModelsDir() + "/mobilenet_v2.onnx", *ctx_);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    blob_ = new std::string(report->blob_path);
+    auto input = ReadNpy(ModelsDir() + "/mobilenet_v2.input.npy");
+    ASSERT_TRUE(input.ok()) << input.status().ToString();
+    input_ = new Tensor(*input);
+  }
+  static void TearDownTestSuite() {
+    delete input_;
+    delete blob_;
+    delete ctx_;
+    delete dir_;
+  }
+  static TempDir* dir_;
+  static std::string* ctx_;
+  static std::string* blob_;
+  static Tensor* input_;
+};
+TempDir* LoadModes::dir_ = nullptr;
+std::string* LoadModes::ctx_ = nullptr;
+std::string* LoadModes::blob_ = nullptr;
+Tensor* LoadModes::input_ = nullptr;
+
+TEST(LoadModeOption, AcceptsTheFourModesAndRefusesOthers) {
+  for (const char* mode : kModes) {
+    SessionOptions o;
+    o.AddConfigEntry("epctx.load_mode", mode);
+    auto parsed = compile::ParseEngineOptions(o);
+    ASSERT_TRUE(parsed.ok()) << mode << ": " << parsed.status().ToString();
+    EXPECT_STREQ(compile::LoadModeName(parsed->load_mode), mode);
+  }
+  SessionOptions bad;
+  bad.AddConfigEntry("epctx.load_mode", "mmap2");
+  auto parsed = compile::ParseEngineOptions(bad);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().message().find("\"prefetch\""), std::string::npos);
+  EXPECT_EQ(parsed.status().message().find("not implemented"), std::string::npos);
+}
+
+TEST_F(LoadModes, AllFourGiveBitIdenticalOutputs) {
+  std::vector<Tensor> expected;
+  for (const char* mode : kModes) {
+    SCOPED_TRACE(mode);
+    auto session = Session::Create(*ctx_, WithMode(mode));
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    EXPECT_TRUE((*session)->origin().from_context_blob);
+    // Twice: the first run faults pages in (or races the prefetcher), the second does not.
+    for (int run = 0; run < 2; ++run) {
+      std::vector<Tensor> out = RunOnce(**session, *input_);
+      ASSERT_FALSE(out.empty());
+      if (expected.empty()) {
+        expected = std::move(out);
+        continue;
+      }
+      ASSERT_EQ(out.size(), expected.size());
+      for (size_t i = 0; i < out.size(); ++i) EXPECT_TRUE(SameBytes(out[i], expected[i]));
+    }
+  }
+}
+
+TEST_F(LoadModes, EachModeHasItsOwnCopyAndSessionsOfOneModeShareIt) {
+  size_t before = MappedBlobCount();
+  auto a = Session::Create(*ctx_, WithMode("mmap"));
+  auto b = Session::Create(*ctx_, WithMode("mmap"));
+  auto c = Session::Create(*ctx_, WithMode("read"));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(MappedBlobCount(), before + 2);
+  EXPECT_EQ(CountMappings(*blob_), 1);  // the read-mode copy is not a mapping
+  a->reset();
+  b->reset();
+  EXPECT_EQ(CountMappings(*blob_), 0);
+  c->reset();
+  EXPECT_EQ(MappedBlobCount(), before);
+}
+
+TEST_F(LoadModes, ReadModeHoldsNoMappingNorFdAndSurvivesDeletion) {
+  TempDir dir;
+  std::string ctx = dir / "m_ctx.onnx";
+  auto report = ModelCompiler().CompileToFile(ModelsDir() + "/mobilenet_v2.onnx", ctx);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  std::vector<Tensor> expected;
+  {
+    auto reference = Session::Create(ctx, WithMode("mmap"));
+    ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+    expected = RunOnce(**reference, *input_);
+  }
+  auto session = Session::Create(ctx, WithMode("read"));
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  EXPECT_EQ(CountMappings(report->blob_path), 0);
+  EXPECT_EQ(CountOpenFds(report->blob_path), 0);
+
+  ASSERT_TRUE(fs::remove(report->blob_path));
+  ASSERT_TRUE(fs::remove(ctx));
+  std::vector<Tensor> out = RunOnce(**session, *input_);
+  ASSERT_EQ(out.size(), expected.size());
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_TRUE(SameBytes(out[i], expected[i]));
+}
+
+TEST_F(LoadModes, PrefetchSessionsDestroyedWhilePrefetchingAreSafe) {
+  using Clock = std::chrono::steady_clock;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(EvictFromPageCache(*blob_).ok());
+    Clock::time_point start = Clock::now();
+    {
+      auto session = Session::Create(*ctx_, WithMode("prefetch"));
+      ASSERT_TRUE(session.ok()) << session.status().ToString();
+      if (i % 2 == 1) RunOnce(**session, *input_);  // run alongside the prefetch, then go
+    }
+    // Destruction waits only for the chunks in flight, never for the whole section.
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 5.0);
+    EXPECT_EQ(CountMappings(*blob_), 0);
+  }
+}
+
+TEST_F(LoadModes, PrefetcherCancelledInFlightStopsAndJoins) {
+  ASSERT_TRUE(EvictFromPageCache(*blob_).ok());
+  auto residency = PageCacheResidency(*blob_);
+  ASSERT_TRUE(residency.ok());
+  if (residency->resident_pages > residency->total_pages / 10) {
+    GTEST_SKIP() << "the file system keeps the blob cached despite POSIX_FADV_DONTNEED";
+  }
+  auto fd = OpenReadOnly(*blob_);
+  ASSERT_TRUE(fd.ok());
+  auto file = MappedFile::Map(*fd, *blob_);
+  ASSERT_TRUE(file.ok());
+  Section weights = WeightsSection(file->bytes());
+  ASSERT_GT(weights.size, 0u);
+  loader::BlobPrefetcher::Progress seen;
+  {
+    loader::BlobPrefetcher prefetcher(file->bytes(), weights.offset, weights.size, fd->get(),
+                                      *blob_);
+    seen = prefetcher.progress();
+  }  // destroyed at once: stops issuing, drains what is in flight, joins
+  EXPECT_EQ(seen.bytes_total, weights.size);
+  EXPECT_FALSE(seen.finished) << "the prefetch of a cold " << weights.size
+                              << "-byte section finished before the first look";
+}
+
+TEST_F(LoadModes, PrefetcherBringsTheWeightsIntoThePageCache) {
+  ASSERT_TRUE(EvictFromPageCache(*blob_).ok());
+  auto fd = OpenReadOnly(*blob_);
+  ASSERT_TRUE(fd.ok());
+  auto file = MappedFile::Map(*fd, *blob_);
+  ASSERT_TRUE(file.ok());
+  Section weights = WeightsSection(file->bytes());
+  loader::BlobPrefetcher prefetcher(file->bytes(), weights.offset, weights.size, fd->get(), *blob_);
+  prefetcher.WaitUntilFinished();
+  loader::BlobPrefetcher::Progress p = prefetcher.progress();
+  EXPECT_TRUE(p.finished);
+  EXPECT_FALSE(p.cancelled);
+  EXPECT_EQ(p.bytes_done, weights.size) << p.method;
+  // MADV_POPULATE_READ and reads are done when they complete; readahead advice may still be
+  // landing, so give it a moment.
+  double fraction = 0;
+  for (int i = 0; i < 50 && fraction < 0.99; ++i) {
+    auto r = PageCacheResidency(*blob_, weights.offset, weights.size);
+    ASSERT_TRUE(r.ok());
+    fraction = r->fraction();
+    if (fraction < 0.99) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_GE(fraction, 0.99) << "via " << p.method;
+}
+
+}  // namespace
+}  // namespace epctx

@@ -1,0 +1,98 @@
+// `epctx compile` with several models (one shared blob), --list, -i and -v.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tools/tools_test_helpers.h"
+
+namespace epctx {
+namespace {
+
+using ::testing::HasSubstr;
+using tools_testing::CommandResult;
+using tools_testing::RunCli;
+using tools_testing::TempDir;
+
+std::string Model(const std::string& name) {
+  return std::string(EPCTX_TEST_MODELS_DIR) + "/" + name + ".onnx";
+}
+
+TEST(CliCompileTest, SeveralModelsShareOneBlob) {
+  TempDir dir;
+  std::string out = dir / "out";
+  CommandResult r = RunCli({"compile", "-m", Model("resnet18_cls"), "-m", Model("resnet18_reg"),
+                            "--output-dir", out, "-v"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("compiled  " + Model("resnet18_cls") + " -> " + out +
+                               "/resnet18_cls_ctx.onnx"));
+  EXPECT_THAT(r.out, HasSubstr("shared blob: " + out + "/resnet18_cls_shared.epctx"));
+  EXPECT_THAT(r.err, HasSubstr("[1/2] compiling '" + Model("resnet18_cls") + "'"));
+  EXPECT_THAT(r.err, HasSubstr("[2/2] compiling '" + Model("resnet18_reg") + "'"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/resnet18_reg_ctx.onnx"));
+  EXPECT_FALSE(std::filesystem::exists(out + "/resnet18_cls_ctx.epctx"));
+
+  // Each context model runs from the shared blob.
+  CommandResult run =
+      RunCli({"run", out + "/resnet18_reg_ctx.onnx", "--input",
+              "input=" + std::string(EPCTX_TEST_MODELS_DIR) + "/resnet18_reg.input.npy", "-v"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.err,
+              HasSubstr("session from context blob '" + out + "/resnet18_cls_shared.epctx'"));
+}
+
+TEST(CliCompileTest, RepeatedNamesGetSuffixesWithAWarning) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "a");
+  std::filesystem::create_directories(dir.path() / "b");
+  std::filesystem::copy_file(Model("mobilenet_v2"), dir / "a/model.onnx");
+  std::filesystem::copy_file(Model("mobilenet_v2"), dir / "b/model.onnx");
+  CommandResult r = RunCli({"compile", "-m", dir / "a/model.onnx", "-m", dir / "b/model.onnx",
+                            "--output-dir", dir / "out"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "out/model_ctx.onnx"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "out/model_1_ctx.onnx"));
+  EXPECT_THAT(r.err, HasSubstr("epctx: warning: another model is also named 'model': '" +
+                               (dir / "b/model.onnx") + "' is written as '" +
+                               (dir / "out/model_1_ctx.onnx") + "'"));
+}
+
+TEST(CliCompileTest, AFailingModelIsReportedAndNothingIsWritten) {
+  TempDir dir;
+  tools_testing::WriteStringToFile(dir / "broken.onnx", "broken");
+  CommandResult r = RunCli({"compile", "-m", Model("mobilenet_v2"), "-m", dir / "broken.onnx",
+                            "--output-dir", dir / "out"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("compiled  " + Model("mobilenet_v2")));
+  EXPECT_THAT(r.out, HasSubstr("FAILED    " + (dir / "broken.onnx") + ": InvalidArgument: '" +
+                               (dir / "broken.onnx") + "': not an ONNX model"));
+  EXPECT_THAT(r.err, HasSubstr("nothing was written"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "out"));
+}
+
+TEST(CliCompileTest, ListShowsTargetAndLayouts) {
+  CommandResult r = RunCli({"compile", "--list"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("hardware_architecture: x86_64:"));
+  EXPECT_THAT(r.out, HasSubstr("usable on this CPU:    yes"));
+  EXPECT_THAT(r.out, HasSubstr("2 gemm-b-transposed"));
+}
+
+TEST(CliCompileTest, EngineOptionsAndContextOptions) {
+  TempDir dir;
+  CommandResult r = RunCli({"compile", Model("mobilenet_v2"), "-o", dir / "m_ctx.onnx", "-C",
+                            "ep.context_embed_mode|1", "-i", "session.intra_op_num_threads|1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("embedded in the context model"));
+  CommandResult bad = RunCli(
+      {"compile", Model("mobilenet_v2"), "-o", dir / "n_ctx.onnx", "-i", "epctx.no_such_key|1"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("unknown option \"epctx.no_such_key\""));
+  CommandResult help = RunCli({"compile", "--help"});
+  EXPECT_THAT(help.out, HasSubstr("ep.share_ep_contexts (default \"0\")"));
+  EXPECT_THAT(help.out, HasSubstr("epctx.fallback (default \"allow\")"));
+}
+
+}  // namespace
+}  // namespace epctx
