@@ -43,9 +43,10 @@ bool BodyFor(const onnx::NodeProto& node, int64_t opset,
   return false;
 }
 
-// Replaces references to the function's attributes (ref_attr_name) with the node's values;
-// references to attributes the node does not set are dropped, so the body's default applies.
-bool BindAttributes(onnx::NodeProto& inner, const onnx::NodeProto& call) {
+// Replaces references to the function's attributes (ref_attr_name) with the node's values, or
+// with the schema's default when the node does not set them; a reference with neither is dropped.
+bool BindAttributes(onnx::NodeProto& inner, const onnx::NodeProto& call,
+                    const onnx::OpSchema* schema) {
   auto* attrs = inner.mutable_attribute();
   for (int i = 0; i < attrs->size();) {
     onnx::AttributeProto& a = *attrs->Mutable(i);
@@ -56,6 +57,13 @@ bool BindAttributes(onnx::NodeProto& inner, const onnx::NodeProto& call) {
     const onnx::AttributeProto* given = nullptr;
     for (const auto& c : call.attribute()) {
       if (c.name() == a.ref_attr_name()) given = &c;
+    }
+    if (given == nullptr && schema != nullptr) {
+      auto it = schema->attributes().find(a.ref_attr_name());
+      if (it != schema->attributes().end() &&
+          it->second.default_value.type() != onnx::AttributeProto::UNDEFINED) {
+        given = &it->second.default_value;
+      }
     }
     if (given == nullptr) {
       attrs->DeleteSubrange(i, 1);
@@ -123,7 +131,9 @@ Result<int> InlineFunctionOps(
       for (int i = 0; i < inner.input_size(); ++i) inner.set_input(i, map_name(inner.input(i)));
       for (int i = 0; i < inner.output_size(); ++i) inner.set_output(i, map_name(inner.output(i)));
       inner.set_name(prefix + f.name());
-      BindAttributes(inner, node);
+      BindAttributes(
+          inner, node,
+          onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), node.domain()));
       inner_nodes.push_back(std::move(inner));
     }
     // Inner nodes are not expanded in this round: their input types are unknown until shape
