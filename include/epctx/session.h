@@ -16,19 +16,13 @@
 
 namespace epctx {
 
-// String key/value configuration, with ONNX Runtime's key names where one exists. Keys read by
-// epctx (unknown keys are rejected when a session or compiler is created):
-//   ep.context_enable            "0"|"1"   write NAME_ctx.onnx + blob when loading an original
-//   model ep.context_file_path         path      where the context model is, or is written
-//   ep.context_embed_mode        "0"|"1"   embed the blob in the context model (compile only)
-//   ep.context_node_name_prefix  string    prefix for EPContext node names (compile only)
-//   epctx.fallback               "allow"|"deny"   use the original model when the cache cannot
-//   serve epctx.verify_weights         "0"|"1"   check weight checksums at load (O(bytes))
-//   epctx.load_mode              "mmap"|"populate"|"prefetch"|"read"   how the blob is brought
-//                                          into memory (lazy map, pre-faulted map, lazy map with
-//                                          background io_uring prefetch, io_uring reads into
-//                                          anonymous memory)
-//   session.intra_op_num_threads integer   threads for kernels; 0 = all cores
+// String key/value configuration, with ONNX Runtime's key names where one exists. Unknown keys
+// are rejected when a session or compiler is created. Keys (README "Options" has the details):
+//   ep.context_enable, ep.context_file_path, ep.context_embed_mode,
+//   ep.context_node_name_prefix, ep.share_ep_contexts, ep.stop_share_ep_contexts,
+//   epctx.fallback ("allow" | "deny"), epctx.verify_weights ("0" | "1"),
+//   epctx.load_mode ("mmap" | "populate" | "prefetch" | "read"),
+//   session.intra_op_num_threads (0 = all cores).
 class SessionOptions {
  public:
   SessionOptions& AddConfigEntry(std::string key, std::string value);
