@@ -17,8 +17,8 @@ onnx::ModelProto CeluModel() {
   auto* n = g->add_node();
   n->set_op_type("Celu");
   n->set_name("celu");
-  n->add_input("x");
-  n->add_output("y");
+  n->add_input(std::string("x"));
+  n->add_output(std::string("y"));
   auto* a = n->add_attribute();
   a->set_name("alpha");
   a->set_type(onnx::AttributeProto::FLOAT);
