@@ -17,7 +17,7 @@ Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& p
   }
   EPCTX_ASSIGN_OR_RETURN(out.program, BuildProgram(model.graph, writer));
   EPCTX_RETURN_IF_ERROR(
-      writer.AddModel(partition_name, {out.program.bytes}, model.source.size, model.source.hash));
+      writer.AddModel(partition_name, out.program.programs, model.source.size, model.source.hash));
   return out;
 }
 

@@ -46,6 +46,13 @@ bool IrValue::fully_static() const {
   return true;
 }
 
+bool IrNode::has_bodies() const {
+  for (const IrAttribute& a : attrs) {
+    if (a.body) return true;
+  }
+  return false;
+}
+
 const IrAttribute* IrNode::FindAttr(std::string_view attr_name) const {
   for (const IrAttribute& a : attrs) {
     if (a.name == attr_name) return &a;
@@ -140,6 +147,7 @@ exec::NodeInfo IrGraph::NodeInfoOf(const IrNode& node, const exec::Attributes& a
   };
   for (int i : node.inputs) info.inputs.push_back(describe(i, true));
   for (int o : node.outputs) info.outputs.push_back(describe(o, false));
+  info.implicit_inputs = static_cast<size_t>(node.implicit_inputs);
   return info;
 }
 

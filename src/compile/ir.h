@@ -44,6 +44,8 @@ struct IrValue {
   bool fully_static() const;
 };
 
+struct IrGraph;
+
 struct IrAttribute {
   std::string name;
   exec::AttrType type = exec::AttrType::kUndefined;
@@ -54,7 +56,8 @@ struct IrAttribute {
   std::vector<float> floats;
   std::vector<std::string> strings;
   std::shared_ptr<ConstantData> tensor;
-  int32_t graph = -1;
+  std::shared_ptr<IrGraph> body;  // kGraph: the body (If branches, Loop and Scan bodies)
+  int32_t graph = -1;             // kGraph: the body's program index, set by the program builder
 };
 
 struct IrNode {
@@ -64,7 +67,11 @@ struct IrNode {
   std::vector<int> inputs;   // value indices, -1 for omitted optional inputs
   std::vector<int> outputs;  // value indices, -1 for omitted optional outputs
   std::vector<IrAttribute> attrs;
+  // The last `implicit_inputs` inputs are values of the enclosing graph that the bodies read;
+  // each body declares them, in the same order, after its own inputs.
+  int implicit_inputs = 0;
 
+  bool has_bodies() const;
   const IrAttribute* FindAttr(std::string_view attr_name) const;
   IrAttribute* FindAttr(std::string_view attr_name);
 };

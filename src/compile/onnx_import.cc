@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <climits>
 #include <unordered_map>
 
@@ -62,83 +63,111 @@ Status FillType(const onnx::TypeProto& type, IrValue& value, const std::string& 
   return Status::Ok();
 }
 
-class Importer {
+// What every graph of one model shares while it is imported.
+struct ModelContext {
+  ModelPtr model;
+  std::string name;  // for messages
+  ExternalDataFiles external;
+};
+
+// Imports one graph: the main graph, or a control-flow body. A body may read values of the
+// graphs around it by name; such a value becomes a capture: a constant is shared, anything else
+// becomes an extra input of the body, and the node owning the body reads it as an implicit input.
+class GraphImporter {
  public:
-  Importer(ModelPtr model, std::string name, std::string model_dir)
-      : model_(std::move(model)), name_(std::move(name)), external_(std::move(model_dir)) {}
+  GraphImporter(ModelContext& ctx, IrGraph& graph, GraphImporter* parent)
+      : ctx_(ctx), g_(graph), parent_(parent) {}
 
-  Result<ImportedModel> Run() {
-    ImportedModel out;
-    out.ir_version = model_->ir_version();
-    IrGraph& g = out.graph;
-    const onnx::GraphProto& gp = model_->graph();
-    g.name = gp.name();
-    for (const auto& op : model_->opset_import()) {
-      g.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
-    }
-    if (model_->functions_size() > 0) {
-      return EPCTX_ERROR(kUnsupported, "'{}': model-local functions are not supported", name_);
-    }
-
+  // Imports `gp` into the graph. For the main graph, `io` receives the serialized declarations
+  // of the graph inputs and outputs.
+  Status Import(const onnx::GraphProto& gp, ImportedModel* io) {
+    g_.name = gp.name();
     for (const auto& init : gp.initializer()) {
       IrValue v;
       v.name = init.name();
       EPCTX_ASSIGN_OR_RETURN(
           v.constant,
-          ConstantFromTensorProto(init, model_, &external_,
-                                  fmt::format("'{}': initializer '{}'", name_, init.name())));
+          ConstantFromTensorProto(init, ctx_.model, &ctx_.external,
+                                  fmt::format("'{}': initializer '{}'", ctx_.name, init.name())));
       v.dtype = v.constant->dtype;
       v.shape_known = true;
       v.shape = v.constant->shape;
       v.dim_names.assign(v.shape.size(), "");
-      EPCTX_RETURN_IF_ERROR(Define(g, std::move(v)));
+      EPCTX_RETURN_IF_ERROR(DefineIndex(std::move(v)).status());
     }
     if (gp.sparse_initializer_size() > 0) {
-      return EPCTX_ERROR(kUnsupported, "'{}': sparse initializers are not supported", name_);
+      return EPCTX_ERROR(kUnsupported, "'{}': sparse initializers are not supported", ctx_.name);
     }
     for (const auto& in : gp.input()) {
-      if (by_name_.count(in.name())) continue;  // an initializer listed as input: a constant
+      if (by_name_.count(in.name())) {
+        // An initializer listed as a main-graph input is a constant; body inputs are positional.
+        if (parent_ == nullptr) continue;
+        return EPCTX_ERROR(kUnsupported,
+                           "'{}': body graph '{}' input '{}' is also an initializer, which is "
+                           "not supported",
+                           ctx_.name, gp.name(), in.name());
+      }
       IrValue v;
       v.name = in.name();
-      EPCTX_RETURN_IF_ERROR(FillType(in.type(), v, name_));
-      EPCTX_ASSIGN_OR_RETURN(int index, DefineIndex(g, std::move(v)));
-      g.inputs.push_back(index);
-      out.input_value_infos.push_back(in.SerializeAsString());
+      EPCTX_RETURN_IF_ERROR(FillType(in.type(), v, ctx_.name));
+      EPCTX_ASSIGN_OR_RETURN(int index, DefineIndex(std::move(v)));
+      g_.inputs.push_back(index);
+      if (io != nullptr) io->input_value_infos.push_back(in.SerializeAsString());
     }
     for (const auto& vi : gp.value_info()) inferred_[vi.name()] = &vi.type();
     for (const auto& vi : gp.output()) inferred_[vi.name()] = &vi.type();
 
     for (int n = 0; n < gp.node_size(); ++n) {
-      EPCTX_RETURN_IF_ERROR(ImportNode(g, gp.node(n), n));
+      EPCTX_RETURN_IF_ERROR(ImportNode(gp.node(n), n));
     }
     for (const auto& o : gp.output()) {
-      auto it = by_name_.find(o.name());
-      if (it == by_name_.end()) {
-        return EPCTX_ERROR(kInvalidArgument, "'{}': graph output '{}' is never produced", name_,
+      EPCTX_ASSIGN_OR_RETURN(int index, Lookup(o.name()));
+      if (index < 0) {
+        return EPCTX_ERROR(kInvalidArgument, "'{}': graph output '{}' is never produced", ctx_.name,
                            o.name());
       }
-      IrValue& v = g.values[static_cast<size_t>(it->second)];
-      if (!v.shape_known) EPCTX_RETURN_IF_ERROR(FillType(o.type(), v, name_));
-      g.outputs.push_back(it->second);
-      out.output_value_infos.push_back(o.SerializeAsString());
+      IrValue& v = g_.values[static_cast<size_t>(index)];
+      if (!v.shape_known) EPCTX_RETURN_IF_ERROR(FillType(o.type(), v, ctx_.name));
+      g_.outputs.push_back(index);
+      if (io != nullptr) io->output_value_infos.push_back(o.SerializeAsString());
     }
-    return out;
+    return Status::Ok();
   }
 
- private:
-  Status Define(IrGraph& g, IrValue v) { return DefineIndex(g, std::move(v)).status(); }
+  // Values of the enclosing graph this body reads (by index there), and the body input standing
+  // for each.
+  const std::vector<int>& captured_outer() const { return captured_outer_; }
+  const std::vector<int>& captured_inner() const { return captured_inner_; }
 
-  Result<int> DefineIndex(IrGraph& g, IrValue v) {
+ private:
+  Result<int> DefineIndex(IrValue v) {
     if (v.name.empty()) {
-      return EPCTX_ERROR(kInvalidArgument, "'{}': a value has an empty name", name_);
+      return EPCTX_ERROR(kInvalidArgument, "'{}': a value has an empty name", ctx_.name);
     }
     if (by_name_.count(v.name)) {
-      return EPCTX_ERROR(kInvalidArgument, "'{}': value '{}' is defined twice", name_, v.name);
+      return EPCTX_ERROR(kInvalidArgument, "'{}': value '{}' is defined twice", ctx_.name, v.name);
     }
     std::string n = v.name;
-    int index = g.AddValue(std::move(v));
+    int index = g_.AddValue(std::move(v));
     by_name_[n] = index;
     return index;
+  }
+
+  // The value called `name` in this graph, capturing it from the enclosing graphs when it is
+  // defined there; -1 when no graph in scope defines it.
+  Result<int> Lookup(const std::string& name) {
+    auto it = by_name_.find(name);
+    if (it != by_name_.end()) return it->second;
+    if (parent_ == nullptr) return -1;
+    EPCTX_ASSIGN_OR_RETURN(int outer, parent_->Lookup(name));
+    if (outer < 0) return -1;
+    IrValue v = parent_->g_.values[static_cast<size_t>(outer)];
+    EPCTX_ASSIGN_OR_RETURN(int inner, DefineIndex(std::move(v)));
+    if (!g_.values[static_cast<size_t>(inner)].is_constant()) {
+      captured_outer_.push_back(outer);
+      captured_inner_.push_back(inner);
+    }
+    return inner;
   }
 
   Result<IrAttribute> ImportAttribute(const onnx::AttributeProto& a, const std::string& node) {
@@ -172,33 +201,73 @@ class Importer {
         break;
       case A::TENSOR: {
         out.type = exec::AttrType::kTensor;
-        EPCTX_ASSIGN_OR_RETURN(
-            out.tensor, ConstantFromTensorProto(
-                            a.t(), model_, &external_,
-                            fmt::format("'{}': node '{}' attribute '{}'", name_, node, a.name())));
+        EPCTX_ASSIGN_OR_RETURN(out.tensor,
+                               ConstantFromTensorProto(a.t(), ctx_.model, &ctx_.external,
+                                                       fmt::format("'{}': node '{}' attribute '{}'",
+                                                                   ctx_.name, node, a.name())));
         break;
       }
       case A::GRAPH:
-      case A::GRAPHS:
-        return EPCTX_ERROR(kUnsupported,
-                           "'{}': node '{}': control flow (graph attribute '{}') "
-                           "is not supported yet",
-                           name_, node, a.name());
+        out.type = exec::AttrType::kGraph;
+        out.body = std::make_shared<IrGraph>();  // imported by ImportBodies
+        break;
       default:
         return EPCTX_ERROR(kUnsupported,
                            "'{}': node '{}': attribute '{}' of type {} is not "
                            "supported",
-                           name_, node, a.name(), static_cast<int>(a.type()));
+                           ctx_.name, node, a.name(), static_cast<int>(a.type()));
     }
     return out;
   }
 
+  // Imports the node's bodies and gives each the same capture list: the union of what they read
+  // from this graph, which the node reads as its implicit inputs.
+  Status ImportBodies(const onnx::NodeProto& np, IrNode& node) {
+    std::vector<std::unique_ptr<GraphImporter>> importers;
+    std::vector<IrGraph*> bodies;
+    std::vector<int> captures;
+    for (int k = 0; k < np.attribute_size(); ++k) {
+      IrAttribute& attr = node.attrs[static_cast<size_t>(k)];
+      if (!attr.body) continue;
+      attr.body->opsets = g_.opsets;
+      auto importer = std::make_unique<GraphImporter>(ctx_, *attr.body, this);
+      EPCTX_RETURN_IF_ERROR(importer->Import(np.attribute(k).g(), nullptr));
+      for (int outer : importer->captured_outer()) {
+        if (std::find(captures.begin(), captures.end(), outer) == captures.end()) {
+          captures.push_back(outer);
+        }
+      }
+      bodies.push_back(attr.body.get());
+      importers.push_back(std::move(importer));
+    }
+    for (size_t b = 0; b < bodies.size(); ++b) {
+      const GraphImporter& importer = *importers[b];
+      IrGraph& body = *bodies[b];
+      for (int outer : captures) {
+        auto found =
+            std::find(importer.captured_outer().begin(), importer.captured_outer().end(), outer);
+        if (found != importer.captured_outer().end()) {
+          size_t at = static_cast<size_t>(found - importer.captured_outer().begin());
+          body.inputs.push_back(importer.captured_inner()[at]);
+          continue;
+        }
+        // Captured by a sibling body only: declared here too, and left unread.
+        IrValue unused = g_.values[static_cast<size_t>(outer)];
+        unused.name = body.UniqueName(unused.name);
+        body.inputs.push_back(body.AddValue(std::move(unused)));
+      }
+    }
+    node.inputs.insert(node.inputs.end(), captures.begin(), captures.end());
+    node.implicit_inputs = static_cast<int>(captures.size());
+    return Status::Ok();
+  }
+
   // A Constant node becomes a constant value; everything else an IR node.
-  Status ImportNode(IrGraph& g, const onnx::NodeProto& np, int position) {
+  Status ImportNode(const onnx::NodeProto& np, int position) {
     std::string node_name =
         np.name().empty() ? fmt::format("{}_{}", np.op_type(), position) : np.name();
     std::string domain = np.domain() == "ai.onnx" ? "" : np.domain();
-    if (domain.empty() && np.op_type() == "Constant") return ImportConstantNode(g, np, node_name);
+    if (domain.empty() && np.op_type() == "Constant") return ImportConstantNode(np, node_name);
 
     IrNode node;
     node.name = node_name;
@@ -213,15 +282,16 @@ class Importer {
         node.inputs.push_back(-1);
         continue;
       }
-      auto it = by_name_.find(in);
-      if (it == by_name_.end()) {
+      EPCTX_ASSIGN_OR_RETURN(int index, Lookup(in));
+      if (index < 0) {
         return EPCTX_ERROR(kInvalidArgument,
                            "'{}': node '{}' reads '{}', which is not defined "
                            "before it",
-                           name_, node_name, in);
+                           ctx_.name, node_name, in);
       }
-      node.inputs.push_back(it->second);
+      node.inputs.push_back(index);
     }
+    if (node.has_bodies()) EPCTX_RETURN_IF_ERROR(ImportBodies(np, node));
     for (const std::string& o : np.output()) {
       if (o.empty()) {
         node.outputs.push_back(-1);
@@ -231,29 +301,29 @@ class Importer {
       v.name = o;
       auto inferred = inferred_.find(o);
       if (inferred != inferred_.end()) {
-        EPCTX_RETURN_IF_ERROR(FillType(*inferred->second, v, name_));
+        EPCTX_RETURN_IF_ERROR(FillType(*inferred->second, v, ctx_.name));
       }
-      EPCTX_ASSIGN_OR_RETURN(int index, DefineIndex(g, std::move(v)));
+      EPCTX_ASSIGN_OR_RETURN(int index, DefineIndex(std::move(v)));
       node.outputs.push_back(index);
     }
-    g.nodes.push_back(std::move(node));
+    g_.nodes.push_back(std::move(node));
     return Status::Ok();
   }
 
-  Status ImportConstantNode(IrGraph& g, const onnx::NodeProto& np, const std::string& node_name) {
+  Status ImportConstantNode(const onnx::NodeProto& np, const std::string& node_name) {
     if (np.output_size() != 1 || np.attribute_size() != 1) {
       return EPCTX_ERROR(kInvalidArgument,
                          "'{}': Constant node '{}' needs one output and one "
                          "attribute",
-                         name_, node_name);
+                         ctx_.name, node_name);
     }
     const auto& a = np.attribute(0);
     std::shared_ptr<ConstantData> data;
     const std::string& attr = a.name();
     if (attr == "value") {
       EPCTX_ASSIGN_OR_RETURN(
-          data, ConstantFromTensorProto(a.t(), model_, &external_,
-                                        fmt::format("'{}': Constant '{}'", name_, node_name)));
+          data, ConstantFromTensorProto(a.t(), ctx_.model, &ctx_.external,
+                                        fmt::format("'{}': Constant '{}'", ctx_.name, node_name)));
     } else if (attr == "value_float") {
       data = ConstantData::FromVector<float>(DataType::kFloat32, {}, {a.f()});
     } else if (attr == "value_floats") {
@@ -266,7 +336,7 @@ class Importer {
                                                {a.ints().begin(), a.ints().end()});
     } else {
       return EPCTX_ERROR(kUnsupported, "'{}': Constant '{}' with attribute '{}' is not supported",
-                         name_, node_name, attr);
+                         ctx_.name, node_name, attr);
     }
     IrValue v;
     v.name = np.output(0);
@@ -275,15 +345,33 @@ class Importer {
     v.shape = data->shape;
     v.dim_names.assign(v.shape.size(), "");
     v.constant = std::move(data);
-    return Define(g, std::move(v));
+    return DefineIndex(std::move(v)).status();
   }
 
-  ModelPtr model_;
-  std::string name_;
-  ExternalDataFiles external_;
+  ModelContext& ctx_;
+  IrGraph& g_;
+  GraphImporter* parent_;
   std::unordered_map<std::string, int> by_name_;
   std::unordered_map<std::string, const onnx::TypeProto*> inferred_;
+  std::vector<int> captured_outer_;
+  std::vector<int> captured_inner_;
 };
+
+Result<ImportedModel> ImportGraphs(ModelPtr model, const std::string& name,
+                                   const std::string& model_dir) {
+  if (model->functions_size() > 0) {
+    return EPCTX_ERROR(kUnsupported, "'{}': model-local functions are not supported", name);
+  }
+  ImportedModel out;
+  out.ir_version = model->ir_version();
+  for (const auto& op : model->opset_import()) {
+    out.graph.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  }
+  ModelContext ctx{model, name, ExternalDataFiles(model_dir)};
+  GraphImporter importer(ctx, out.graph, nullptr);
+  EPCTX_RETURN_IF_ERROR(importer.Import(model->graph(), &out));
+  return out;
+}
 
 Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string& name,
                              const std::string& model_dir) {
@@ -312,8 +400,7 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
     if (inlined == 0) break;
     EPCTX_RETURN_IF_ERROR(RunShapeInference(*model, name));
   }
-  Importer importer(model, name, model_dir);
-  EPCTX_ASSIGN_OR_RETURN(ImportedModel out, importer.Run());
+  EPCTX_ASSIGN_OR_RETURN(ImportedModel out, ImportGraphs(model, name, model_dir));
   out.source.size = bytes.size();
   out.source.hash = Hash64(bytes);
   return out;

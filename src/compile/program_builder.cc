@@ -30,7 +30,8 @@ struct ValueIndex {
   }
 };
 
-Offset<fb::Attribute> BuildAttribute(FlatBufferBuilder& fbb, const IrAttribute& a) {
+// `graph`: the program index of the attribute's body, -1 for other attributes.
+Offset<fb::Attribute> BuildAttribute(FlatBufferBuilder& fbb, const IrAttribute& a, int32_t graph) {
   auto name = fbb.CreateString(a.name);
   Offset<flatbuffers::Vector<uint8_t>> s = 0;
   Offset<flatbuffers::Vector<int64_t>> ints = 0;
@@ -69,13 +70,16 @@ Offset<fb::Attribute> BuildAttribute(FlatBufferBuilder& fbb, const IrAttribute& 
   if (!floats.IsNull()) b.add_floats(floats);
   if (!strings.IsNull()) b.add_strings(strings);
   b.add_tensor_dtype(tensor_dtype);
-  b.add_graph(a.graph);
+  b.add_graph(graph);
   return b.Finish();
 }
 
-}  // namespace
-
-Result<BuiltProgram> BuildProgram(const IrGraph& graph, format::BlobWriter& writer) {
+// Builds `graph` as program programs.size() and its bodies after it (depth first), so every body
+// comes after the program that uses it.
+Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
+                               std::vector<std::vector<uint8_t>>& programs) {
+  const size_t self = programs.size();
+  programs.emplace_back();
   ValueIndex index{std::vector<int>(graph.values.size(), -1), {}};
   for (int v : graph.inputs) index.Add(v);
   for (int v : graph.outputs) index.Add(v);
@@ -163,10 +167,17 @@ Result<BuiltProgram> BuildProgram(const IrGraph& graph, format::BlobWriter& writ
     for (int v : n.inputs) ins.push_back(index.Add(v));
     for (int v : n.outputs) outs.push_back(index.Add(v));
     std::vector<Offset<fb::Attribute>> attrs;
-    for (const IrAttribute& a : n.attrs) attrs.push_back(BuildAttribute(fbb, a));
-    nodes.push_back(fb::CreateNode(fbb, fbb.CreateString(n.name), fbb.CreateString(n.op_type),
-                                   fbb.CreateString(n.domain), fbb.CreateVector(ins),
-                                   fbb.CreateVector(outs), fbb.CreateVector(attrs)));
+    for (const IrAttribute& a : n.attrs) {
+      int32_t body = -1;
+      if (a.body) {
+        body = static_cast<int32_t>(programs.size());
+        EPCTX_RETURN_IF_ERROR(BuildInto(*a.body, writer, programs).status());
+      }
+      attrs.push_back(BuildAttribute(fbb, a, body));
+    }
+    nodes.push_back(fb::CreateNode(
+        fbb, fbb.CreateString(n.name), fbb.CreateString(n.op_type), fbb.CreateString(n.domain),
+        fbb.CreateVector(ins), fbb.CreateVector(outs), fbb.CreateVector(attrs), n.implicit_inputs));
   }
   std::vector<int32_t> inputs, outputs;
   for (int v : graph.inputs) inputs.push_back(index.Add(v));
@@ -179,11 +190,20 @@ Result<BuiltProgram> BuildProgram(const IrGraph& graph, format::BlobWriter& writ
                                fbb.CreateVector(nodes), fbb.CreateVector(inputs),
                                fbb.CreateVector(outputs), static_cast<int64_t>(plan.arena_bytes),
                                fbb.CreateVector(opsets)));
+  programs[self].assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   BuiltProgram out;
-  out.bytes.assign(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   out.node_count = graph.nodes.size();
   out.value_count = count;
   out.arena_bytes = plan.arena_bytes;
+  return out;
+}
+
+}  // namespace
+
+Result<BuiltProgram> BuildProgram(const IrGraph& graph, format::BlobWriter& writer) {
+  std::vector<std::vector<uint8_t>> programs;
+  EPCTX_ASSIGN_OR_RETURN(BuiltProgram out, BuildInto(graph, writer, programs));
+  out.programs = std::move(programs);
   return out;
 }
 

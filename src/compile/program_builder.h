@@ -12,7 +12,9 @@
 namespace epctx::compile {
 
 struct BuiltProgram {
-  std::vector<uint8_t> bytes;
+  // [0] is the graph's program; control-flow bodies follow, each after the program using it.
+  std::vector<std::vector<uint8_t>> programs;
+  // Of the graph's own program:
   size_t node_count = 0;
   size_t value_count = 0;
   uint64_t arena_bytes = 0;

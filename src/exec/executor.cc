@@ -53,6 +53,25 @@ Attributes AttributesFromNode(const fb::Node& node) {
 Result<std::unique_ptr<BoundProgram>> BoundProgram::Bind(const fb::Program& program,
                                                          const WeightResolver& weights,
                                                          int num_threads) {
+  const fb::Program* programs[] = {&program};
+  return Bind(programs, 0, weights, num_threads);
+}
+
+Result<std::unique_ptr<BoundProgram>> BoundProgram::Bind(
+    std::span<const fb::Program* const> programs, uint32_t index, const WeightResolver& weights,
+    int num_threads) {
+  if (index >= programs.size()) {
+    return EPCTX_ERROR(kInternal, "program {} of {} does not exist", index, programs.size());
+  }
+  const fb::Program& program = *programs[index];
+  BodyBinder bind_body = [&](int32_t body) -> Result<std::unique_ptr<BoundProgram>> {
+    // ValidateProgram guarantees this; checked again because recursion depends on it.
+    if (body <= static_cast<int32_t>(index) || static_cast<size_t>(body) >= programs.size()) {
+      return EPCTX_ERROR(kCorrupt, "program {} uses body program {}, which does not follow it",
+                         index, body);
+    }
+    return Bind(programs, static_cast<uint32_t>(body), weights, num_threads);
+  };
   auto bound = std::unique_ptr<BoundProgram>(new BoundProgram());
   bound->program_ = &program;
   bound->arena_bytes_ = static_cast<uint64_t>(program.arena_bytes());
@@ -105,6 +124,8 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::Bind(const fb::Program& prog
     info.domain = ViewOf(n->domain());
     info.opset = opset_of(info.domain);
     info.attrs = &attrs;
+    info.implicit_inputs = static_cast<size_t>(n->implicit_inputs());
+    info.bind_body = &bind_body;
     BoundNode b;
     b.node = n;
     for (int32_t i : SpanOf(n->inputs())) {

@@ -23,12 +23,21 @@ using WeightResolver = std::function<Result<Tensor>(uint32_t index)>;
 
 class BoundProgram {
  public:
-  // `program` must have passed format::ValidateProgram and must outlive the BoundProgram.
+  // Binds program `index` of a model's `programs` and, through its control-flow nodes, the
+  // bodies it uses. The programs must have passed format::ValidateProgram (which orders each
+  // body after its user, so binding terminates) and must outlive the BoundProgram.
+  static Result<std::unique_ptr<BoundProgram>> Bind(std::span<const fb::Program* const> programs,
+                                                    uint32_t index, const WeightResolver& weights,
+                                                    int num_threads);
+  // A model with one program.
   static Result<std::unique_ptr<BoundProgram>> Bind(const fb::Program& program,
                                                     const WeightResolver& weights, int num_threads);
 
   const fb::Program& program() const { return *program_; }
   uint64_t arena_bytes() const { return arena_bytes_; }
+
+  size_t input_count() const { return inputs_.size(); }
+  size_t output_count() const { return outputs_.size(); }
 
   // `inputs` in the program's input order (already checked by the caller); returns every program
   // output in order, each in memory of its own. `arena` holds at least arena_bytes() bytes,

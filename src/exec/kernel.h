@@ -27,6 +27,11 @@ struct ValueDesc {
   const Tensor* constant = nullptr;
 };
 
+class BoundProgram;
+
+// Binds body program `index` of the node's model (the graph attributes of If, Loop and Scan).
+using BodyBinder = std::function<Result<std::unique_ptr<BoundProgram>>(int32_t index)>;
+
 struct NodeInfo {
   std::string_view name;
   std::string_view op_type;
@@ -35,6 +40,11 @@ struct NodeInfo {
   const Attributes* attrs = nullptr;
   std::vector<ValueDesc> inputs;
   std::vector<ValueDesc> outputs;
+  // The last `implicit_inputs` of `inputs` are values the node's bodies capture from the
+  // enclosing graph; each body takes them, in order, after its own inputs.
+  size_t implicit_inputs = 0;
+  // Null where bodies cannot be bound (constant folding, RunNodeOnce).
+  const BodyBinder* bind_body = nullptr;
 };
 
 // What a kernel sees while running.

@@ -175,7 +175,8 @@ Result<BlobView> BlobView::Open(std::span<const std::byte> bytes, std::string na
         return EPCTX_ERROR(kCorrupt, "{}: fails FlatBuffers verification", where);
       }
       const auto* program = flatbuffers::GetRoot<fb::Program>(program_bytes.data());
-      EPCTX_RETURN_IF_ERROR_CTX(ValidateProgram(*program, weight_count, refs->size()), "{}", where);
+      EPCTX_RETURN_IF_ERROR_CTX(ValidateProgram(*program, weight_count, pi, refs->size()), "{}",
+                                where);
     }
   }
 

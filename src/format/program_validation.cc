@@ -82,7 +82,8 @@ Status ValidateWeights(const fb::Manifest& manifest, uint64_t weights_section_si
   return Status::Ok();
 }
 
-Status ValidateProgram(const fb::Program& program, uint32_t weight_count, uint32_t program_count) {
+Status ValidateProgram(const fb::Program& program, uint32_t weight_count, uint32_t program_index,
+                       uint32_t program_count) {
   const auto* values = program.values();
   uint32_t value_count = values ? values->size() : 0;
   if (value_count > kMaxValuesPerProgram) {
@@ -143,6 +144,12 @@ Status ValidateProgram(const fb::Program& program, uint32_t weight_count, uint32
     std::string what = fmt::format("node {} ({})", n, node->op_type()->string_view());
     EPCTX_RETURN_IF_ERROR(CheckIndexList(node->inputs(), value_count, true, what.c_str()));
     EPCTX_RETURN_IF_ERROR(CheckIndexList(node->outputs(), value_count, true, what.c_str()));
+    uint32_t input_count = node->inputs() ? node->inputs()->size() : 0;
+    if (node->implicit_inputs() < 0 ||
+        static_cast<uint32_t>(node->implicit_inputs()) > input_count) {
+      return EPCTX_ERROR(kCorrupt, "{} has {} implicit inputs but {} inputs", what,
+                         node->implicit_inputs(), input_count);
+    }
     if (node->attributes() == nullptr) continue;
     for (const fb::Attribute* a : *node->attributes()) {
       if (!ElementsAligned(a->ints())) {
@@ -153,6 +160,12 @@ Status ValidateProgram(const fb::Program& program, uint32_t weight_count, uint32
           (a->graph() < 0 || static_cast<uint32_t>(a->graph()) >= program_count)) {
         return EPCTX_ERROR(kCorrupt, "{} attribute '{}' refers to program {} of {}", what,
                            a->name()->string_view(), a->graph(), program_count);
+      }
+      if (a->type() == fb::AttrType::Graph && static_cast<uint32_t>(a->graph()) <= program_index) {
+        return EPCTX_ERROR(kCorrupt,
+                           "{} attribute '{}' refers to program {}, which does not come after "
+                           "program {}",
+                           what, a->name()->string_view(), a->graph(), program_index);
       }
       if (a->type() == fb::AttrType::Tensor) {
         uint32_t rank = a->ints() ? a->ints()->size() : 0;

@@ -19,6 +19,9 @@ namespace epctx::format {
 Status ValidateWeights(const fb::Manifest& manifest, uint64_t weights_section_size);
 
 // Value, weight and body-program indices in range; ranks, names and arena ranges within limits.
-Status ValidateProgram(const fb::Program& program, uint32_t weight_count, uint32_t program_count);
+// `program_index` is the program's place in its model's list of `program_count`: a body it uses
+// must come later in that list.
+Status ValidateProgram(const fb::Program& program, uint32_t weight_count, uint32_t program_index,
+                       uint32_t program_count);
 
 }  // namespace epctx::format

@@ -36,7 +36,11 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
     int num_threads) {
   const format::BlobView& view = blob->view();
   EPCTX_ASSIGN_OR_RETURN(const fb::Model* model, view.FindModel(partition_name));
-  const fb::Program* program = view.GetProgram(*model, 0);
+  std::vector<const fb::Program*> programs;
+  for (uint32_t i = 0; i < model->programs()->size(); ++i) {
+    programs.push_back(view.GetProgram(*model, i));
+  }
+  const fb::Program* program = programs[0];
   auto impl = std::unique_ptr<SessionImpl>(new SessionImpl());
   const loader::LoadedBlob* raw = blob.get();
   // Weight views carry no owner: the session holds the blob for as long as they exist.
@@ -47,7 +51,8 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
     return Tensor::View(static_cast<DataType>(w->dtype()), std::move(shape),
                         raw->view().WeightBytes(index).data(), nullptr);
   };
-  EPCTX_ASSIGN_OR_RETURN(impl->program_, exec::BoundProgram::Bind(*program, weights, num_threads));
+  EPCTX_ASSIGN_OR_RETURN(impl->program_,
+                         exec::BoundProgram::Bind(programs, 0, weights, num_threads));
   for (int32_t i : *program->inputs())
     impl->inputs_.push_back(DescribeValue(*program->values()->Get(i)));
   for (int32_t o : *program->outputs())

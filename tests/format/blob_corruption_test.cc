@@ -102,6 +102,10 @@ enum class Corruption {
   kNegativeProgramArena,
   kGraphAttributeOutOfRange,
   kGraphAttributeNegative,
+  kGraphAttributeSelf,
+  kBodyGraphAttributeBackward,
+  kImplicitInputsAboveInputs,
+  kImplicitInputsNegative,
   kTensorAttributeSizeMismatch,
   kTensorAttributeMissingData,
   kTensorAttributeBadDtype,
@@ -253,6 +257,16 @@ const std::vector<CorruptionCase>& Catalogue() {
        "node 2 (If) attribute 'then_branch' refers to program 2 of 2"},
       {C::kGraphAttributeNegative, "GraphAttributeNegative", kCorrupt,
        "node 2 (If) attribute 'else_branch' refers to program -1 of 2"},
+      {C::kGraphAttributeSelf, "GraphAttributeSelf", kCorrupt,
+       "model 'vision' program 0: node 2 (If) attribute 'then_branch' refers to program 0, which "
+       "does not come after program 0"},
+      {C::kBodyGraphAttributeBackward, "BodyGraphAttributeBackward", kCorrupt,
+       "model 'vision' program 1: node 0 (Identity) attribute 'body' refers to program 0, which "
+       "does not come after program 1"},
+      {C::kImplicitInputsAboveInputs, "ImplicitInputsAboveInputs", kCorrupt,
+       "node 2 (If) has 2 implicit inputs but 1 inputs"},
+      {C::kImplicitInputsNegative, "ImplicitInputsNegative", kCorrupt,
+       "node 2 (If) has -1 implicit inputs but 1 inputs"},
       {C::kTensorAttributeSizeMismatch, "TensorAttributeSizeMismatch", kCorrupt,
        "node 1 (Constant) tensor attribute 'value' has 15 bytes for its shape"},
       {C::kTensorAttributeMissingData, "TensorAttributeMissingData", kCorrupt,
@@ -589,6 +603,17 @@ Bytes MakeCorruptBlob(Corruption c, OpenOptions& options) {
       return EditSpec([](BlobSpec& s) { Main(s).nodes[2].attributes[0].graph = 2; });
     case C::kGraphAttributeNegative:
       return EditSpec([](BlobSpec& s) { Main(s).nodes[2].attributes[1].graph = -1; });
+    case C::kGraphAttributeSelf:
+      return EditSpec([](BlobSpec& s) { Main(s).nodes[2].attributes[0].graph = 0; });
+    case C::kBodyGraphAttributeBackward:
+      return EditSpec([](BlobSpec& s) {
+        blobtest::AttrSpec body{.name = "body", .type = fb::AttrType::Graph, .graph = 0};
+        s.models[0].programs[1].nodes[0].attributes.push_back(body);
+      });
+    case C::kImplicitInputsAboveInputs:
+      return EditSpec([](BlobSpec& s) { Main(s).nodes[2].implicit_inputs = 2; });
+    case C::kImplicitInputsNegative:
+      return EditSpec([](BlobSpec& s) { Main(s).nodes[2].implicit_inputs = -1; });
     case C::kTensorAttributeSizeMismatch:
       return EditSpec([](BlobSpec& s) { Main(s).nodes[1].attributes[0].s.pop_back(); });
     case C::kTensorAttributeMissingData:

@@ -82,7 +82,7 @@ Offset<fb::Node> BuildNode(FlatBufferBuilder& fbb, const NodeSpec& n, size_t pad
   for (const AttrSpec& a : n.attributes) attrs.push_back(BuildAttribute(fbb, a, pad));
   return fb::CreateNode(fbb, fbb.CreateString(n.name), fbb.CreateString(n.op_type),
                         fbb.CreateString(n.domain), fbb.CreateVector(n.inputs),
-                        fbb.CreateVector(n.outputs), fbb.CreateVector(attrs));
+                        fbb.CreateVector(n.outputs), fbb.CreateVector(attrs), n.implicit_inputs);
 }
 
 AttrSpec Attr(std::string name, fb::AttrType type) {

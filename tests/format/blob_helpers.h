@@ -54,6 +54,7 @@ struct NodeSpec {
   std::vector<int32_t> inputs{};
   std::vector<int32_t> outputs{};
   std::vector<AttrSpec> attributes{};
+  int32_t implicit_inputs = 0;
 };
 
 struct ProgramSpec {

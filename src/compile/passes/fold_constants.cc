@@ -47,7 +47,8 @@ Result<PassStats> FoldConstants(IrGraph& graph) {
   std::vector<bool> dead(graph.nodes.size(), false);
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
     const IrNode& n = graph.nodes[k];
-    if (n.outputs.empty() || IsNondeterministic(n)) continue;
+    // Bodies are bound only when a program is loaded, so control flow is not folded.
+    if (n.outputs.empty() || IsNondeterministic(n) || n.has_bodies()) continue;
 
     if (n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size") && n.inputs.size() == 1 &&
         n.inputs[0] >= 0 && graph.values[static_cast<size_t>(n.inputs[0])].fully_static() &&

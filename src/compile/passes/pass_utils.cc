@@ -37,6 +37,17 @@ Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph) {
     EPCTX_ASSIGN_OR_RETURN(PassStats s, pass(graph));
     stats.push_back(std::move(s));
   }
+  // Control-flow bodies are graphs of their own: their captures are inputs, so the passes need
+  // nothing from the enclosing graph.
+  for (IrNode& n : graph.nodes) {
+    for (IrAttribute& a : n.attrs) {
+      if (!a.body) continue;
+      EPCTX_ASSIGN_OR_RETURN(std::vector<PassStats> body_stats, RunAllPasses(*a.body));
+      for (size_t i = 0; i < stats.size() && i < body_stats.size(); ++i) {
+        stats[i].changed += body_stats[i].changed;
+      }
+    }
+  }
   return stats;
 }
 

@@ -1,0 +1,201 @@
+// If, Loop and Scan through the context-cache path: each body is a program of its own in the
+// blob, after the program that uses it, and bodies read values of the graphs around them
+// (captures), also across two levels of nesting.
+#include <gtest/gtest.h>
+#include <onnx/defs/parser.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "e2e/e2e_helpers.h"
+#include "epctx/compiler.h"
+#include "format/blob_reader.h"
+#include "program_generated.h"
+
+namespace epctx::testing {
+namespace {
+
+// Writes the model given in ONNX's textual syntax to `dir`/`name`.onnx.
+std::string WriteModel(const TempDir& dir, const std::string& name, const char* text) {
+  onnx::ModelProto model;
+  onnx::Status parsed = onnx::OnnxParser::Parse(model, text);
+  EXPECT_TRUE(parsed.IsOK()) << parsed.ErrorMessage();
+  std::string path = dir / (name + ".onnx");
+  std::ofstream(path, std::ios::binary) << model.SerializeAsString();
+  return path;
+}
+
+// Compiles `model_path` and loads the context model with the fallback denied, so the blob runs.
+std::unique_ptr<Session> CompileAndLoad(const TempDir& dir, const std::string& model_path) {
+  std::string ctx = dir / "model_ctx.onnx";
+  auto report = ModelCompiler().CompileToFile(model_path, ctx);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  if (!report.ok()) return nullptr;
+  SessionOptions options;
+  options.AddConfigEntry("epctx.fallback", "deny");
+  auto session = Session::Create(ctx, options);
+  EXPECT_TRUE(session.ok()) << session.status().ToString();
+  if (!session.ok()) return nullptr;
+  EXPECT_TRUE((*session)->origin().from_context_blob);
+  return std::move(*session);
+}
+
+// Number of programs the blob holds for its one model.
+uint32_t ProgramCount(const TempDir& dir) {
+  std::vector<char> bytes = ReadFileBytes(dir / "model_ctx.epctx");
+  format::OpenOptions options;
+  options.available_cpu_features = ~uint64_t{0};
+  auto view = format::BlobView::Open(std::as_bytes(std::span<const char>(bytes)), "blob", options);
+  EXPECT_TRUE(view.ok()) << view.status().ToString();
+  if (!view.ok()) return 0;
+  return view->manifest().models()->Get(0)->programs()->size();
+}
+
+template <typename T>
+Tensor Make(DataType type, std::vector<int64_t> shape, std::vector<T> values) {
+  auto t = Tensor::Allocate(type, std::move(shape));
+  EXPECT_TRUE(t.ok());
+  std::memcpy(t->mutable_data(), values.data(), values.size() * sizeof(T));
+  return *t;
+}
+
+template <typename T>
+std::vector<T> Values(const Tensor& t) {
+  const T* p = t.data_as<T>();
+  return std::vector<T>(p, p + t.element_count());
+}
+
+// The branches read the main graph's inputs (captures) in different orders and subsets, and the
+// initializer k (a constant the branch gets as a weight of its own).
+constexpr const char* kIfModel = R"(
+<ir_version: 8, opset_import: ["" : 16]>
+agraph (float[3] x, float[3] z, bool c) => (float[3] y)
+<float[3] k = {10.0, 20.0, 30.0}>
+{
+  y = If(c) <
+    then_branch = then_graph () => (float[3] t) { t = Add(x, k) },
+    else_branch = else_graph () => (float[3] e) { e = Sub(z, x) }
+  >
+}
+)";
+
+TEST(ControlFlow, IfRunsTheChosenBranchOnCapturedValues) {
+  TempDir dir;
+  auto session = CompileAndLoad(dir, WriteModel(dir, "if", kIfModel));
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(ProgramCount(dir), 3u);
+  Tensor x = Make<float>(DataType::kFloat32, {3}, {1, 2, 3});
+  Tensor z = Make<float>(DataType::kFloat32, {3}, {5, 7, 9});
+  for (bool c : {true, false}) {
+    auto out = session->Run({{"x", x}, {"z", z}, {"c", Make<uint8_t>(DataType::kBool, {}, {c})}});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->size(), 1u);
+    std::vector<float> want = c ? std::vector<float>{11, 22, 33} : std::vector<float>{4, 5, 6};
+    EXPECT_EQ(Values<float>((*out)[0]), want) << "c=" << c;
+  }
+}
+
+// A Loop whose body holds an If; the If's branches read x from the main graph, two scopes out.
+// Iterations 0..2 add x, 2x, x to the carried sum; the scan output records each sum.
+constexpr const char* kNestedModel = R"(
+<ir_version: 8, opset_import: ["" : 16]>
+agraph (float[2] x, int64 m) => (float[2] sum, float[N, 2] sums)
+<float[2] zero = {0.0, 0.0}, int64 one = {1}, float two = {2.0}>
+{
+  sum, sums = Loop(m, , zero) <
+    body = loop_body (int64 i, bool cond_in, float[2] acc) => (bool cond_out, float[2] acc_out,
+                                                               float[2] scan) {
+      cond_out = Identity(cond_in)
+      is_one = Equal(i, one)
+      step = If(is_one) <
+        then_branch = double_x () => (float[2] d) { d = Mul(x, two) },
+        else_branch = plain_x () => (float[2] p) { p = Identity(x) }
+      >
+      acc_out = Add(acc, step)
+      scan = Identity(acc_out)
+    }
+  >
+}
+)";
+
+TEST(ControlFlow, LoopWithNestedIfCapturesAcrossTwoScopes) {
+  TempDir dir;
+  auto session = CompileAndLoad(dir, WriteModel(dir, "nested", kNestedModel));
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(ProgramCount(dir), 4u);  // main, loop body, two branches
+  Tensor x = Make<float>(DataType::kFloat32, {2}, {1, -3});
+  auto out = session->Run({{"x", x}, {"m", Make<int64_t>(DataType::kInt64, {}, {3})}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{4, -12}));
+  EXPECT_EQ((*out)[1].shape(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(Values<float>((*out)[1]), (std::vector<float>{1, -3, 3, -9, 4, -12}));
+
+  // No iteration: the carried value is the initial one, the scan output [0, 2] from the body's
+  // declared per-iteration shape.
+  out = session->Run({{"x", x}, {"m", Make<int64_t>(DataType::kInt64, {}, {0})}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{0, 0}));
+  EXPECT_EQ((*out)[1].shape(), (std::vector<int64_t>{0, 2}));
+}
+
+// Scan reading its input rows last to first and writing the running sums along axis 1.
+constexpr const char* kScanModel = R"(
+<ir_version: 8, opset_import: ["" : 16]>
+agraph (float[2] init, float[3, 2] rows) => (float[2] total, float[2, 3] running)
+{
+  total, running = Scan(init, rows) <
+    num_scan_inputs = 1, scan_input_directions = [1], scan_output_axes = [1],
+    body = scan_body (float[2] sum_in, float[2] row) => (float[2] sum_out, float[2] seen) {
+      sum_out = Add(sum_in, row)
+      seen = Identity(sum_out)
+    }
+  >
+}
+)";
+
+TEST(ControlFlow, ScanHonoursDirectionsAndOutputAxes) {
+  TempDir dir;
+  auto session = CompileAndLoad(dir, WriteModel(dir, "scan", kScanModel));
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(ProgramCount(dir), 2u);
+  auto out = session->Run({{"init", Make<float>(DataType::kFloat32, {2}, {100, 200})},
+                           {"rows", Make<float>(DataType::kFloat32, {3, 2}, {1, 2, 3, 4, 5, 6})}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<float>{109, 212}));
+  // Rows in the order 2, 1, 0; sums laid along axis 1: [[105, 108, 109], [206, 210, 212]].
+  EXPECT_EQ((*out)[1].shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(Values<float>((*out)[1]), (std::vector<float>{105, 108, 109, 206, 210, 212}));
+}
+
+// The carried value doubles in length each iteration, so its per-iteration copies cannot be
+// stacked into one scan output.
+constexpr const char* kRaggedModel = R"(
+<ir_version: 8, opset_import: ["" : 16]>
+agraph (float[1] v, int64 m) => (float[K] last, float[N, K] all)
+{
+  last, all = Loop(m, , v) <
+    body = grow (int64 i, bool c, float[K] acc) => (bool c_out, float[K] acc_out, float[K] scan) {
+      c_out = Identity(c)
+      acc_out = Concat<axis = 0>(acc, acc)
+      scan = Identity(acc_out)
+    }
+  >
+}
+)";
+
+TEST(ControlFlow, LoopScanOutputsOfChangingShapeAreAnError) {
+  TempDir dir;
+  auto session = CompileAndLoad(dir, WriteModel(dir, "ragged", kRaggedModel));
+  ASSERT_NE(session, nullptr);
+  auto out = session->Run({{"v", Make<float>(DataType::kFloat32, {1}, {1})},
+                           {"m", Make<int64_t>(DataType::kInt64, {}, {2})}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(),
+            "Loop node 'Loop_0': scan outputs differ between iterations: float32 [2] and float32 "
+            "[4] cannot be stacked");
+}
+
+}  // namespace
+}  // namespace epctx::testing
