@@ -122,6 +122,16 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
     planned.push_back(p);
   }
   ArenaPlan plan = PlanArena(lifetimes, format::kTensorAlignment);
+  // The reader's limits: a program beyond them would be refused at load.
+  if (count > format::kMaxValuesPerProgram || graph.nodes.size() > format::kMaxNodesPerProgram ||
+      plan.arena_bytes > static_cast<uint64_t>(format::kMaxArenaBytes)) {
+    return EPCTX_ERROR(kUnsupported,
+                       "graph '{}' has {} values, {} nodes and a {}-byte arena; the limits are "
+                       "{}, {} and {}",
+                       graph.name, count, graph.nodes.size(), plan.arena_bytes,
+                       format::kMaxValuesPerProgram, format::kMaxNodesPerProgram,
+                       format::kMaxArenaBytes);
+  }
   std::vector<int64_t> arena_offset(count, -1), arena_bytes(count, 0);
   for (size_t i = 0; i < planned.size(); ++i) {
     arena_offset[planned[i]] = static_cast<int64_t>(plan.offsets[i]);

@@ -26,6 +26,8 @@ inline constexpr uint32_t kMaxRank = 16;
 inline constexpr uint32_t kMaxNameLength = 4096;
 inline constexpr uint64_t kMaxManifestBytes = 1ull << 30;
 inline constexpr uint64_t kMaxProgramBytes = 1ull << 30;
+// A program's planned activation arena (allocated at its first run).
+inline constexpr int64_t kMaxArenaBytes = 1ll << 36;
 inline constexpr uint32_t kMaxFlatbufferDepth = 64;
 inline constexpr uint32_t kMaxFlatbufferTables = 1u << 24;
 

@@ -175,7 +175,7 @@ Result<BlobView> BlobView::Open(std::span<const std::byte> bytes, std::string na
         return EPCTX_ERROR(kCorrupt, "{}: fails FlatBuffers verification", where);
       }
       const auto* program = flatbuffers::GetRoot<fb::Program>(program_bytes.data());
-      EPCTX_RETURN_IF_ERROR_CTX(ValidateProgram(*program, weight_count, pi, refs->size()), "{}",
+      EPCTX_RETURN_IF_ERROR_CTX(ValidateProgram(*program, *view.manifest_, pi, refs->size()), "{}",
                                 where);
     }
   }

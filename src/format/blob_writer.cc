@@ -104,6 +104,21 @@ Status BlobWriter::AddModel(std::string name, std::vector<std::vector<uint8_t>> 
     if (m.name == name) return EPCTX_ERROR(kInvalidArgument, "model '{}' added twice", name);
   }
   if (programs.empty()) return EPCTX_ERROR(kInvalidArgument, "model '{}' has no program", name);
+  // The reader's limits, so that the writer never produces a blob the reader refuses.
+  if (models_.size() >= kMaxModels) {
+    return EPCTX_ERROR(kUnsupported, "model '{}': a blob holds at most {} models", name,
+                       kMaxModels);
+  }
+  if (programs.size() > kMaxPrograms) {
+    return EPCTX_ERROR(kUnsupported, "model '{}' has {} programs, above the limit {}", name,
+                       programs.size(), kMaxPrograms);
+  }
+  for (size_t i = 0; i < programs.size(); ++i) {
+    if (programs[i].size() > kMaxProgramBytes) {
+      return EPCTX_ERROR(kUnsupported, "model '{}' program {} has {} bytes, above the limit {}",
+                         name, i, programs[i].size(), kMaxProgramBytes);
+    }
+  }
   models_.push_back({std::move(name), std::move(programs), source_size, source_hash});
   return Status::Ok();
 }
@@ -149,6 +164,10 @@ Result<BlobWriter::Layout> BlobWriter::ComputeLayout() const {
   }
   fbb.Finish(fb::CreateManifest(fbb, fbb.CreateVector(models), fbb.CreateVector(weights)));
   layout.manifest = fbb.Release();
+  if (layout.manifest.size() > kMaxManifestBytes) {
+    return EPCTX_ERROR(kUnsupported, "the manifest has {} bytes, above the limit {}",
+                       layout.manifest.size(), kMaxManifestBytes);
+  }
   layout.manifest_offset =
       AlignUp(layout.programs_offset + layout.programs_size, kSectionAlignment);
   layout.file_size = layout.manifest_offset + layout.manifest.size();

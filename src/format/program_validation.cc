@@ -82,8 +82,33 @@ Status ValidateWeights(const fb::Manifest& manifest, uint64_t weights_section_si
   return Status::Ok();
 }
 
-Status ValidateProgram(const fb::Program& program, uint32_t weight_count, uint32_t program_index,
-                       uint32_t program_count) {
+namespace {
+
+// A value that stands for a weight must describe it: same type, and the same shape when the
+// value has one (kernels size their work from the value and read the weight's bytes).
+Status CheckValueMatchesWeight(const fb::Value& v, const fb::Weight& w) {
+  if (v.dtype() != w.dtype()) {
+    return EPCTX_ERROR(kCorrupt, "value '{}' has type {} but its weight {}",
+                       v.name()->string_view(), DataTypeName(static_cast<DataType>(v.dtype())),
+                       DataTypeName(static_cast<DataType>(w.dtype())));
+  }
+  if (v.shape() == nullptr) return Status::Ok();
+  std::vector<int64_t> value_shape(v.shape()->begin(), v.shape()->end());
+  std::vector<int64_t> weight_shape;
+  if (w.shape() != nullptr) weight_shape.assign(w.shape()->begin(), w.shape()->end());
+  if (value_shape != weight_shape) {
+    return EPCTX_ERROR(kCorrupt, "value '{}' has shape {} but its weight {}",
+                       v.name()->string_view(), ShapeToString(value_shape),
+                       ShapeToString(weight_shape));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateProgram(const fb::Program& program, const fb::Manifest& manifest,
+                       uint32_t program_index, uint32_t program_count) {
+  const uint32_t weight_count = manifest.weights() ? manifest.weights()->size() : 0;
   const auto* values = program.values();
   uint32_t value_count = values ? values->size() : 0;
   if (value_count > kMaxValuesPerProgram) {
@@ -92,6 +117,9 @@ Status ValidateProgram(const fb::Program& program, uint32_t weight_count, uint32
   }
   int64_t arena = program.arena_bytes();
   if (arena < 0) return EPCTX_ERROR(kCorrupt, "negative arena size {}", arena);
+  if (arena > kMaxArenaBytes) {
+    return EPCTX_ERROR(kCorrupt, "arena size {} above the limit {}", arena, kMaxArenaBytes);
+  }
   for (uint32_t i = 0; i < value_count; ++i) {
     const fb::Value* v = values->Get(i);
     if (v->name()->size() > kMaxNameLength) {
@@ -120,6 +148,10 @@ Status ValidateProgram(const fb::Program& program, uint32_t weight_count, uint32
         (v->weight() >= 0 && static_cast<uint32_t>(v->weight()) >= weight_count)) {
       return EPCTX_ERROR(kCorrupt, "value '{}' refers to weight {} of {}", v->name()->string_view(),
                          v->weight(), weight_count);
+    }
+    if (v->weight() >= 0) {
+      EPCTX_RETURN_IF_ERROR(CheckValueMatchesWeight(
+          *v, *manifest.weights()->Get(static_cast<uint32_t>(v->weight()))));
     }
     if (v->arena_offset() != -1) {
       if (v->arena_offset() < 0 || v->arena_bytes() < 0 ||

@@ -102,6 +102,9 @@ enum class Corruption {
   kNegativeProgramArena,
   kGraphAttributeOutOfRange,
   kGraphAttributeNegative,
+  kValueWeightDtypeMismatch,
+  kValueWeightShapeMismatch,
+  kArenaAboveLimit,
   kGraphAttributeSelf,
   kBodyGraphAttributeBackward,
   kImplicitInputsAboveInputs,
@@ -257,6 +260,12 @@ const std::vector<CorruptionCase>& Catalogue() {
        "node 2 (If) attribute 'then_branch' refers to program 2 of 2"},
       {C::kGraphAttributeNegative, "GraphAttributeNegative", kCorrupt,
        "node 2 (If) attribute 'else_branch' refers to program -1 of 2"},
+      {C::kValueWeightDtypeMismatch, "ValueWeightDtypeMismatch", kCorrupt,
+       "value 'w' has type int32 but its weight float32"},
+      {C::kValueWeightShapeMismatch, "ValueWeightShapeMismatch", kCorrupt,
+       "value 'w' has shape [3,2] but its weight [2,3]"},
+      {C::kArenaAboveLimit, "ArenaAboveLimit", kCorrupt,
+       "arena size 68719476737 above the limit 68719476736"},
       {C::kGraphAttributeSelf, "GraphAttributeSelf", kCorrupt,
        "model 'vision' program 0: node 2 (If) attribute 'then_branch' refers to program 0, which "
        "does not come after program 0"},
@@ -603,6 +612,12 @@ Bytes MakeCorruptBlob(Corruption c, OpenOptions& options) {
       return EditSpec([](BlobSpec& s) { Main(s).nodes[2].attributes[0].graph = 2; });
     case C::kGraphAttributeNegative:
       return EditSpec([](BlobSpec& s) { Main(s).nodes[2].attributes[1].graph = -1; });
+    case C::kValueWeightDtypeMismatch:
+      return EditSpec([](BlobSpec& s) { Main(s).values[1].dtype = DataType::kInt32; });
+    case C::kValueWeightShapeMismatch:
+      return EditSpec([](BlobSpec& s) { Main(s).values[1].shape = {3, 2}; });
+    case C::kArenaAboveLimit:
+      return EditSpec([](BlobSpec& s) { Main(s).arena_bytes = kMaxArenaBytes + 1; });
     case C::kGraphAttributeSelf:
       return EditSpec([](BlobSpec& s) { Main(s).nodes[2].attributes[0].graph = 0; });
     case C::kBodyGraphAttributeBackward:

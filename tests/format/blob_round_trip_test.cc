@@ -403,6 +403,27 @@ TEST(BlobWriterTest, RefusesBadModels) {
   EXPECT_THAT(twice.message(), HasSubstr("'m' added twice"));
   EXPECT_TRUE(writer.AddModel(std::string(kMaxNameLength, 'x'), {program}, 0, 0).ok());
   EXPECT_TRUE(writer.WriteToMemory().ok());
+  // The reader's limits hold at write time too.
+  std::vector<std::vector<uint8_t>> too_many(kMaxPrograms + 1, program);
+  Status programs = writer.AddModel("many", std::move(too_many), 0, 0);
+  EXPECT_EQ(programs.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(programs.message(), "model 'many' has 65537 programs, above the limit 65536");
+}
+
+TEST(BlobWriterTest, RefusesMoreModelsThanTheReaderAccepts) {
+  BlobWriter writer;
+  std::vector<uint8_t> program = blobtest::BuildProgram({.name = "p"});
+  for (uint32_t i = 0; i < kMaxModels; ++i) {
+    ASSERT_TRUE(writer.AddModel(std::to_string(i), {program}, 0, 0).ok()) << i;
+  }
+  Status one_more = writer.AddModel("last", {program}, 0, 0);
+  EXPECT_EQ(one_more.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(one_more.message(), "model 'last': a blob holds at most 4096 models");
+  auto blob = writer.WriteToMemory();
+  ASSERT_TRUE(blob.ok()) << blob.status().ToString();
+  auto view = BlobView::Open(blob->bytes(), "limits", blobtest::DefaultOptions());
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_EQ(view->manifest().models()->size(), kMaxModels);
 }
 
 TEST(BlobWriterTest, BlobWithoutWeightsRoundTrips) {
