@@ -33,6 +33,8 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddPerfCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddCompareCommand(CLI::App& parent, const GlobalOptions& global);
 Command AddConformanceCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddInspectCommand(CLI::App& parent, const GlobalOptions& global);
+Command AddVerifyCommand(CLI::App& parent, const GlobalOptions& global);
 
 // Every subcommand, in the order `epctx --help` lists them.
 // clang-format off
@@ -40,6 +42,8 @@ inline constexpr CommandFactory kCommands[] = {
     &AddCompileCommand,
     &AddRunCommand,
     &AddPerfCommand,
+    &AddInspectCommand,
+    &AddVerifyCommand,
     &AddCompareCommand,
     &AddConformanceCommand,
 };

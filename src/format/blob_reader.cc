@@ -73,7 +73,9 @@ Result<BlobView> BlobView::Open(std::span<const std::byte> bytes, std::string na
   view.bytes_ = bytes;
   view.header_ = reinterpret_cast<const BlobHeader*>(bytes.data());
   const BlobHeader& h = *view.header_;
-  EPCTX_RETURN_IF_ERROR_CTX(CheckTarget(h.target, options.available_cpu_features), "'{}'", name);
+  if (options.check_target) {
+    EPCTX_RETURN_IF_ERROR_CTX(CheckTarget(h.target, options.available_cpu_features), "'{}'", name);
+  }
 
   if (h.section_count == 0 || h.section_count > kMaxSections) {
     return EPCTX_ERROR(kCorrupt, "'{}': section count {} outside 1..{}", name, h.section_count,

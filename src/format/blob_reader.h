@@ -24,6 +24,9 @@ struct OpenOptions {
   uint64_t available_cpu_features = 0;
   // Also check every weight's checksum: reads all weight bytes, so O(size of the blob).
   bool verify_weight_checksums = false;
+  // Refuse a blob packed for another build or for CPU features not available. Only tools that
+  // look at foreign blobs without running them (`epctx inspect`) turn this off.
+  bool check_target = true;
 };
 
 class BlobView {

@@ -1,0 +1,283 @@
+// `epctx inspect` and `epctx verify`: open a context model or blob the way a load does, then
+// describe it, or run the checks a load leaves out.
+#include <cstring>
+#include <memory>
+
+#include "compile/context_model.h"
+#include "epctx/inspect.h"
+#include "exec/executor.h"
+#include "format/blob_reader.h"
+#include "format/target.h"
+#include "program_generated.h"
+#include "util/aligned_buffer.h"
+#include "util/cpu_features.h"
+#include "util/file.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+
+namespace epctx {
+namespace {
+
+// The file named by the user and, for a context model, the blob it points at.
+struct OpenedModel {
+  MappedFile file;
+  std::optional<EpContextInfo> context;
+  MappedFile blob_file;     // a blob on disk
+  AlignedBuffer blob_copy;  // an embedded blob, copied for alignment
+  std::span<const std::byte> blob_bytes;
+  std::string blob_name;
+};
+
+bool LooksLikeBlob(std::span<const std::byte> bytes) {
+  return bytes.size() >= sizeof format::kBlobMagic &&
+         std::memcmp(bytes.data(), format::kBlobMagic, sizeof format::kBlobMagic) == 0;
+}
+
+Result<std::unique_ptr<OpenedModel>> OpenModel(const std::string& path) {
+  auto opened = std::make_unique<OpenedModel>();
+  EPCTX_ASSIGN_OR_RETURN(opened->file, MappedFile::Open(path));
+  if (LooksLikeBlob(opened->file.bytes())) {
+    opened->blob_bytes = opened->file.bytes();
+    opened->blob_name = path;
+    return opened;
+  }
+  EPCTX_ASSIGN_OR_RETURN(std::optional<compile::ContextModelInfo> ctx,
+                         compile::ParseContextModel(opened->file.bytes(), path));
+  if (!ctx) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "'{}' is an original ONNX model (it has no EPContext node); compile it "
+                       "with `epctx compile` first",
+                       path);
+  }
+  EpContextInfo info;
+  info.context_model_path = path;
+  info.node_name = ctx->node_name;
+  info.partition_name = ctx->partition_name;
+  info.embedded = ctx->embed;
+  const std::string dir = DirName(path);
+  if (!ctx->original_path.empty()) info.original_model_path = JoinPath(dir, ctx->original_path);
+  info.original_size = ctx->original_size;
+  info.original_mtime_ns = ctx->original_mtime_ns;
+  info.original_hash = ctx->original_hash;
+  if (ctx->embed) {
+    opened->blob_copy =
+        AlignedBuffer(ctx->embedded_blob.size(), AlignedBuffer::Fill::kUninitialized);
+    if (!opened->blob_copy.valid()) {
+      return EPCTX_ERROR(kInternal, "out of memory for the blob embedded in '{}'", path);
+    }
+    std::memcpy(opened->blob_copy.data(), ctx->embedded_blob.data(), ctx->embedded_blob.size());
+    opened->blob_bytes = opened->blob_copy.bytes();
+    opened->blob_name = path + " (embedded blob)";
+  } else {
+    info.blob_path = JoinPath(dir, ctx->blob_reference);
+    auto blob = MappedFile::Open(info.blob_path);
+    if (!blob.ok()) {
+      return Status(blob.status().code(),
+                    fmt::format("context model '{}' points at blob '{}': {}", path, info.blob_path,
+                                blob.status().message()));
+    }
+    opened->blob_file = std::move(*blob);
+    opened->blob_bytes = opened->blob_file.bytes();
+    opened->blob_name = info.blob_path;
+  }
+  opened->context = std::move(info);
+  return opened;
+}
+
+Result<format::BlobView> OpenBlob(const OpenedModel& m, bool verify_weights) {
+  format::OpenOptions options;
+  options.available_cpu_features = DetectedCpuFeatures();
+  options.check_target = false;
+  options.verify_weight_checksums = verify_weights;
+  return format::BlobView::Open(m.blob_bytes, m.blob_name, options);
+}
+
+std::string_view ViewOf(const flatbuffers::String* s) {
+  return s == nullptr ? std::string_view() : s->string_view();
+}
+
+ProgramInfo DescribeProgram(const fb::Program& p) {
+  ProgramInfo info;
+  info.name = std::string(ViewOf(p.name()));
+  info.node_count = p.nodes() ? p.nodes()->size() : 0;
+  info.value_count = p.values() ? p.values()->size() : 0;
+  info.input_count = p.inputs() ? p.inputs()->size() : 0;
+  info.output_count = p.outputs() ? p.outputs()->size() : 0;
+  info.arena_bytes = static_cast<uint64_t>(p.arena_bytes());
+  for (uint32_t i = 0; i < info.value_count; ++i) {
+    if (p.values()->Get(i)->weight() >= 0) info.weight_values++;
+  }
+  for (uint32_t n = 0; n < info.node_count; ++n) {
+    const fb::Node* node = p.nodes()->Get(n);
+    std::string op(node->op_type()->string_view());
+    if (!ViewOf(node->domain()).empty()) op = std::string(ViewOf(node->domain())) + "." + op;
+    info.op_counts[op]++;
+  }
+  return info;
+}
+
+BlobInfo DescribeBlob(const format::BlobView& view, const std::string& name) {
+  const format::BlobHeader& h = view.header();
+  BlobInfo info;
+  info.name = name;
+  info.file_size = h.file_size;
+  info.format_version = h.format_version;
+  info.engine_version =
+      std::string(h.engine_version, strnlen(h.engine_version, sizeof h.engine_version));
+  info.hardware_architecture = format::HardwareArchitecture(h.target);
+  info.packing_build_id =
+      std::string(h.target.packing_build_id,
+                  strnlen(h.target.packing_build_id, sizeof h.target.packing_build_id));
+  info.pack_layout_version = h.target.pack_layout_version;
+  Status target = format::CheckTarget(h.target, DetectedCpuFeatures());
+  if (!target.ok()) info.target_mismatch = target.message();
+  for (uint32_t i = 0; i < h.section_count; ++i) {
+    const format::SectionEntry& s = h.sections[i];
+    static constexpr const char* kNames[] = {"", "WEIGHTS", "PROGRAMS", "MANIFEST"};
+    info.sections.push_back({kNames[s.kind], s.offset, s.size});
+  }
+  const fb::Manifest& manifest = view.manifest();
+  if (manifest.weights() != nullptr) {
+    for (const fb::Weight* w : *manifest.weights()) {
+      info.weight_count++;
+      info.weight_bytes += w->size();
+      info.weights_per_layout[w->layout()]++;
+    }
+  }
+  for (const fb::Model* m : *manifest.models()) {
+    BlobModelInfo model;
+    model.name = m->name()->str();
+    model.source_size = m->source_size();
+    model.source_hash = m->source_hash();
+    for (uint32_t i = 0; i < m->programs()->size(); ++i) {
+      model.programs.push_back(DescribeProgram(*view.GetProgram(*m, i)));
+    }
+    info.models.push_back(std::move(model));
+  }
+  return info;
+}
+
+// Binds every program of every model, as sessions would: proves each node has a kernel in this
+// build and accepts its attributes and static types.
+VerifyCheck BindAllModels(const format::BlobView& view) {
+  VerifyCheck check{"kernels", true, ""};
+  exec::WeightResolver weights = [&view](uint32_t index) -> Result<Tensor> {
+    const fb::Weight* w = view.manifest().weights()->Get(index);
+    std::vector<int64_t> shape;
+    if (w->shape() != nullptr) shape.assign(w->shape()->begin(), w->shape()->end());
+    return Tensor::View(static_cast<DataType>(w->dtype()), std::move(shape),
+                        view.WeightBytes(index).data(), nullptr);
+  };
+  size_t programs_bound = 0, nodes_bound = 0;
+  for (const fb::Model* m : *view.manifest().models()) {
+    std::vector<const fb::Program*> programs;
+    for (uint32_t i = 0; i < m->programs()->size(); ++i) {
+      programs.push_back(view.GetProgram(*m, i));
+      nodes_bound += programs.back()->nodes() ? programs.back()->nodes()->size() : 0;
+    }
+    auto bound = exec::BoundProgram::Bind(programs, 0, weights, 1);
+    if (!bound.ok()) {
+      check.passed = false;
+      check.detail =
+          fmt::format("model '{}': {}", m->name()->string_view(), bound.status().message());
+      return check;
+    }
+    programs_bound += programs.size();
+  }
+  check.detail = fmt::format("{} programs, {} nodes bound to this build's kernels", programs_bound,
+                             nodes_bound);
+  return check;
+}
+
+VerifyCheck CheckOriginal(const EpContextInfo& ctx, const VerifyOptions& options) {
+  VerifyCheck check{"original model", true, ""};
+  if (ctx.original_model_path.empty()) {
+    check.detail = "not recorded: no fallback is possible";
+    return check;
+  }
+  auto id = StatFile(ctx.original_model_path);
+  if (!id.ok()) {
+    check.detail = fmt::format("'{}' not found: the blob must serve, no fallback is possible",
+                               ctx.original_model_path);
+    return check;
+  }
+  if ((ctx.original_size && *ctx.original_size != id->size) ||
+      (ctx.original_mtime_ns && *ctx.original_mtime_ns != id->mtime_ns)) {
+    check.passed = false;
+    check.detail = fmt::format(
+        "'{}' changed since it was compiled (size or mtime differ): loads will fall back to it",
+        ctx.original_model_path);
+    return check;
+  }
+  check.detail = fmt::format("'{}' matches the recorded size and mtime", ctx.original_model_path);
+  if (!options.hash_original) return check;
+  auto file = MappedFile::Open(ctx.original_model_path);
+  if (!file.ok()) {
+    check.passed = false;
+    check.detail = std::string(file.status().message());
+    return check;
+  }
+  if (!ctx.original_hash || Hash64(file->bytes()) != *ctx.original_hash) {
+    check.passed = false;
+    check.detail = fmt::format(
+        "'{}' has the recorded size and mtime but not the recorded content "
+        "hash",
+        ctx.original_model_path);
+    return check;
+  }
+  check.detail += " and content hash";
+  return check;
+}
+
+}  // namespace
+
+Result<InspectReport> InspectModel(const std::string& path) {
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<OpenedModel> m, OpenModel(path));
+  EPCTX_ASSIGN_OR_RETURN(format::BlobView view, OpenBlob(*m, false));
+  InspectReport report;
+  report.context = m->context;
+  report.blob = DescribeBlob(view, m->blob_name);
+  return report;
+}
+
+Result<std::vector<VerifyCheck>> VerifyModel(const std::string& path,
+                                             const VerifyOptions& options) {
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<OpenedModel> m, OpenModel(path));
+  std::vector<VerifyCheck> checks;
+  auto view = OpenBlob(*m, false);
+  if (!view.ok()) {
+    checks.push_back({"blob structure", false, view.status().message()});
+    return checks;
+  }
+  size_t programs = 0;
+  for (const fb::Model* model : *view->manifest().models()) programs += model->programs()->size();
+  checks.push_back({"blob structure", true,
+                    fmt::format("header, sections, manifest and {} programs of {} models", programs,
+                                view->manifest().models()->size())});
+  if (m->context) {
+    auto model = view->FindModel(m->context->partition_name);
+    checks.push_back({"EPContext partition", model.ok(),
+                      model.ok()
+                          ? fmt::format("the blob holds model '{}'", m->context->partition_name)
+                          : model.status().message()});
+  }
+  Status target = format::CheckTarget(view->header().target, DetectedCpuFeatures());
+  checks.push_back(
+      {"target", target.ok(),
+       target.ok() ? format::HardwareArchitecture(view->header().target) : target.message()});
+  auto weights = OpenBlob(*m, true);
+  BlobInfo info = DescribeBlob(*view, m->blob_name);
+  checks.push_back({"weight checksums", weights.ok(),
+                    weights.ok()
+                        ? fmt::format("{} weights, {} bytes", info.weight_count, info.weight_bytes)
+                        : weights.status().message()});
+  if (target.ok()) {
+    checks.push_back(BindAllModels(*view));
+  } else {
+    checks.push_back({"kernels", false, "not bound: the blob is not for this build and CPU"});
+  }
+  if (m->context) checks.push_back(CheckOriginal(*m->context, options));
+  return checks;
+}
+
+}  // namespace epctx

@@ -1,0 +1,114 @@
+// `epctx inspect` and `epctx verify`: what they report for a good context model, and what verify
+// finds that a load does not look at (a damaged weight, a touched original).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tools/tools_test_helpers.h"
+
+namespace epctx {
+namespace {
+
+using ::testing::HasSubstr;
+using tools_testing::CommandResult;
+using tools_testing::RunCli;
+using tools_testing::TempDir;
+
+// MobileNetV2 (it has weights) copied into `dir` and compiled there.
+std::string CompileMobileNet(const TempDir& dir) {
+  std::filesystem::copy_file(std::string(EPCTX_TEST_MODELS_DIR) + "/mobilenet_v2.onnx",
+                             dir / "mobilenet_v2.onnx");
+  CommandResult r = RunCli({"compile", dir / "mobilenet_v2.onnx"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return dir / "mobilenet_v2_ctx.onnx";
+}
+
+TEST(CliInspectTest, DescribesTheContextModelAndItsBlob) {
+  TempDir dir;
+  std::string ctx = CompileMobileNet(dir);
+  CommandResult r = RunCli({"inspect", ctx});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("context model:  " + ctx + "\n"));
+  EXPECT_THAT(r.out, HasSubstr("  blob:         " + (dir / "mobilenet_v2_ctx.epctx") + "\n"));
+  EXPECT_THAT(r.out, HasSubstr("  original:     " + (dir / "mobilenet_v2.onnx")));
+  EXPECT_THAT(r.out, HasSubstr("  usable here:  yes\n"));
+  EXPECT_THAT(r.out, HasSubstr("model 'mobilenet_v2': 1 program,"));
+  EXPECT_THAT(r.out, HasSubstr("  program 0 (main) "));
+
+  CommandResult j = RunCli({"inspect", dir / "mobilenet_v2_ctx.epctx", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_FALSE(doc.contains("context_model"));  // a blob was given, not a context model
+  const nlohmann::json& blob = doc["blob"];
+  EXPECT_EQ(blob["usable_here"], true);
+  EXPECT_EQ(blob["file_size"].get<uint64_t>(),
+            std::filesystem::file_size(dir / "mobilenet_v2_ctx.epctx"));
+  ASSERT_EQ(blob["models"].size(), 1u);
+  const nlohmann::json& program = blob["models"][0]["programs"][0];
+  size_t ops = 0;
+  for (const auto& [op, count] : program["ops"].items()) ops += count.get<size_t>();
+  EXPECT_EQ(ops, program["nodes"].get<size_t>());
+  EXPECT_GT(blob["weight_count"].get<size_t>(), 50u);
+}
+
+TEST(CliVerifyTest, PassesAGoodContextModel) {
+  TempDir dir;
+  std::string ctx = CompileMobileNet(dir);
+  CommandResult r = RunCli({"verify", ctx, "--hash-original"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ok      weight checksums: "));
+  EXPECT_THAT(r.out, HasSubstr("ok      kernels: 1 programs, "));
+  EXPECT_THAT(r.out, HasSubstr("ok      original model: '" + (dir / "mobilenet_v2.onnx") +
+                               "' matches the recorded size and mtime and content hash\n"));
+  EXPECT_THAT(r.out, HasSubstr("verified: " + ctx + "\n"));
+}
+
+TEST(CliVerifyTest, FindsADamagedWeightThatLoadingDoesNotRead) {
+  TempDir dir;
+  std::string ctx = CompileMobileNet(dir);
+  {
+    std::fstream blob(dir / "mobilenet_v2_ctx.epctx",
+                      std::ios::in | std::ios::out | std::ios::binary);
+    blob.seekp(4096 + 1000);
+    blob.put('\x5a');
+  }
+  // Opening the blob as a load does (weights mapped, not read) does not notice...
+  CommandResult inspect = RunCli({"inspect", ctx});
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.err;
+  // ...verify does.
+  CommandResult r = RunCli({"verify", ctx});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("FAILED  weight checksums: '" + (dir / "mobilenet_v2_ctx.epctx") +
+                               "': WEIGHTS checksum mismatch\n"));
+  EXPECT_THAT(r.out, HasSubstr("ok      kernels: "));
+  EXPECT_EQ(r.err, "epctx: error: '" + ctx + "': 1 of 6 checks failed\n");
+}
+
+TEST(CliVerifyTest, ReportsATouchedOriginal) {
+  TempDir dir;
+  std::string ctx = CompileMobileNet(dir);
+  std::filesystem::last_write_time(
+      dir / "mobilenet_v2.onnx",
+      std::filesystem::last_write_time(dir / "mobilenet_v2.onnx") + std::chrono::seconds(5));
+  CommandResult r = RunCli({"verify", ctx});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("FAILED  original model: '" + (dir / "mobilenet_v2.onnx") +
+                               "' changed since it was compiled (size or mtime differ): loads "
+                               "will fall back to it\n"));
+}
+
+TEST(CliVerifyTest, RefusesAnOriginalModel) {
+  TempDir dir;
+  CommandResult r = RunCli({"verify", tools_testing::OnnxAddTestDir() + "/model.onnx"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "epctx: error: '" + tools_testing::OnnxAddTestDir() +
+                       "/model.onnx' is an original ONNX model (it has no EPContext node); "
+                       "compile it with `epctx compile` first\n");
+}
+
+}  // namespace
+}  // namespace epctx
