@@ -1,5 +1,7 @@
 #include "compile/context_model.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <onnx/onnx_pb.h>
 
 #include <charconv>
@@ -10,6 +12,72 @@
 
 namespace epctx::compile {
 namespace {
+
+using google::protobuf::internal::WireFormatLite;
+
+// Field numbers of onnx.proto.
+constexpr int kModelGraphField = 7;  // ModelProto.graph
+constexpr int kGraphNodeField = 1;   // GraphProto.node
+constexpr int kNodeOpTypeField = 4;  // NodeProto.op_type
+
+// Reads the length-delimited field the stream is positioned at into a sub-stream limit, calls
+// `body` and restores the limit. False on malformed input.
+template <typename Body>
+bool WithinMessage(google::protobuf::io::CodedInputStream& in, Body body) {
+  uint32_t length = 0;
+  if (!in.ReadVarint32(&length)) return false;
+  auto limit = in.PushLimit(static_cast<int>(length));
+  bool ok = body();
+  ok = ok && in.ConsumedEntireMessage();
+  in.PopLimit(limit);
+  return ok;
+}
+
+// Whether the model's main graph has an EPContext node, found by walking the wire format: the
+// graph's node list is read, everything else (initializers above all) is skipped unparsed, so
+// an original model is not parsed here only to be parsed again by the importer. nullopt when
+// the bytes are not well-formed protobuf (the full parse then reports it).
+std::optional<bool> HasEpContextNode(std::span<const std::byte> bytes) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  in.SetTotalBytesLimit(INT_MAX);
+  bool found = false;
+  auto length_delimited = [](uint32_t tag, int field) {
+    return WireFormatLite::GetTagFieldNumber(tag) == field &&
+           WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+  };
+  auto scan_node = [&]() {
+    while (uint32_t tag = in.ReadTag()) {
+      if (length_delimited(tag, kNodeOpTypeField)) {
+        std::string op;
+        if (!WireFormatLite::ReadString(&in, &op)) return false;
+        found = found || op == kEpContextOp;
+      } else if (!WireFormatLite::SkipField(&in, tag)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  auto scan_graph = [&]() {
+    while (uint32_t tag = in.ReadTag()) {
+      if (length_delimited(tag, kGraphNodeField)) {
+        if (!WithinMessage(in, scan_node)) return false;
+      } else if (!WireFormatLite::SkipField(&in, tag)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  while (uint32_t tag = in.ReadTag()) {
+    if (length_delimited(tag, kModelGraphField)) {
+      if (!WithinMessage(in, scan_graph)) return std::nullopt;
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return std::nullopt;
+    }
+  }
+  if (!in.ConsumedEntireMessage()) return std::nullopt;
+  return found;
+}
 
 void AddString(onnx::NodeProto& node, const std::string& name, std::string value) {
   auto* a = node.add_attribute();
@@ -113,6 +181,8 @@ Result<std::optional<ContextModelInfo>> ParseContextModel(std::span<const std::b
   if (bytes.size() >= static_cast<size_t>(INT_MAX)) {
     return EPCTX_ERROR(kUnsupported, "'{}': model files of 2 GiB or more are not supported", name);
   }
+  std::optional<bool> has_ep_context = HasEpContextNode(bytes);
+  if (has_ep_context == false) return std::optional<ContextModelInfo>();
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return EPCTX_ERROR(kInvalidArgument, "'{}': not an ONNX model (protobuf parse failed)", name);
