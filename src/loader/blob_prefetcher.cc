@@ -3,14 +3,12 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <deque>
-#include <vector>
 
 #include "loader/io_ring.h"
+#include "loader/uring_chunks.h"
 #include "util/aligned_buffer.h"
 #include "util/logging.h"
 
@@ -34,11 +32,6 @@ const char* MethodName(Method m) {
   }
   return "";
 }
-
-struct Chunk {
-  uint64_t offset = 0;  // in the file (= in the mapping)
-  uint64_t length = 0;
-};
 
 }  // namespace
 
@@ -120,106 +113,56 @@ void BlobPrefetcher::Run() {
 
   // Reads land in per-slot scratch memory that is overwritten and never looked at.
   AlignedBuffer scratch;
-  std::array<Chunk, kQueueDepth> slots{};
-  std::vector<unsigned> free_slots;
-  for (unsigned i = 0; i < kQueueDepth; ++i) free_slots.push_back(kQueueDepth - 1 - i);
-  std::deque<Chunk> retry;  // chunks to issue again with the next method
-  uint64_t next = offset_;
-  const uint64_t end = offset_ + length_;
-  unsigned in_flight = 0;    // prepared and not yet completed
-  unsigned unsubmitted = 0;  // prepared and not yet handed to the kernel
-  bool failed = false;
-
-  while (true) {
-    while (!stop_.load(std::memory_order_relaxed) && !failed && !free_slots.empty() &&
-           (!retry.empty() || next < end)) {
-      Chunk chunk;
-      if (!retry.empty()) {
-        chunk = retry.front();
-        retry.pop_front();
-      } else {
-        uint64_t size = method == Method::kRead ? kReadChunk : kAdviseChunk;
-        chunk = {next, std::min(size, end - next)};
-        next += chunk.length;
-      }
-      if (method == Method::kRead && !scratch.valid()) {
-        scratch = AlignedBuffer(kQueueDepth * kReadChunk, AlignedBuffer::Fill::kUninitialized);
-        if (!scratch.valid()) {
-          failed = true;
-          break;
-        }
-      }
-      unsigned slot = free_slots.back();
-      free_slots.pop_back();
-      slots[slot] = chunk;
-      io_uring_sqe* sqe = io_uring_get_sqe(ring.get());
-      void* addr = const_cast<std::byte*>(mapping_ + chunk.offset);
-      off_t len = static_cast<off_t>(chunk.length);
-      if (method == Method::kPopulate) {
-        io_uring_prep_madvise(sqe, addr, len, MADV_POPULATE_READ);
-      } else if (method == Method::kWillNeed) {
-        io_uring_prep_madvise(sqe, addr, len, MADV_WILLNEED);
-      } else {
-        io_uring_prep_read(sqe, fd_, scratch.data() + slot * kReadChunk,
-                           static_cast<unsigned>(chunk.length), chunk.offset);
-      }
-      io_uring_sqe_set_data64(sqe, slot);
-      ++in_flight;
-      ++unsubmitted;
-    }
-    if (in_flight == 0) break;
-    int submitted = io_uring_submit(ring.get());
-    if (submitted >= 0) {
-      unsubmitted -= std::min(unsubmitted, static_cast<unsigned>(submitted));
-    } else if (submitted == -EINTR || submitted == -EAGAIN) {
-      if (in_flight == unsubmitted) continue;  // nothing in the kernel to wait for: submit again
-    } else {
-      // The entries not handed over never run; wait only for those that were.
-      Logger().debug("prefetch of '{}': io_uring_submit failed: {}", name_,
-                     std::strerror(-submitted));
-      failed = true;
-      in_flight -= unsubmitted;
-      unsubmitted = 0;
-      if (in_flight == 0) break;
-    }
-    io_uring_cqe* cqe = nullptr;
-    int ret = io_uring_wait_cqe(ring.get(), &cqe);
-    if (ret == -EINTR) continue;
-    if (ret < 0) {
-      // Operations may still be running in the kernel and write into `scratch`: leave it
-      // allocated rather than risk a write into freed memory; the ring's teardown cancels them.
-      Logger().warn("prefetch of '{}': waiting for io_uring failed: {}", name_,
-                    std::strerror(-ret));
-      static_cast<void>(new AlignedBuffer(std::move(scratch)));  // deliberately leaked
-      Finish(true);
+  if (method == Method::kRead) {
+    scratch = AlignedBuffer(kQueueDepth * kReadChunk, AlignedBuffer::Fill::kUninitialized);
+    if (!scratch.valid()) {
+      RunWithoutRing("no memory for read scratch buffers");
       return;
     }
-    unsigned slot = static_cast<unsigned>(io_uring_cqe_get_data64(cqe));
-    int res = cqe->res;
-    io_uring_cqe_seen(ring.get(), cqe);
-    --in_flight;
-    Chunk chunk = slots[slot];
-    free_slots.push_back(slot);
+  }
+  ChunkCallbacks callbacks;
+  callbacks.prepare = [&](io_uring_sqe* sqe, const IoChunk& chunk, unsigned slot) {
+    void* addr = const_cast<std::byte*>(mapping_ + chunk.offset);
+    off_t len = static_cast<off_t>(chunk.length);
+    if (method == Method::kPopulate) {
+      io_uring_prep_madvise(sqe, addr, len, MADV_POPULATE_READ);
+    } else if (method == Method::kWillNeed) {
+      io_uring_prep_madvise(sqe, addr, len, MADV_WILLNEED);
+    } else {
+      io_uring_prep_read(sqe, fd_, scratch.data() + slot * kReadChunk,
+                         static_cast<unsigned>(chunk.length), chunk.offset);
+    }
+  };
+  callbacks.complete = [&](const IoChunk& chunk, int res) -> ChunkResult {
     if (res == -EINVAL && method == Method::kPopulate) {
       // MADV_POPULATE_READ is Linux 5.14+; readahead advice is older.
       Logger().debug("prefetch of '{}': MADV_POPULATE_READ refused; using MADV_WILLNEED", name_);
       method = Method::kWillNeed;
       SetMethod(MethodName(method));
-      retry.push_back(chunk);
-      continue;
+      return {ChunkOutcome::kRetry, chunk};
     }
-    if (res == -EINTR || res == -EAGAIN) {
-      retry.push_back(chunk);
-      continue;
-    }
+    if (res == -EINTR || res == -EAGAIN) return {ChunkOutcome::kRetry, chunk};
     if (res < 0) {
       Logger().debug("prefetch of '{}': {} at offset {} failed: {}; stopping", name_,
                      MethodName(method), chunk.offset, std::strerror(-res));
-      failed = true;
-      continue;
+      return {ChunkOutcome::kStop, {}};
     }
     bytes_done_.fetch_add(chunk.length, std::memory_order_relaxed);
+    return {ChunkOutcome::kDone, {}};
+  };
+  callbacks.cancelled = [this] { return stop_.load(std::memory_order_relaxed); };
+  ChunkRunResult run =
+      RunChunks(ring, kQueueDepth, offset_, offset_ + length_,
+                method == Method::kRead ? kReadChunk : kAdviseChunk, callbacks, name_);
+  if (run.abandoned_in_flight) {
+    // Reads may still land in `scratch`: leave it allocated rather than risk a write into freed
+    // memory; the ring's teardown cancels them.
+    Logger().warn("prefetch of '{}': {}", name_, run.status.message());
+    static_cast<void>(new AlignedBuffer(std::move(scratch)));  // deliberately leaked
+    Finish(true);
+    return;
   }
+  if (!run.status.ok()) Logger().debug("prefetch of '{}': {}", name_, run.status.message());
   bool cancelled = stop_.load(std::memory_order_relaxed) &&
                    bytes_done_.load(std::memory_order_relaxed) < length_;
   Logger().debug(

@@ -3,13 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
-#include <deque>
-#include <vector>
 
 #include "loader/io_ring.h"
+#include "loader/uring_chunks.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
 
@@ -18,11 +16,6 @@ namespace {
 
 constexpr unsigned kQueueDepth = 8;
 constexpr uint64_t kChunk = uint64_t{1} << 20;
-
-struct Read {
-  uint64_t offset = 0;  // file offset = offset in dst
-  uint64_t length = 0;  // bytes asked for (block-rounded with O_DIRECT)
-};
 
 Status ReadWithPread(int fd, uint64_t length, std::span<std::byte> dst, bool direct,
                      const std::string& name) {
@@ -61,77 +54,18 @@ Status ReadFileWithUring(int fd, uint64_t length, std::span<std::byte> dst, bool
     return ReadWithPread(fd, length, dst, direct, name);
   }
   IoRing ring = std::move(ring_or).value();
-
-  std::array<Read, kQueueDepth> slots{};
-  std::vector<unsigned> free_slots;
-  for (unsigned i = 0; i < kQueueDepth; ++i) free_slots.push_back(i);
-  std::deque<Read> pending;  // remainders of short reads
-  uint64_t next = 0;
-  unsigned in_flight = 0;    // prepared and not yet completed
-  unsigned unsubmitted = 0;  // prepared and not yet handed to the kernel
   Status error;
-
-  while (true) {
-    while (error.ok() && !free_slots.empty() && (!pending.empty() || next < length)) {
-      Read read;
-      if (!pending.empty()) {
-        read = pending.front();
-        pending.pop_front();
-      } else {
-        read.offset = next;
-        read.length = std::min(kChunk, room - next);
-        next += read.length;
-      }
-      unsigned slot = free_slots.back();
-      free_slots.pop_back();
-      slots[slot] = read;
-      io_uring_sqe* sqe = io_uring_get_sqe(ring.get());
-      io_uring_prep_read(sqe, fd, dst.data() + read.offset, static_cast<unsigned>(read.length),
-                         read.offset);
-      io_uring_sqe_set_data64(sqe, slot);
-      ++in_flight;
-      ++unsubmitted;
-    }
-    if (in_flight == 0) break;
-    int submitted = io_uring_submit(ring.get());
-    if (submitted >= 0) {
-      unsubmitted -= std::min(unsubmitted, static_cast<unsigned>(submitted));
-    } else if (submitted == -EINTR || submitted == -EAGAIN) {
-      if (in_flight == unsubmitted) continue;  // nothing in the kernel to wait for: submit again
-    } else {
-      // The entries not handed over never run; wait only for those that were.
-      if (error.ok()) {
-        error = EPCTX_ERROR(kIoError, "'{}': io_uring_submit failed: {}", name,
-                            std::strerror(-submitted));
-      }
-      in_flight -= unsubmitted;
-      unsubmitted = 0;
-      if (in_flight == 0) break;
-    }
-    io_uring_cqe* cqe = nullptr;
-    int ret = io_uring_wait_cqe(ring.get(), &cqe);
-    if (ret == -EINTR) continue;
-    if (ret < 0) {
-      // Reads may still be landing in `dst`; the caller must not reuse it. Not expected to happen:
-      // wait_cqe fails only on a broken ring.
-      return EPCTX_ERROR(kIoError, "'{}': waiting for io_uring failed: {}", name,
-                         std::strerror(-ret));
-    }
-    unsigned slot = static_cast<unsigned>(io_uring_cqe_get_data64(cqe));
-    int res = cqe->res;
-    io_uring_cqe_seen(ring.get(), cqe);
-    --in_flight;
-    Read read = slots[slot];
-    free_slots.push_back(slot);
-    if (!error.ok()) continue;  // draining
-    if (res == -EINTR || res == -EAGAIN) {
-      pending.push_back(read);
-      continue;
-    }
+  ChunkCallbacks callbacks;
+  callbacks.prepare = [&](io_uring_sqe* sqe, const IoChunk& read, unsigned) {
+    io_uring_prep_read(sqe, fd, dst.data() + read.offset, static_cast<unsigned>(read.length),
+                       read.offset);
+  };
+  callbacks.complete = [&](const IoChunk& read, int res) -> ChunkResult {
+    if (res == -EINTR || res == -EAGAIN) return {ChunkOutcome::kRetry, read};
     if (res < 0) {
       error = EPCTX_ERROR(kIoError, "'{}': read of {} bytes at offset {} failed: {}", name,
                           read.length, read.offset, std::strerror(-res));
-      continue;
+      return {ChunkOutcome::kStop, {}};
     }
     uint64_t got = static_cast<uint64_t>(res);
     uint64_t end = read.offset + got;
@@ -139,11 +73,16 @@ Status ReadFileWithUring(int fd, uint64_t length, std::span<std::byte> dst, bool
       if (got == 0) {
         error = EPCTX_ERROR(kIoError, "'{}': file ended at {} bytes, {} expected", name,
                             read.offset, length);
-        continue;
+        return {ChunkOutcome::kStop, {}};
       }
-      pending.push_back({end, read.length - got});
+      return {ChunkOutcome::kRetry, {end, read.length - got}};  // a short read: the rest
     }
-  }
+    return {ChunkOutcome::kDone, {}};
+  };
+  // Reads may still be landing in `dst` when the ring breaks (wait_cqe fails only on a broken
+  // ring); the caller must then not reuse it, and the error says so by being returned.
+  ChunkRunResult run = RunChunks(ring, kQueueDepth, 0, room, kChunk, callbacks, name);
+  if (!run.status.ok()) return run.status;
   return error;
 }
 
