@@ -603,6 +603,10 @@ TEST(NonMaxSuppressionTest, TiesAndDefaults) {
   Tensor apart = FloatTensor({1, 3, 4}, {0, 0, 1, 1, 0, 2, 1, 3, 0, 4, 1, 5});
   ExpectSelected(Nms(AttrBuilder(), apart, scores, &max_out, nullptr), {0, 0, 0, 0, 0, 1, 0, 0, 2},
                  "disjoint ties");
+  // Opset 10 computes the same.
+  ExpectSelected(
+      RunNode(NodeSpec("NonMaxSuppression", 10), AttrBuilder(), {&apart, &scores, &max_out}),
+      {0, 0, 0, 0, 0, 1, 0, 0, 2}, "opset 10");
   // max_output_boxes_per_class defaults to 0: nothing is selected.
   ExpectSelected(Nms(AttrBuilder(), boxes, scores, nullptr, &iou), {}, "no max");
 }

@@ -171,6 +171,25 @@ TEST(DftTest, Opset20TakesAxisAsInput) {
   EXPECT_EQ((*r)[0].shape(), (std::vector<int64_t>{4, 6, 2}));
 }
 
+TEST(DftTest, Float64KeepsDoublePrecision) {
+  std::mt19937 rng(5);
+  for (int64_t n : {16, 30, 100}) {
+    std::vector<Complex> v = RandomComplex(n, rng);
+    std::vector<double> flat = Interleave(v);
+    Tensor x = MakeTensor(DataType::kFloat64, {1, n, 2}, flat.data());
+    auto r = Dft(AttrBuilder(), x);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const Tensor& y = (*r)[0];
+    ASSERT_EQ(y.dtype(), DataType::kFloat64);
+    ASSERT_EQ(y.shape(), (std::vector<int64_t>{1, n, 2}));
+    std::vector<double> want = Interleave(ReferenceDft(v, n, false));
+    const double* got = y.data_as<double>();
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], 1e-12) << "n=" << n << " element " << i;
+    }
+  }
+}
+
 TEST(DftTest, RejectsBadInputs) {
   Tensor x = FloatTensor({1, 2, 3}, {1, 2, 3, 4, 5, 6});
   ExpectError(Dft(AttrBuilder(), x).status(), StatusCode::kInvalidArgument,
