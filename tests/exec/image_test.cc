@@ -1,6 +1,6 @@
 // The image/ family: Resize and Upsample against the ONNX documentation's examples and brute
 // force references, ConvTranspose against a direct scatter, DepthToSpace/SpaceToDepth, LpPool,
-// MaxPool's Indices with MaxUnpool, GridSample and RoiAlign.
+// MaxPool's Indices with MaxUnpool, GridSample, RoiAlign and NonMaxSuppression.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -542,6 +542,93 @@ TEST(RoiAlignTest, AverageOfBilinearSamples) {
   Tensor bad = Int64Tensor({1}, {3});
   ExpectError(RunNode(NodeSpec("RoiAlign", 16), attrs, {&x, &rois, &bad}).status(),
               StatusCode::kInvalidArgument, "batch index 3 is outside [0, 1)");
+}
+
+Result<std::vector<Tensor>> Nms(const AttrBuilder& attrs, const Tensor& boxes, const Tensor& scores,
+                                const Tensor* max_out, const Tensor* iou,
+                                const Tensor* score_threshold = nullptr) {
+  return RunNode(NodeSpec("NonMaxSuppression", 11), attrs,
+                 {&boxes, &scores, max_out, iou, score_threshold});
+}
+
+void ExpectSelected(const Result<std::vector<Tensor>>& r, const std::vector<int64_t>& want,
+                    const std::string& what) {
+  ASSERT_TRUE(r.ok()) << what << ": " << r.status().ToString();
+  const Tensor& y = (*r)[0];
+  EXPECT_EQ(y.shape(), (std::vector<int64_t>{static_cast<int64_t>(want.size() / 3), 3})) << what;
+  EXPECT_EQ(Int64sOf(y), want) << what;
+}
+
+TEST(NonMaxSuppressionTest, CenterPointBoxesGreedyByScore) {
+  // As corners: b0 [0,0]-[1,1]; b1 [0,0.1]-[1,1.1] (IoU with b0 0.9 / 1.1 = 0.82); b2 far
+  // away; b3 [-0.5,-0.5]-[1.5,1.5] holds b0 and b1 (IoU 1 / 4 = 0.25 with each).
+  Tensor boxes = FloatTensor(
+      {1, 4, 4}, {0.5f, 0.5f, 1, 1, 0.5f, 0.6f, 1, 1, 0.5f, 10.5f, 1, 1, 0.5f, 0.5f, 2, 2});
+  // Class 0 ranks b3 > b0 > b1 > b2; class 1 ranks b1 > b2 > b0 > b3.
+  Tensor scores = FloatTensor({1, 2, 4}, {0.9f, 0.8f, 0.7f, 0.95f, 0.3f, 0.9f, 0.8f, 0.1f});
+  Tensor max_out = Int64Tensor({1}, {10});
+  Tensor iou = FloatTensor({1}, {0.5f});
+  AttrBuilder center;
+  center.Int("center_point_box", 1);
+  // Class 0: b3, b0 (0.25 <= 0.5), b1 suppressed by b0, b2. Class 1: b1, b2, b0 suppressed by
+  // b1, b3.
+  ExpectSelected(Nms(center, boxes, scores, &max_out, &iou),
+                 {0, 0, 3, 0, 0, 0, 0, 0, 2, 0, 1, 1, 0, 1, 2, 0, 1, 3}, "iou 0.5");
+  Tensor two = Int64Tensor({}, {2});
+  ExpectSelected(Nms(center, boxes, scores, &two, &iou), {0, 0, 3, 0, 0, 0, 0, 1, 1, 0, 1, 2},
+                 "two per class");
+  // An IoU threshold of 0.2 lets b3 suppress b0 and b1 as well.
+  Tensor strict = FloatTensor({}, {0.2f});
+  ExpectSelected(Nms(center, boxes, scores, &max_out, &strict),
+                 {0, 0, 3, 0, 0, 2, 0, 1, 1, 0, 1, 2}, "iou 0.2");
+  // Scores must exceed the threshold 0.8: b3 and b0 of class 0 and b1 of class 1 remain.
+  Tensor score_threshold = FloatTensor({1}, {0.8f});
+  ExpectSelected(Nms(center, boxes, scores, &max_out, &iou, &score_threshold),
+                 {0, 0, 3, 0, 0, 0, 0, 1, 1}, "score threshold");
+  // The same boxes as corners [y1, x1, y2, x2] with flipped corners give the same answer.
+  Tensor corners = FloatTensor(
+      {1, 4, 4}, {1, 1, 0, 0, 1.1f, 1, 0.1f, 0, 10, 0, 11, 1, 1.5f, 1.5f, -0.5f, -0.5f});
+  ExpectSelected(Nms(AttrBuilder(), corners, scores, &max_out, &iou),
+                 {0, 0, 3, 0, 0, 0, 0, 0, 2, 0, 1, 1, 0, 1, 2, 0, 1, 3}, "corners");
+}
+
+TEST(NonMaxSuppressionTest, TiesAndDefaults) {
+  // Three identical boxes with equal scores: the lowest index wins, the others are suppressed.
+  Tensor boxes = FloatTensor({1, 3, 4}, {0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1});
+  Tensor scores = FloatTensor({1, 1, 3}, {0.5f, 0.5f, 0.5f});
+  Tensor max_out = Int64Tensor({1}, {3});
+  Tensor iou = FloatTensor({1}, {0.5f});
+  ExpectSelected(Nms(AttrBuilder(), boxes, scores, &max_out, &iou), {0, 0, 0}, "identical");
+  // Without an IoU threshold (0) any overlap suppresses; disjoint boxes never do.
+  Tensor apart = FloatTensor({1, 3, 4}, {0, 0, 1, 1, 0, 2, 1, 3, 0, 4, 1, 5});
+  ExpectSelected(Nms(AttrBuilder(), apart, scores, &max_out, nullptr), {0, 0, 0, 0, 0, 1, 0, 0, 2},
+                 "disjoint ties");
+  // Opset 10 computes the same.
+  ExpectSelected(
+      RunNode(NodeSpec("NonMaxSuppression", 10), AttrBuilder(), {&apart, &scores, &max_out}),
+      {0, 0, 0, 0, 0, 1, 0, 0, 2}, "opset 10");
+  // max_output_boxes_per_class defaults to 0: nothing is selected.
+  ExpectSelected(Nms(AttrBuilder(), boxes, scores, nullptr, &iou), {}, "no max");
+}
+
+TEST(NonMaxSuppressionTest, RejectsBadInputs) {
+  Tensor boxes = FloatTensor({1, 2, 3}, {0, 0, 1, 0, 0, 1});
+  Tensor scores = FloatTensor({1, 1, 2}, {0.5f, 0.4f});
+  Tensor max_out = Int64Tensor({1}, {3});
+  ExpectError(Nms(AttrBuilder(), boxes, scores, &max_out, nullptr).status(),
+              StatusCode::kInvalidArgument,
+              "input boxes has shape [1,2,3], expected [num_batches, num_boxes, 4]");
+  Tensor good = FloatTensor({1, 2, 4}, {0, 0, 1, 1, 0, 0, 1, 1});
+  Tensor wrong_scores = FloatTensor({1, 1, 3}, {0.5f, 0.4f, 0.3f});
+  ExpectError(Nms(AttrBuilder(), good, wrong_scores, &max_out, nullptr).status(),
+              StatusCode::kInvalidArgument, "input scores has shape [1,1,3]");
+  Tensor iou = FloatTensor({1}, {1.5f});
+  ExpectError(Nms(AttrBuilder(), good, scores, &max_out, &iou).status(),
+              StatusCode::kInvalidArgument, "iou_threshold is 1.5, expected a value in [0, 1]");
+  AttrBuilder center;
+  center.Int("center_point_box", 2);
+  ExpectError(Nms(center, good, scores, &max_out, nullptr).status(), StatusCode::kInvalidArgument,
+              "center_point_box is 2, expected 0 or 1");
 }
 
 }  // namespace

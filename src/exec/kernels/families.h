@@ -19,7 +19,8 @@ void RegisterReduceKernels(KernelRegistry& registry);
 void RegisterIndexingKernels(KernelRegistry& registry);
 // norm/: InstanceNormalization, LayerNormalization, LRN, LogSoftmax, Hardmax
 void RegisterNormalizationKernels(KernelRegistry& registry);
-// image/: ConvTranspose, LpPool, Resize, DepthToSpace, SpaceToDepth
+// image/: ConvTranspose, LpPool, GlobalLpPool, Resize, Upsample, DepthToSpace, SpaceToDepth,
+// MaxUnpool, RoiAlign, GridSample, NonMaxSuppression
 void RegisterImageKernels(KernelRegistry& registry);
 // rnn/: RNN, GRU, LSTM
 void RegisterRecurrentKernels(KernelRegistry& registry);
@@ -27,6 +28,8 @@ void RegisterRecurrentKernels(KernelRegistry& registry);
 void RegisterQuantKernels(KernelRegistry& registry);
 // linalg/: Einsum, Det
 void RegisterLinalgKernels(KernelRegistry& registry);
+// signal/: DFT, STFT, MelWeightMatrix
+void RegisterSignalKernels(KernelRegistry& registry);
 // control/: If, Loop, Scan
 void RegisterControlFlowKernels(KernelRegistry& registry);
 

@@ -16,6 +16,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   kernels::RegisterRecurrentKernels(registry);
   kernels::RegisterQuantKernels(registry);
   kernels::RegisterLinalgKernels(registry);
+  kernels::RegisterSignalKernels(registry);
   kernels::RegisterControlFlowKernels(registry);
 }
 

@@ -12,5 +12,6 @@ void RegisterLpPool(KernelRegistry& registry);         // lp_pool.cc: LpPool, Gl
 void RegisterMaxUnpool(KernelRegistry& registry);      // max_unpool.cc
 void RegisterRoiAlign(KernelRegistry& registry);       // roi_align.cc
 void RegisterGridSample(KernelRegistry& registry);     // grid_sample.cc
+void RegisterNonMaxSuppression(KernelRegistry& registry);  // non_max_suppression.cc
 
 }  // namespace epctx::exec::kernels

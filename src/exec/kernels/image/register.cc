@@ -1,5 +1,5 @@
 // Registration of the image/ kernel family: ConvTranspose, LpPool, GlobalLpPool, Resize,
-// Upsample, DepthToSpace, SpaceToDepth, MaxUnpool, RoiAlign, GridSample.
+// Upsample, DepthToSpace, SpaceToDepth, MaxUnpool, RoiAlign, GridSample, NonMaxSuppression.
 #include "exec/kernels/families.h"
 #include "exec/kernels/image/image_ops.h"
 
@@ -13,6 +13,7 @@ void RegisterImageKernels(KernelRegistry& registry) {
   RegisterMaxUnpool(registry);
   RegisterRoiAlign(registry);
   RegisterGridSample(registry);
+  RegisterNonMaxSuppression(registry);
 }
 
 }  // namespace epctx::exec::kernels
