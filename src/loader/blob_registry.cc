@@ -22,33 +22,79 @@ BlobRegistry& BlobRegistry::Global() {
   return *registry;
 }
 
-Result<std::shared_ptr<const LoadedBlob>> BlobRegistry::Acquire(const std::string& path,
-                                                                const BlobLoadOptions& options) {
-  EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(path));
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = blobs_.find(Key{id, options.load_mode});
-  if (it != blobs_.end()) {
-    if (auto blob = it->second.lock()) {
-      // A verified mapping exists; weight verification, if asked for now, is still owed.
-      if (options.verify_weights) {
-        auto reverify = format::BlobView::Open(blob->view().bytes(), path, OpenOptionsFor(options));
-        if (!reverify.ok()) return reverify.status();
-      }
-      return blob;
-    }
-    blobs_.erase(it);
-  }
+BlobRegistry::LoadResult BlobRegistry::Load(const std::string& path, const BlobLoadOptions& options,
+                                            FileIdentity* loaded_id) {
   EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<BlobSource> source,
                          OpenBlobSource(path, options.load_mode));
   // The identity of what was actually opened (the file may have been replaced since the stat).
-  FileIdentity loaded_id = source->identity();
+  *loaded_id = source->identity();
   EPCTX_ASSIGN_OR_RETURN(format::BlobView view,
                          format::BlobView::Open(source->bytes(), path, OpenOptionsFor(options)));
-  auto blob = std::make_shared<const LoadedBlob>(std::move(source), std::move(view));
-  blobs_[Key{loaded_id, options.load_mode}] = blob;
-  Logger().debug("loaded blob '{}' ({} bytes, load mode {})", path, loaded_id.size,
-                 compile::LoadModeName(options.load_mode));
-  return std::shared_ptr<const LoadedBlob>(blob);
+  return std::shared_ptr<const LoadedBlob>(
+      std::make_shared<const LoadedBlob>(std::move(source), std::move(view)));
+}
+
+Result<std::shared_ptr<const LoadedBlob>> BlobRegistry::Acquire(const std::string& path,
+                                                                const BlobLoadOptions& options) {
+  EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(path));
+  const Key key{id, options.load_mode};
+  std::shared_ptr<const LoadedBlob> existing;
+  std::shared_future<LoadResult> pending;
+  std::promise<LoadResult> promise;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = blobs_.find(key);
+    if (it != blobs_.end()) {
+      existing = it->second.lock();
+      if (!existing) blobs_.erase(it);
+    }
+    if (!existing) {
+      auto loading = loading_.find(key);
+      if (loading != loading_.end()) {
+        pending = loading->second;
+      } else {
+        loading_[key] = promise.get_future().share();
+      }
+    }
+  }
+  if (existing) {
+    // A verified copy exists; weight verification, if asked for now, is still owed.
+    if (options.verify_weights) {
+      auto reverify =
+          format::BlobView::Open(existing->view().bytes(), path, OpenOptionsFor(options));
+      if (!reverify.ok()) return reverify.status();
+    }
+    return existing;
+  }
+  if (pending.valid()) {
+    LoadResult loaded = pending.get();  // another caller is loading this blob: share its result
+    if (loaded.ok() && options.verify_weights) {
+      auto reverify =
+          format::BlobView::Open((*loaded)->view().bytes(), path, OpenOptionsFor(options));
+      if (!reverify.ok()) return reverify.status();
+    }
+    return loaded;
+  }
+
+  FileIdentity loaded_id = id;
+  LoadResult loaded = EPCTX_ERROR(kInternal, "'{}' was not loaded", path);
+  try {
+    loaded = Load(path, options, &loaded_id);
+  } catch (const std::exception& e) {
+    // Whoever waits for this load must not wait forever.
+    loaded = EPCTX_ERROR(kInternal, "loading '{}' failed: {}", path, e.what());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    loading_.erase(key);
+    if (loaded.ok()) blobs_[Key{loaded_id, options.load_mode}] = *loaded;
+  }
+  promise.set_value(loaded);
+  if (loaded.ok()) {
+    Logger().debug("loaded blob '{}' ({} bytes, load mode {})", path, loaded_id.size,
+                   compile::LoadModeName(options.load_mode));
+  }
+  return loaded;
 }
 
 size_t BlobRegistry::MappedCount() {

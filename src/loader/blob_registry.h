@@ -3,6 +3,7 @@
 // model in it shares that copy. The copy goes when the last session holding it does.
 #pragma once
 
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,7 +47,9 @@ class BlobRegistry {
   // The blob at `path`: the existing one when this file (same device, inode, size and mtime) is
   // already loaded with the same load mode, else newly loaded that way and verified before it is
   // shared. Each load mode keeps its own copy: a populated mapping is not handed to a lazy-mode
-  // session, nor a read-mode buffer to a mapping one.
+  // session, nor a read-mode buffer to a mapping one. A load (a whole read of the file in `read`
+  // mode) does not hold up acquiring other blobs; callers asking for the same blob meanwhile wait
+  // for that one load.
   Result<std::shared_ptr<const LoadedBlob>> Acquire(const std::string& path,
                                                     const BlobLoadOptions& options);
   // Number of blob files loaded right now (mapped, or read into memory), per load mode.
@@ -54,8 +57,14 @@ class BlobRegistry {
 
  private:
   using Key = std::pair<FileIdentity, compile::LoadMode>;
+  using LoadResult = Result<std::shared_ptr<const LoadedBlob>>;
+  // Opens and verifies the blob, without the registry's lock.
+  static LoadResult Load(const std::string& path, const BlobLoadOptions& options,
+                         FileIdentity* loaded_id);
+
   std::mutex mutex_;
   std::map<Key, std::weak_ptr<const LoadedBlob>> blobs_;
+  std::map<Key, std::shared_future<LoadResult>> loading_;
 };
 
 // A blob held in memory (embedded in a context model, or compiled just now): verified, not shared.

@@ -188,6 +188,29 @@ TEST_F(LoadModes, EachModeHasItsOwnCopyAndSessionsOfOneModeShareIt) {
   EXPECT_EQ(MappedBlobCount(), before);
 }
 
+TEST_F(LoadModes, SessionsCreatedConcurrentlyShareOneLoad) {
+  size_t before = MappedBlobCount();
+  constexpr int kThreads = 4;
+  std::vector<Result<std::unique_ptr<Session>>> sessions;
+  for (int i = 0; i < kThreads; ++i) {
+    sessions.emplace_back(Status(StatusCode::kInternal, "not created"));
+  }
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] { sessions[i] = Session::Create(*ctx_, WithMode("read")); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (auto& s : sessions) ASSERT_TRUE(s.ok()) << s.status().ToString();
+  // One read-mode copy of the blob for all four, whichever thread loaded it.
+  EXPECT_EQ(MappedBlobCount(), before + 1);
+  std::vector<Tensor> first = RunOnce(**sessions[0], *input_);
+  std::vector<Tensor> last = RunOnce(**sessions[kThreads - 1], *input_);
+  ASSERT_EQ(first.size(), last.size());
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_TRUE(SameBytes(first[i], last[i]));
+  sessions.clear();
+  EXPECT_EQ(MappedBlobCount(), before);
+}
+
 TEST_F(LoadModes, ReadModeHoldsNoMappingNorFdAndSurvivesDeletion) {
   TempDir dir;
   std::string ctx = dir / "m_ctx.onnx";
