@@ -79,35 +79,48 @@ bool BindAttributes(onnx::NodeProto& inner, const onnx::NodeProto& call,
 
 }  // namespace
 
-Result<int> InlineFunctionOps(
-    onnx::ModelProto& model,
-    const std::function<bool(const std::string&, const std::string&, int64_t)>& has_kernel,
-    const std::string& name) {
-  onnx::GraphProto* graph = model.mutable_graph();
-  std::map<std::string, int64_t> opsets;
-  for (const auto& op : model.opset_import()) {
-    opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
-  }
-  std::unordered_map<std::string, const onnx::TypeProto*> types;
-  for (const auto& vi : graph->input()) types[vi.name()] = &vi.type();
-  for (const auto& vi : graph->value_info()) types[vi.name()] = &vi.type();
-  for (const auto& vi : graph->output()) types[vi.name()] = &vi.type();
+namespace {
 
+using TypeMap = std::unordered_map<std::string, const onnx::TypeProto*>;
+using HasKernel = std::function<bool(const std::string&, const std::string&, int64_t)>;
+
+// One model's expansion state, shared by its main graph and control-flow bodies.
+struct Expansion {
+  onnx::ModelProto& model;
+  const HasKernel& has_kernel;
+  const std::string& name;
+  std::map<std::string, int64_t> opsets;
   int expanded = 0;
   int counter = 0;
+};
+
+// Expands the function ops of `graph` and, recursively, of its nodes' bodies. `outer` holds the
+// types of the values the graph can see from enclosing graphs.
+Status InlineGraph(onnx::GraphProto& graph, const TypeMap& outer, Expansion& x) {
+  TypeMap types = outer;
+  for (const auto& vi : graph.input()) types[vi.name()] = &vi.type();
+  for (const auto& vi : graph.value_info()) types[vi.name()] = &vi.type();
+  for (const auto& vi : graph.output()) types[vi.name()] = &vi.type();
+
+  const int expanded_before = x.expanded;
   google::protobuf::RepeatedPtrField<onnx::NodeProto> out;
-  for (const onnx::NodeProto& original : graph->node()) {
+  for (const onnx::NodeProto& original : graph.node()) {
     onnx::NodeProto node = original;
     std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-    int64_t opset = opsets.count(domain) ? opsets[domain] : 1;
+    int64_t opset = x.opsets.count(domain) ? x.opsets[domain] : 1;
     onnx::FunctionProto body;
-    if (!domain.empty() || has_kernel(domain, node.op_type(), opset) ||
+    if (!domain.empty() || x.has_kernel(domain, node.op_type(), opset) ||
         !BodyFor(node, opset, types, &body)) {
+      for (auto& a : *node.mutable_attribute()) {
+        if (a.type() == onnx::AttributeProto::GRAPH) {
+          EPCTX_RETURN_IF_ERROR(InlineGraph(*a.mutable_g(), types, x));
+        }
+      }
       *out.Add() = std::move(node);
       continue;
     }
-    if (++expanded > kMaxExpansions) {
-      return EPCTX_ERROR(kUnsupported, "'{}': function expansion does not terminate", name);
+    if (++x.expanded > kMaxExpansions) {
+      return EPCTX_ERROR(kUnsupported, "'{}': function expansion does not terminate", x.name);
     }
     // Formal parameter names -> actual value names; everything else gets a unique prefix.
     std::unordered_map<std::string, std::string> rename;
@@ -119,7 +132,7 @@ Result<int> InlineFunctionOps(
     }
     std::string prefix =
         fmt::format("{}__{}_{}__", node.name().empty() ? node.op_type() : node.name(),
-                    node.op_type(), counter++);
+                    node.op_type(), x.counter++);
     auto map_name = [&](const std::string& n) -> std::string {
       if (n.empty()) return n;
       auto it = rename.find(n);
@@ -142,16 +155,29 @@ Result<int> InlineFunctionOps(
     // Bodies may use opsets of their own; make sure the model imports them.
     for (const auto& op : body.opset_import()) {
       std::string d = op.domain() == "ai.onnx" ? "" : op.domain();
-      if (!opsets.count(d)) {
-        opsets[d] = op.version();
-        auto* imp = model.add_opset_import();
+      if (!x.opsets.count(d)) {
+        x.opsets[d] = op.version();
+        auto* imp = x.model.add_opset_import();
         imp->set_domain(op.domain());
         imp->set_version(op.version());
       }
     }
   }
-  if (expanded > 0) graph->mutable_node()->Swap(&out);
-  return expanded;
+  // Also when only a body changed: the kept nodes in `out` carry the expanded bodies.
+  if (x.expanded > expanded_before) graph.mutable_node()->Swap(&out);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<int> InlineFunctionOps(onnx::ModelProto& model, const HasKernel& has_kernel,
+                              const std::string& name) {
+  Expansion x{model, has_kernel, name, {}, 0, 0};
+  for (const auto& op : model.opset_import()) {
+    x.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
+  }
+  EPCTX_RETURN_IF_ERROR(InlineGraph(*model.mutable_graph(), {}, x));
+  return x.expanded;
 }
 
 }  // namespace epctx::compile

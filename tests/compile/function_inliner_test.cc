@@ -64,5 +64,38 @@ TEST(FunctionInliner, KeepsOpsThatHaveKernels) {
   EXPECT_EQ(m.graph().node(0).op_type(), "Celu");
 }
 
+// The same Celu, inside the then_branch of an If in the main graph.
+onnx::ModelProto CeluInsideIfModel() {
+  onnx::ModelProto inner = CeluModel();
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  *m.mutable_opset_import() = inner.opset_import();
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("If");
+  n->set_name("if");
+  n->add_input(std::string("c"));
+  n->add_output(std::string("y"));
+  auto* then_branch = n->add_attribute();
+  then_branch->set_name("then_branch");
+  then_branch->set_type(onnx::AttributeProto::GRAPH);
+  *then_branch->mutable_g() = inner.graph();
+  return m;
+}
+
+TEST(FunctionInliner, ExpandsOpsInsideControlFlowBodies) {
+  onnx::ModelProto m = CeluInsideIfModel();
+  auto only_if = [](const std::string&, const std::string& op, int64_t) { return op == "If"; };
+  auto expanded = InlineFunctionOps(m, only_if, "if.onnx");
+  ASSERT_TRUE(expanded.ok()) << expanded.status().ToString();
+  EXPECT_EQ(*expanded, 1);
+  ASSERT_EQ(m.graph().node_size(), 1);
+  const onnx::GraphProto& body = m.graph().node(0).attribute(0).g();
+  ASSERT_GT(body.node_size(), 1);
+  for (const auto& n : body.node()) {
+    EXPECT_NE(n.op_type(), "Celu");
+    EXPECT_EQ(n.name().rfind("celu__Celu_0__", 0), 0u) << n.name();
+  }
+}
+
 }  // namespace
 }  // namespace epctx::compile
