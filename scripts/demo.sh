@@ -20,6 +20,10 @@ EPCTX=build/bin/epctx
 echo "== compile"
 $EPCTX compile "$OUT/resnet50.onnx" -o "$OUT/resnet50_ctx.onnx"
 
+echo "== what the blob holds, and a full check of it (weight checksums, kernels, original)"
+$EPCTX inspect "$OUT/resnet50_ctx.onnx"
+$EPCTX verify "$OUT/resnet50_ctx.onnx"
+
 echo "== run from the context model"
 $EPCTX run "$OUT/resnet50_ctx.onnx" --input input="$OUT/resnet50.input.npy" --output-dir "$OUT/res_ctx"
 echo "== run from the original model (compiled in memory)"
