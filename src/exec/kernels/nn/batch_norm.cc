@@ -17,8 +17,16 @@ constexpr const char* kParamNames[] = {"scale", "B", "input_mean", "input_var"};
 
 class BatchNormKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+  // `legacy`: opsets 1 and 6, where attribute is_test=1 selects inference (the default, 0, is
+  // training). Opset 1's consumed_inputs is an optimization hint, ignored.
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, bool legacy) {
     auto kernel = std::unique_ptr<BatchNormKernel>(new BatchNormKernel());
+    if (legacy) {
+      EPCTX_ASSIGN_OR_RETURN(int64_t is_test, node.attrs->GetInt("is_test", 0));
+      if (is_test == 0) {
+        return EPCTX_ERROR(kUnsupported, "is_test=0 (training) is not supported (inference only)");
+      }
+    }
     EPCTX_ASSIGN_OR_RETURN(kernel->epsilon_, node.attrs->GetFloat("epsilon", 1e-5f));
     EPCTX_ASSIGN_OR_RETURN(int64_t spatial, node.attrs->GetInt("spatial", 1));
     if (spatial != 1) {
@@ -93,7 +101,10 @@ class BatchNormKernel final : public Kernel {
 }  // namespace
 
 void RegisterBatchNormalization(KernelRegistry& registry) {
-  registry.Register("", "BatchNormalization", 7, &BatchNormKernel::Create);
+  registry.Register("", "BatchNormalization", 1,
+                    [](const NodeInfo& node) { return BatchNormKernel::Create(node, true); });
+  registry.Register("", "BatchNormalization", 7,
+                    [](const NodeInfo& node) { return BatchNormKernel::Create(node, false); });
 }
 
 }  // namespace epctx::exec::kernels
