@@ -18,8 +18,22 @@ namespace {
 
 enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 
+// Integer add/sub/mul wrap around: computed in an unsigned type at least as wide as unsigned int,
+// so that neither signed overflow nor promotion to int (uint16 * uint16) is undefined behaviour.
+template <typename T>
+using WrapType =
+    std::conditional_t<sizeof(T) < sizeof(unsigned), unsigned, std::make_unsigned_t<T>>;
+
 template <typename T, BinaryOp kOp>
 inline T Apply(T a, T b) {
+  if constexpr (std::is_integral_v<T> && kOp != BinaryOp::kDiv) {
+    using W = WrapType<T>;
+    const W wa = static_cast<W>(a);
+    const W wb = static_cast<W>(b);
+    if constexpr (kOp == BinaryOp::kAdd) return static_cast<T>(wa + wb);
+    if constexpr (kOp == BinaryOp::kSub) return static_cast<T>(wa - wb);
+    if constexpr (kOp == BinaryOp::kMul) return static_cast<T>(wa * wb);
+  }
   if constexpr (kOp == BinaryOp::kAdd) return a + b;
   if constexpr (kOp == BinaryOp::kSub) return a - b;
   if constexpr (kOp == BinaryOp::kMul) return a * b;
