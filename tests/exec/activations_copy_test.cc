@@ -1,4 +1,5 @@
-// Relu, Sigmoid, Clip (attribute and input bounds), Identity and Dropout (inference).
+// Relu, Sigmoid, Clip (attribute and input bounds), Identity and Dropout (inference; training only
+// with ratio 0).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -122,7 +123,34 @@ TEST(IdentityDropoutTest, CopiesAndMasks) {
   const uint8_t on = 1;
   Tensor train = MakeTensor(DataType::kBool, {}, &on);
   ExpectError(RunNode(NodeSpec("Dropout", 13), none, {&x, &ratio, &train}).status(),
-              StatusCode::kUnsupported, "training mode is not supported");
+              StatusCode::kUnsupported, "training mode with ratio 0.5 is not supported");
+}
+
+TEST(DropoutTest, TrainingWithZeroRatioIsIdentity) {
+  const std::vector<float> xv{1, -2, 3, -4, 5, -6};
+  Tensor x = FloatTensor({2, 3}, xv);
+  Tensor zero = FloatTensor({}, {0.0f});
+  Tensor half = FloatTensor({}, {0.5f});
+  const uint8_t on = 1;
+  Tensor training = MakeTensor(DataType::kBool, {}, &on);
+  AttrBuilder seed;
+  seed.Int("seed", 0);
+  for (bool describe : {true, false}) {
+    NodeSpec spec("Dropout", 13);
+    spec.outputs = 2;
+    spec.describe_inputs = describe;
+    auto r = RunNode(spec, seed, {&x, &zero, &training});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ExpectClose((*r)[0], {2, 3}, {1, -2, 3, -4, 5, -6}, 0, 0, "Dropout ratio 0");
+    ASSERT_EQ((*r)[1].dtype(), DataType::kBool);
+    ASSERT_EQ((*r)[1].element_count(), 6);
+    for (int64_t i = 0; i < 6; ++i) EXPECT_EQ((*r)[1].data_as<uint8_t>()[i], 1);
+    ExpectError(RunNode(spec, seed, {&x, &half, &training}).status(), StatusCode::kUnsupported,
+                "training mode with ratio 0.5 is not supported");
+    // An omitted ratio is 0.5.
+    ExpectError(RunNode(spec, seed, {&x, nullptr, &training}).status(), StatusCode::kUnsupported,
+                "training mode with ratio 0.5 is not supported");
+  }
 }
 
 }  // namespace

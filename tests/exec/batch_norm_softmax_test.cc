@@ -44,6 +44,31 @@ TEST(BatchNormTest, MatchesFormula) {
   }
 }
 
+TEST(BatchNormTest, TrainingModeUsesBatchStatistics) {
+  // X [2,2,2]: channel 0 holds {1,3,5,7} (mean 4, population variance 5), channel 1 holds
+  // {2,2,6,6} (mean 4, variance 4).
+  Tensor x = FloatTensor({2, 2, 2}, {1, 3, 2, 2, 5, 7, 6, 6});
+  Tensor scale = FloatTensor({2}, {1, 2});
+  Tensor bias = FloatTensor({2}, {0, 1});
+  Tensor mean = FloatTensor({2}, {10, 20});
+  Tensor var = FloatTensor({2}, {1, 2});
+  AttrBuilder attrs;
+  attrs.Int("training_mode", 1).Float("epsilon", 0.0f).Float("momentum", 0.75f);
+  for (int64_t opset : {14, 15}) {
+    NodeSpec spec("BatchNormalization", opset);
+    spec.outputs = 3;
+    auto r = RunNode(spec, attrs, {&x, &scale, &bias, &mean, &var});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const double s0 = 1 / std::sqrt(5.0);
+    // channel 0: (x - 4) / sqrt(5); channel 1: (x - 4) / 2 * 2 + 1
+    ExpectClose((*r)[0], {2, 2, 2}, {-3 * s0, -s0, -1, -1, s0, 3 * s0, 3, 3}, 1e-6, 1e-6,
+                "training Y");
+    // running = input * 0.75 + batch * 0.25
+    ExpectClose((*r)[1], {2}, {8.5, 16}, 1e-6, 1e-6, "running mean");
+    ExpectClose((*r)[2], {2}, {2, 2.5}, 1e-6, 1e-6, "running var");
+  }
+}
+
 TEST(BatchNormTest, Errors) {
   std::mt19937 rng(52);
   Tensor x = RandomFloats({1, 3, 2, 2}, rng);
@@ -52,8 +77,13 @@ TEST(BatchNormTest, Errors) {
   AttrBuilder training;
   training.Int("training_mode", 1);
   ExpectError(
-      RunNode(NodeSpec("BatchNormalization", 15), training, {&x, &p3, &p3, &p3, &p3}).status(),
-      StatusCode::kUnsupported, "training_mode=1 is not supported");
+      RunNode(NodeSpec("BatchNormalization", 9), training, {&x, &p3, &p3, &p3, &p3}).status(),
+      StatusCode::kInvalidArgument, "training_mode needs opset 14 or later, not 9");
+  NodeSpec with_running("BatchNormalization", 15);
+  with_running.outputs = 3;
+  AttrBuilder inference;
+  ExpectError(RunNode(with_running, inference, {&x, &p3, &p3, &p3, &p3}).status(),
+              StatusCode::kUnsupported, "output 1 (running statistics) is only supported with");
   AttrBuilder none;
   ExpectError(RunNode(NodeSpec("BatchNormalization", 15), none, {&x, &p3, &p4, &p3, &p3}).status(),
               StatusCode::kInvalidArgument, "input B has shape [4], expected [3]");

@@ -285,9 +285,9 @@ TEST(GatherTest, AxesIndexTypesAndNegativeIndices) {
 TEST(RegistryTest, OpsetsOutsideTheRegisteredRangesAreUnsupported) {
   AttrBuilder none;
   Tensor x = Iota({2});
-  // Add before opset 7 had different broadcasting semantics and is not implemented.
-  ExpectError(RunOne(NodeSpec("Add", 6), none, {&x, &x}).status(), StatusCode::kUnsupported,
-              "operator Add (opset 6) is not supported");
+  // Reshape before opset 5 took the shape as an attribute and is not implemented.
+  ExpectError(RunOne(NodeSpec("Reshape", 4), none, {&x}).status(), StatusCode::kUnsupported,
+              "operator Reshape (opset 4) is not supported");
 }
 
 }  // namespace

@@ -1,11 +1,13 @@
-// Add, Sub, Mul, Div with multidirectional broadcasting (opset 7 onwards; earlier versions had
-// an axis/broadcast attribute pair with other semantics).
+// Add, Sub, Mul, Div: multidirectional broadcasting from opset 7 on; opsets 1 and 6 broadcast B
+// onto A under the legacy broadcast/axis attributes, translated here into the same computation.
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <type_traits>
 
 #include "exec/kernels/common/broadcast.h"
+#include "exec/kernels/common/legacy_broadcast.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/elementwise/elementwise_ops.h"
 #include "exec/kernels/math/math_types.h"
@@ -16,8 +18,22 @@ namespace {
 
 enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 
+// Integer add/sub/mul wrap around: computed in an unsigned type at least as wide as unsigned int,
+// so that neither signed overflow nor promotion to int (uint16 * uint16) is undefined behaviour.
+template <typename T>
+using WrapType =
+    std::conditional_t<sizeof(T) < sizeof(unsigned), unsigned, std::make_unsigned_t<T>>;
+
 template <typename T, BinaryOp kOp>
 inline T Apply(T a, T b) {
+  if constexpr (std::is_integral_v<T> && kOp != BinaryOp::kDiv) {
+    using W = WrapType<T>;
+    const W wa = static_cast<W>(a);
+    const W wb = static_cast<W>(b);
+    if constexpr (kOp == BinaryOp::kAdd) return static_cast<T>(wa + wb);
+    if constexpr (kOp == BinaryOp::kSub) return static_cast<T>(wa - wb);
+    if constexpr (kOp == BinaryOp::kMul) return static_cast<T>(wa * wb);
+  }
   if constexpr (kOp == BinaryOp::kAdd) return a + b;
   if constexpr (kOp == BinaryOp::kSub) return a - b;
   if constexpr (kOp == BinaryOp::kMul) return a * b;
@@ -143,18 +159,7 @@ template <BinaryOp kOp>
 class BinaryKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
-    if (node.inputs.size() != 2) {
-      return EPCTX_ERROR(kInvalidArgument, "expected 2 inputs, got {}", node.inputs.size());
-    }
-    const DataType ta = node.inputs[0].dtype;
-    const DataType tb = node.inputs[1].dtype;
-    if (ta != DataType::kUndefined && !Supported(ta)) {
-      return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(ta));
-    }
-    if (ta != DataType::kUndefined && tb != DataType::kUndefined && ta != tb) {
-      return EPCTX_ERROR(kInvalidArgument, "inputs A and B have types {} and {}", DataTypeName(ta),
-                         DataTypeName(tb));
-    }
+    EPCTX_RETURN_IF_ERROR(CheckTypes(node));
     const std::vector<int64_t>* sa = StaticShape(node, 0);
     const std::vector<int64_t>* sb = StaticShape(node, 1);
     if (sa != nullptr && sb != nullptr) {
@@ -170,6 +175,19 @@ class BinaryKernel final : public Kernel {
     return std::unique_ptr<Kernel>(new BinaryKernel());
   }
 
+  // Opsets 1 and 6 (opset 1's consumed_inputs is a legacy optimization hint, ignored).
+  static Result<std::unique_ptr<Kernel>> CreateLegacy(const NodeInfo& node) {
+    EPCTX_RETURN_IF_ERROR(CheckTypes(node));
+    auto kernel = std::unique_ptr<BinaryKernel>(new BinaryKernel());
+    EPCTX_ASSIGN_OR_RETURN(kernel->legacy_, ParseLegacyBroadcast(*node.attrs));
+    const std::vector<int64_t>* sa = StaticShape(node, 0);
+    const std::vector<int64_t>* sb = StaticShape(node, 1);
+    if (sa != nullptr && sb != nullptr) {
+      EPCTX_RETURN_IF_ERROR(LegacyShapeOfB(*kernel->legacy_, *sa, *sb).status());
+    }
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  }
+
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, "A"));
     EPCTX_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, 1, "B"));
@@ -180,14 +198,44 @@ class BinaryKernel final : public Kernel {
     if (!Supported(a->dtype())) {
       return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(a->dtype()));
     }
+    if (legacy_.has_value()) {
+      // B re-viewed with A's rank; numpy broadcasting of the two then gives A's shape.
+      EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> b_shape,
+                             LegacyShapeOfB(*legacy_, a->shape(), b->shape()));
+      const Tensor b_view = Tensor::View(b->dtype(), std::move(b_shape), b->data(), nullptr);
+      EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, a->dtype(), a->shape()));
+      return ComputeTyped<kOp>(*a, b_view, *y, ctx.num_threads());
+    }
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShapes(a->shape(), b->shape()));
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, a->dtype(), std::move(shape)));
     return ComputeTyped<kOp>(*a, *b, *y, ctx.num_threads());
   }
+
+ private:
+  BinaryKernel() = default;
+
+  static Status CheckTypes(const NodeInfo& node) {
+    if (node.inputs.size() != 2) {
+      return EPCTX_ERROR(kInvalidArgument, "expected 2 inputs, got {}", node.inputs.size());
+    }
+    const DataType ta = node.inputs[0].dtype;
+    const DataType tb = node.inputs[1].dtype;
+    if (ta != DataType::kUndefined && !Supported(ta)) {
+      return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(ta));
+    }
+    if (ta != DataType::kUndefined && tb != DataType::kUndefined && ta != tb) {
+      return EPCTX_ERROR(kInvalidArgument, "inputs A and B have types {} and {}", DataTypeName(ta),
+                         DataTypeName(tb));
+    }
+    return Status::Ok();
+  }
+
+  std::optional<LegacyBroadcast> legacy_;  // set for opsets 1 and 6
 };
 
 template <BinaryOp kOp>
 void RegisterOne(KernelRegistry& registry, const char* name) {
+  registry.Register("", name, 1, &BinaryKernel<kOp>::CreateLegacy);
   registry.Register("", name, 7, &BinaryKernel<kOp>::Create);
 }
 

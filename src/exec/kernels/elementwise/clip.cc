@@ -1,4 +1,5 @@
-// Clip: bounds are attributes before opset 11 and optional scalar inputs from 11 on.
+// Clip: bounds are attributes before opset 11 and optional scalar inputs from 11 on; from 12 on
+// every numeric type is accepted (float32 takes the vectorized activation path).
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -7,6 +8,7 @@
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/elementwise/elementwise_ops.h"
 #include "exec/kernels/elementwise/unary_float.h"
+#include "exec/kernels/math/math_types.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -29,16 +31,23 @@ Result<T> BoundInput(const KernelContext& ctx, size_t index, const char* name, D
   return *t->data_as<T>();
 }
 
+// One type other than float32; 16-bit floats are compared in float.
 template <typename T>
-Status ClipInts(KernelContext& ctx, const Tensor& x) {
-  EPCTX_ASSIGN_OR_RETURN(T lo,
-                         BoundInput<T>(ctx, 1, "min", x.dtype(), std::numeric_limits<T>::lowest()));
-  EPCTX_ASSIGN_OR_RETURN(T hi,
-                         BoundInput<T>(ctx, 2, "max", x.dtype(), std::numeric_limits<T>::max()));
+Status ClipTyped(KernelContext& ctx, const Tensor& x) {
+  using C = math::Compute<T>;
+  EPCTX_ASSIGN_OR_RETURN(
+      T lo_bound,
+      BoundInput<T>(ctx, 1, "min", x.dtype(), math::Store<T>(std::numeric_limits<C>::lowest())));
+  EPCTX_ASSIGN_OR_RETURN(T hi_bound, BoundInput<T>(ctx, 2, "max", x.dtype(),
+                                                   math::Store<T>(std::numeric_limits<C>::max())));
+  const C lo = math::Load(lo_bound);
+  const C hi = math::Load(hi_bound);
   EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.dtype(), x.shape()));
   const T* in = x.data_as<T>();
   T* out = y->mutable_data_as<T>();
-  for (int64_t i = 0; i < x.element_count(); ++i) out[i] = std::min(std::max(in[i], lo), hi);
+  for (int64_t i = 0; i < x.element_count(); ++i) {
+    out[i] = math::Store<T>(std::min(std::max(math::Load(in[i]), lo), hi));
+  }
   return Status::Ok();
 }
 
@@ -59,8 +68,17 @@ class ClipKernel final : public Kernel {
 
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
-    if (x->dtype() == DataType::kInt64 && bounds_are_inputs_) return ClipInts<int64_t>(ctx, *x);
-    if (x->dtype() == DataType::kInt32 && bounds_are_inputs_) return ClipInts<int32_t>(ctx, *x);
+    if (x->dtype() != DataType::kFloat32 && bounds_are_inputs_) {
+      return math::Visit(x->dtype(), [&](auto tag) -> Status {
+        using T = typename decltype(tag)::type;
+        if constexpr (math::kInSet<math::TypeSet::kNumeric, T>) {
+          return ClipTyped<T>(ctx, *x);
+        } else {
+          return EPCTX_ERROR(kUnsupported, "input has type {}, expected a numeric type",
+                             DataTypeName(x->dtype()));
+        }
+      });
+    }
     EPCTX_RETURN_IF_ERROR(ExpectDtype(*x, DataType::kFloat32, "input"));
     Activation act;
     act.kind = Activation::Kind::kClip;

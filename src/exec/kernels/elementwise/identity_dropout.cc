@@ -1,4 +1,5 @@
-// Identity, and Dropout in inference mode, where it is an identity with an all-kept mask.
+// Identity, and Dropout in inference mode (or training mode with ratio 0), where it is an identity
+// with an all-kept mask.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -6,6 +7,7 @@
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/elementwise/elementwise_ops.h"
+#include "exec/kernels/math/math_types.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -46,13 +48,47 @@ Status FillKeptMask(Tensor& mask) {
   }
 }
 
-Status RejectTraining(const Tensor& training_mode) {
-  if (training_mode.dtype() != DataType::kBool || training_mode.element_count() != 1) {
+// Reads input training_mode (a bool scalar). Absent means inference.
+Result<bool> TrainingMode(const Tensor* training_mode) {
+  if (training_mode == nullptr) return false;
+  if (training_mode->dtype() != DataType::kBool || training_mode->element_count() != 1) {
     return EPCTX_ERROR(kInvalidArgument, "input training_mode must be a bool scalar, got {} {}",
-                       DataTypeName(training_mode.dtype()), ShapeToString(training_mode.shape()));
+                       DataTypeName(training_mode->dtype()), ShapeToString(training_mode->shape()));
   }
-  if (*training_mode.data_as<uint8_t>() != 0) {
-    return EPCTX_ERROR(kUnsupported, "training mode is not supported");
+  return *training_mode->data_as<uint8_t>() != 0;
+}
+
+// Input ratio (a float scalar), 0.5 when absent.
+Result<double> Ratio(const Tensor* ratio) {
+  if (ratio == nullptr) return 0.5;
+  if (ratio->element_count() != 1) {
+    return EPCTX_ERROR(kInvalidArgument, "input ratio must be a scalar, got shape {}",
+                       ShapeToString(ratio->shape()));
+  }
+  switch (ratio->dtype()) {
+    case DataType::kFloat32:
+      return static_cast<double>(*ratio->data_as<float>());
+    case DataType::kFloat64:
+      return *ratio->data_as<double>();
+    case DataType::kFloat16:
+      return static_cast<double>(math::HalfToFloat(*ratio->data_as<math::Half>()));
+    default:
+      return EPCTX_ERROR(kInvalidArgument, "input ratio has type {}, expected a float type",
+                         DataTypeName(ratio->dtype()));
+  }
+}
+
+// Training mode drops elements at random, which only ratio 0 makes deterministic (everything
+// kept, so training and inference agree); any other ratio is refused rather than faked.
+Status CheckDeterministic(const Tensor* ratio, const Tensor* training_mode) {
+  EPCTX_ASSIGN_OR_RETURN(bool training, TrainingMode(training_mode));
+  if (!training) return Status::Ok();
+  EPCTX_ASSIGN_OR_RETURN(double r, Ratio(ratio));
+  if (r != 0.0) {
+    return EPCTX_ERROR(kUnsupported,
+                       "training mode with ratio {} is not supported (its output is random; only "
+                       "ratio 0 is)",
+                       r);
   }
   return Status::Ok();
 }
@@ -60,8 +96,10 @@ Status RejectTraining(const Tensor& training_mode) {
 class DropoutKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, MaskKind mask_kind) {
-    if (InputPresent(node, 2) && node.inputs[2].constant != nullptr) {
-      EPCTX_RETURN_IF_ERROR(RejectTraining(*node.inputs[2].constant));
+    const bool ratio_known = !InputPresent(node, 1) || node.inputs[1].constant != nullptr;
+    if (InputPresent(node, 2) && node.inputs[2].constant != nullptr && ratio_known) {
+      EPCTX_RETURN_IF_ERROR(CheckDeterministic(
+          InputPresent(node, 1) ? node.inputs[1].constant : nullptr, node.inputs[2].constant));
     }
     auto kernel = std::unique_ptr<DropoutKernel>(new DropoutKernel());
     kernel->mask_kind_ = mask_kind;
@@ -71,7 +109,9 @@ class DropoutKernel final : public Kernel {
 
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "data"));
-    if (const Tensor* training = ctx.input(2)) EPCTX_RETURN_IF_ERROR(RejectTraining(*training));
+    if (ctx.input_count() > 2) {
+      EPCTX_RETURN_IF_ERROR(CheckDeterministic(ctx.input(1), ctx.input(2)));
+    }
     EPCTX_RETURN_IF_ERROR(CopyToOutput(ctx, 0, *x, x->shape()));
     if (!want_mask_) return Status::Ok();
     const DataType type = mask_kind_ == MaskKind::kBool ? DataType::kBool : x->dtype();

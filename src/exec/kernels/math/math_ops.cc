@@ -6,12 +6,14 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "exec/kernels/common/broadcast.h"
+#include "exec/kernels/common/legacy_broadcast.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/math/math_ops.h"
 #include "exec/kernels/math/math_types.h"
@@ -186,12 +188,24 @@ Result<std::unique_ptr<Kernel>> MakeVariadic(F f, bool mean = false) {
 
 // ---------------------------------------------------------------------------------------------
 // Pow: base and exponent of (possibly) different numeric types; output has the base's type.
+// Opset 1 broadcasts the exponent onto the base under the legacy broadcast/axis attributes.
 
 class PowKernel final : public Kernel {
  public:
+  explicit PowKernel(std::optional<LegacyBroadcast> legacy = std::nullopt) : legacy_(legacy) {}
+
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, "X"));
-    EPCTX_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, 1, "Y"));
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* b_in, RequiredInput(ctx, 1, "Y"));
+    Tensor b_view;
+    const Tensor* b = b_in;
+    if (legacy_.has_value()) {
+      // The exponent re-viewed with the base's rank; numpy broadcasting then gives X's shape.
+      EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> b_shape,
+                             LegacyShapeOfB(*legacy_, a->shape(), b_in->shape()));
+      b_view = Tensor::View(b_in->dtype(), std::move(b_shape), b_in->data(), nullptr);
+      b = &b_view;
+    }
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShapes(a->shape(), b->shape()));
     return Visit(a->dtype(), [&](auto ta) -> Status {
       using TA = typename decltype(ta)::type;
@@ -218,6 +232,89 @@ class PowKernel final : public Kernel {
       }
     });
   }
+
+ private:
+  std::optional<LegacyBroadcast> legacy_;
+};
+
+Result<std::unique_ptr<Kernel>> CreateLegacyPow(const NodeInfo& node) {
+  EPCTX_ASSIGN_OR_RETURN(LegacyBroadcast lb, ParseLegacyBroadcast(AttrsOf(node)));
+  const std::vector<int64_t>* sa = StaticShape(node, 0);
+  const std::vector<int64_t>* sb = StaticShape(node, 1);
+  if (sa != nullptr && sb != nullptr) {
+    EPCTX_RETURN_IF_ERROR(LegacyShapeOfB(lb, *sa, *sb).status());
+  }
+  return std::unique_ptr<Kernel>(new PowKernel(lb));
+}
+
+// ---------------------------------------------------------------------------------------------
+// PRelu before opset 7: the slope has one element, or one per channel (dim 1 of X) as in Caffe2,
+// from which these versions came. Any other slope must broadcast onto X numpy-style.
+
+template <typename T>
+T PReluOf(T x, T slope) {
+  return x < T{0} ? static_cast<T>(slope * x) : x;
+}
+
+// The slope's shape re-viewed so that numpy broadcasting of X and the slope gives X's shape.
+Result<std::vector<int64_t>> LegacySlopeShape(const std::vector<int64_t>& x,
+                                              const std::vector<int64_t>& slope) {
+  bool single = true;
+  for (int64_t d : slope) single = single && d == 1;
+  if (single) return std::vector<int64_t>(x.size(), 1);
+  if (slope.size() == 1 && x.size() >= 2 && slope[0] == x[1]) {
+    std::vector<int64_t> out(x.size(), 1);
+    out[1] = slope[0];
+    return out;
+  }
+  Result<std::vector<int64_t>> joint = BroadcastShapes(x, slope);
+  if (!joint.ok() || *joint != x) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "slope of shape {} is neither a single value, one per channel (dim 1) of X "
+                       "of shape {}, nor broadcastable onto X",
+                       ShapeToString(slope), ShapeToString(x));
+  }
+  return slope;
+}
+
+class LegacyPReluKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+    const std::vector<int64_t>* sx = StaticShape(node, 0);
+    const std::vector<int64_t>* ss = StaticShape(node, 1);
+    const auto known = [](const std::vector<int64_t>* s) {
+      return s != nullptr && std::all_of(s->begin(), s->end(), [](int64_t d) { return d >= 0; });
+    };
+    if (known(sx) && known(ss)) EPCTX_RETURN_IF_ERROR(LegacySlopeShape(*sx, *ss).status());
+    return std::unique_ptr<Kernel>(new LegacyPReluKernel());
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "X"));
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* slope, RequiredInput(ctx, 1, "slope"));
+    if (x->dtype() != slope->dtype()) {
+      return EPCTX_ERROR(kInvalidArgument, "inputs X and slope have types {} and {}",
+                         DataTypeName(x->dtype()), DataTypeName(slope->dtype()));
+    }
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> slope_shape,
+                           LegacySlopeShape(x->shape(), slope->shape()));
+    const Tensor slope_view =
+        Tensor::View(slope->dtype(), std::move(slope_shape), slope->data(), nullptr);
+    return Visit(x->dtype(), [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      if constexpr (kInSet<TypeSet::kSigned, T>) {
+        EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), x->shape()));
+        BroadcastApply<T, T, T>(*x, slope_view, *y, ctx.num_threads(),
+                                [](auto v, auto s) { return PReluOf(v, s); });
+        return Status::Ok();
+      } else {
+        return Unsupported(x->dtype());
+      }
+    });
+  }
+
+ private:
+  LegacyPReluKernel() = default;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -545,10 +642,8 @@ void RegisterMathOps(KernelRegistry& r) {
   });
 
   // Binary ops.
-  RegBinary<TypeSet::kSigned>(r, "PRelu", 7, [](auto x, auto slope) {
-    using T = decltype(x);
-    return x < 0 ? static_cast<T>(slope * x) : x;
-  });
+  r.Register("", "PRelu", 1, &LegacyPReluKernel::Create);
+  RegBinary<TypeSet::kSigned>(r, "PRelu", 7, [](auto x, auto slope) { return PReluOf(x, slope); });
   RegBinary<TypeSet::kAll, true>(r, "Equal", 7, [](auto a, auto b) { return a == b; });
   RegBinary<TypeSet::kNumeric, true>(r, "Less", 7, [](auto a, auto b) { return a < b; });
   RegBinary<TypeSet::kNumeric, true>(r, "Greater", 7, [](auto a, auto b) { return a > b; });
@@ -576,6 +671,7 @@ void RegisterMathOps(KernelRegistry& r) {
       return static_cast<T>(left ? a << b : a >> b);
     });
   });
+  r.Register("", "Pow", 1, &CreateLegacyPow);
   r.Register("", "Pow", 7, [](const NodeInfo&) {
     return Result<std::unique_ptr<Kernel>>(std::make_unique<PowKernel>());
   });

@@ -1,6 +1,7 @@
 // Gemm and com.epctx FusedGemm: Y = act(alpha * op(A) * op(B) + beta * C), C broadcast
 // unidirectionally to [M, N]. The compiler may have stored B transposed with alpha folded in;
-// that arrives here as plain attributes (transB = 1, alpha = 1).
+// that arrives here as plain attributes (transB = 1, alpha = 1). Before opset 7, C had to be
+// [M, N] unless attribute broadcast=1.
 #include <memory>
 
 #include "exec/kernels/common/activation.h"
@@ -31,9 +32,18 @@ Result<BiasLayout> LayoutOfC(const std::vector<int64_t>& c, int64_t m, int64_t n
 
 class GemmKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, bool fused) {
+  // `legacy`: opsets 1 and 6, with attribute broadcast.
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, bool fused, bool legacy) {
     auto kernel = std::unique_ptr<GemmKernel>(new GemmKernel());
     const Attributes& attrs = *node.attrs;
+    if (legacy) {
+      EPCTX_ASSIGN_OR_RETURN(int64_t broadcast, attrs.GetInt("broadcast", 0));
+      if (broadcast != 0 && broadcast != 1) {
+        return EPCTX_ERROR(kInvalidArgument, "attribute broadcast is {}, expected 0 or 1",
+                           broadcast);
+      }
+      kernel->c_is_full_ = broadcast == 0;
+    }
     EPCTX_ASSIGN_OR_RETURN(kernel->alpha_, attrs.GetFloat("alpha", 1.0f));
     EPCTX_ASSIGN_OR_RETURN(kernel->beta_, attrs.GetFloat("beta", 1.0f));
     EPCTX_ASSIGN_OR_RETURN(int64_t trans_a, attrs.GetInt("transA", 0));
@@ -57,6 +67,12 @@ class GemmKernel final : public Kernel {
         return EPCTX_ERROR(kInvalidArgument,
                            "inner dimensions differ: A {} (transA={}) and B {} (transB={})",
                            ShapeToString(*sa), trans_a, ShapeToString(*sb), trans_b);
+      }
+      const std::vector<int64_t>* sc = StaticShape(node, 2);
+      if (kernel->c_is_full_ && kernel->beta_ != 0.0f && sc != nullptr) {
+        const std::vector<int64_t> mn{(*sa)[kernel->trans_a_ ? 1 : 0],
+                                      (*sb)[kernel->trans_b_ ? 0 : 1]};
+        EPCTX_RETURN_IF_ERROR(ExpectFullC(*sc, mn));
       }
     }
     return std::unique_ptr<Kernel>(std::move(kernel));
@@ -82,6 +98,7 @@ class GemmKernel final : public Kernel {
     BiasLayout layout;
     if (c != nullptr) {
       EPCTX_RETURN_IF_ERROR(ExpectDtype(*c, DataType::kFloat32, "C"));
+      if (c_is_full_) EPCTX_RETURN_IF_ERROR(ExpectFullC(c->shape(), {m, n}));
       EPCTX_ASSIGN_OR_RETURN(layout, LayoutOfC(c->shape(), m, n));
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, {m, n}));
@@ -109,20 +126,36 @@ class GemmKernel final : public Kernel {
 
  private:
   GemmKernel() = default;
+
+  // Legacy broadcast=0: C is exactly [M, N] (unknown dims, -1, pass).
+  static Status ExpectFullC(const std::vector<int64_t>& c, const std::vector<int64_t>& mn) {
+    bool ok = c.size() == 2;
+    for (size_t i = 0; ok && i < 2; ++i) ok = c[i] == mn[i] || c[i] < 0 || mn[i] < 0;
+    if (!ok) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "input C has shape {}, expected {} since broadcast is 0 (legacy opset)",
+                         ShapeToString(c), ShapeToString(mn));
+    }
+    return Status::Ok();
+  }
+
   float alpha_ = 1;
   float beta_ = 1;
   bool trans_a_ = false;
   bool trans_b_ = false;
   Activation act_;
+  bool c_is_full_ = false;  // legacy broadcast=0
 };
 
 }  // namespace
 
 void RegisterGemm(KernelRegistry& registry) {
+  registry.Register("", "Gemm", 1,
+                    [](const NodeInfo& node) { return GemmKernel::Create(node, false, true); });
   registry.Register("", "Gemm", 7,
-                    [](const NodeInfo& node) { return GemmKernel::Create(node, false); });
+                    [](const NodeInfo& node) { return GemmKernel::Create(node, false, false); });
   registry.Register("com.epctx", "FusedGemm", 1,
-                    [](const NodeInfo& node) { return GemmKernel::Create(node, true); });
+                    [](const NodeInfo& node) { return GemmKernel::Create(node, true, false); });
 }
 
 }  // namespace epctx::exec::kernels

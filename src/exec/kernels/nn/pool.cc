@@ -1,8 +1,11 @@
-// MaxPool (with its optional Indices output) and AveragePool over 1 to 3 spatial dims.
+// MaxPool (with its optional Indices output) and AveragePool over 1 to 3 spatial dims. Both take
+// float32 and float64; MaxPool also int8 and uint8 (opset 12).
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "exec/kernels/common/parallel_for.h"
@@ -40,22 +43,32 @@ AxisTaps TapsOf(const Window3d& w, int axis) {
   return t;
 }
 
-template <PoolKind kKind>
+// The start of a maximum: below every value of T.
+template <typename T>
+constexpr T MaxIdentity() {
+  if constexpr (std::numeric_limits<T>::has_infinity) {
+    return -std::numeric_limits<T>::infinity();
+  } else {
+    return std::numeric_limits<T>::lowest();
+  }
+}
+
+template <PoolKind kKind, typename T>
 void PoolPlane(const Window3d& w, const std::array<AxisTaps, 3>& taps, bool count_include_pad,
-               const float* x, float* y) {
+               const T* x, T* y) {
   for (int64_t od = 0; od < w.out[0]; ++od) {
     for (int64_t oh = 0; oh < w.out[1]; ++oh) {
       for (int64_t ow = 0; ow < w.out[2]; ++ow) {
         const int64_t o[3] = {od, oh, ow};
         int64_t first[3];
         for (int a = 0; a < 3; ++a) first[a] = o[a] * w.stride[a] - w.pad_begin[a];
-        float acc = kKind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+        T acc = kKind == PoolKind::kMax ? MaxIdentity<T>() : T{0};
         for (int64_t kd = taps[0].lo[od]; kd < taps[0].hi[od]; ++kd) {
           const int64_t id = first[0] + kd * w.dilation[0];
           for (int64_t kh = taps[1].lo[oh]; kh < taps[1].hi[oh]; ++kh) {
-            const float* xr = x + (id * w.in[1] + first[1] + kh * w.dilation[1]) * w.in[2];
+            const T* xr = x + (id * w.in[1] + first[1] + kh * w.dilation[1]) * w.in[2];
             for (int64_t kw = taps[2].lo[ow]; kw < taps[2].hi[ow]; ++kw) {
-              const float v = xr[first[2] + kw * w.dilation[2]];
+              const T v = xr[first[2] + kw * w.dilation[2]];
               if constexpr (kKind == PoolKind::kMax) {
                 acc = std::max(acc, v);
               } else {
@@ -70,7 +83,7 @@ void PoolPlane(const Window3d& w, const std::array<AxisTaps, 3>& taps, bool coun
             const AxisTaps& t = taps[a];
             count *= count_include_pad ? t.padded[o[a]] : t.hi[o[a]] - t.lo[o[a]];
           }
-          acc = count > 0 ? acc / static_cast<float>(count) : 0.0f;
+          acc = count > 0 ? acc / static_cast<T>(count) : T{0};
         }
         y[(od * w.out[1] + oh) * w.out[2] + ow] = acc;
       }
@@ -80,9 +93,9 @@ void PoolPlane(const Window3d& w, const std::array<AxisTaps, 3>& taps, bool coun
 
 // MaxPool with output Indices: the flat index into X of each maximum (the first one on ties),
 // the spatial part in row-major order (storage_order 0) or column-major order (1).
+template <typename T>
 void MaxPoolPlaneWithIndices(const Window3d& w, const std::array<AxisTaps, 3>& taps,
-                             bool column_major, int64_t plane, const float* x, float* y,
-                             int64_t* indices) {
+                             bool column_major, int64_t plane, const T* x, T* y, int64_t* indices) {
   const std::array<int64_t, 3> col_strides{1, w.in[0], w.in[0] * w.in[1]};
   for (int64_t od = 0; od < w.out[0]; ++od) {
     for (int64_t oh = 0; oh < w.out[1]; ++oh) {
@@ -90,13 +103,13 @@ void MaxPoolPlaneWithIndices(const Window3d& w, const std::array<AxisTaps, 3>& t
         const int64_t o[3] = {od, oh, ow};
         int64_t first[3];
         for (int a = 0; a < 3; ++a) first[a] = o[a] * w.stride[a] - w.pad_begin[a];
-        float best = -std::numeric_limits<float>::infinity();
+        T best = MaxIdentity<T>();
         int64_t at[3] = {-1, -1, -1};
         for (int64_t kd = taps[0].lo[od]; kd < taps[0].hi[od]; ++kd) {
           const int64_t id = first[0] + kd * w.dilation[0];
           for (int64_t kh = taps[1].lo[oh]; kh < taps[1].hi[oh]; ++kh) {
             const int64_t ih = first[1] + kh * w.dilation[1];
-            const float* xr = x + (id * w.in[1] + ih) * w.in[2];
+            const T* xr = x + (id * w.in[1] + ih) * w.in[2];
             for (int64_t kw = taps[2].lo[ow]; kw < taps[2].hi[ow]; ++kw) {
               const int64_t iw = first[2] + kw * w.dilation[2];
               if (xr[iw] > best || at[0] < 0) {
@@ -140,26 +153,54 @@ class PoolKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "storage_order is {}, expected 0 or 1", storage_order);
     }
     kernel->column_major_ = storage_order == 1;
-    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "X"));
+    if (!node.inputs.empty() && node.inputs[0].dtype != DataType::kUndefined) {
+      EPCTX_RETURN_IF_ERROR(CheckType(kind, node.inputs[0].dtype));
+    }
     EPCTX_RETURN_IF_ERROR(ExpectStaticRank(node, 0, kernel->window_.kernel_shape.size() + 2, "X"));
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "X"));
-    EPCTX_RETURN_IF_ERROR(ExpectDtype(*x, DataType::kFloat32, "X"));
+    EPCTX_RETURN_IF_ERROR(CheckType(kind_, x->dtype()));
+    switch (x->dtype()) {
+      case DataType::kFloat64:
+        return RunTyped<double>(ctx, *x);
+      case DataType::kInt8:
+        return RunTyped<int8_t>(ctx, *x);
+      case DataType::kUint8:
+        return RunTyped<uint8_t>(ctx, *x);
+      default:
+        return RunTyped<float>(ctx, *x);
+    }
+  }
+
+ private:
+  PoolKernel() = default;
+
+  static Status CheckType(PoolKind kind, DataType t) {
+    const bool floating = t == DataType::kFloat32 || t == DataType::kFloat64;
+    const bool max_only = t == DataType::kInt8 || t == DataType::kUint8;
+    if (floating || (max_only && kind == PoolKind::kMax)) return Status::Ok();
+    return EPCTX_ERROR(
+        kUnsupported, "input X has type {}, expected {}", DataTypeName(t),
+        kind == PoolKind::kMax ? "float32, float64, int8 or uint8" : "float32 or float64");
+  }
+
+  template <typename T>
+  Status RunTyped(KernelContext& ctx, const Tensor& x) {
     const size_t spatial = window_.kernel_shape.size();
-    EPCTX_RETURN_IF_ERROR(ExpectRank(*x, spatial + 2, "X"));
-    const std::vector<int64_t>& xs = x->shape();
+    EPCTX_RETURN_IF_ERROR(ExpectRank(x, spatial + 2, "X"));
+    const std::vector<int64_t>& xs = x.shape();
     EPCTX_ASSIGN_OR_RETURN(Window3d w,
                            ResolveWindow(window_, {xs.data() + 2, spatial}, window_.kernel_shape));
     std::vector<int64_t> y_shape{xs[0], xs[1]};
     y_shape.insert(y_shape.end(), w.out_spatial.begin(), w.out_spatial.end());
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.dtype(), y_shape));
     const std::array<AxisTaps, 3> taps{TapsOf(w, 0), TapsOf(w, 1), TapsOf(w, 2)};
     const int64_t planes = xs[0] * xs[1];
-    const float* xp = x->data_as<float>();
-    float* yp = y->mutable_data_as<float>();
+    const T* xp = x.data_as<T>();
+    T* yp = y->mutable_data_as<T>();
     const int64_t work = y->element_count() * w.kernel_size();
     const int nt = ThreadsFor(ctx.num_threads(), work);
     const bool include_pad = count_include_pad_;
@@ -169,28 +210,26 @@ class PoolKernel final : public Kernel {
       const bool column_major = column_major_;
       ParallelForRanges(nt, planes, 1, [&](int64_t first, int64_t last) {
         for (int64_t plane = first; plane < last; ++plane) {
-          MaxPoolPlaneWithIndices(w, taps, column_major, plane, xp + plane * w.in_size(),
-                                  yp + plane * w.out_size(), ip + plane * w.out_size());
+          MaxPoolPlaneWithIndices<T>(w, taps, column_major, plane, xp + plane * w.in_size(),
+                                     yp + plane * w.out_size(), ip + plane * w.out_size());
         }
       });
       return Status::Ok();
     }
     ParallelForRanges(nt, planes, 1, [&](int64_t first, int64_t last) {
       for (int64_t plane = first; plane < last; ++plane) {
-        const float* in = xp + plane * w.in_size();
-        float* out = yp + plane * w.out_size();
+        const T* in = xp + plane * w.in_size();
+        T* out = yp + plane * w.out_size();
         if (kind_ == PoolKind::kMax) {
-          PoolPlane<PoolKind::kMax>(w, taps, include_pad, in, out);
-        } else {
-          PoolPlane<PoolKind::kAverage>(w, taps, include_pad, in, out);
+          PoolPlane<PoolKind::kMax, T>(w, taps, include_pad, in, out);
+        } else if constexpr (std::is_floating_point_v<T>) {
+          PoolPlane<PoolKind::kAverage, T>(w, taps, include_pad, in, out);
         }
       }
     });
     return Status::Ok();
   }
 
- private:
-  PoolKernel() = default;
   PoolKind kind_ = PoolKind::kMax;
   WindowAttrs window_;
   bool count_include_pad_ = false;
