@@ -134,10 +134,7 @@ TEST(MaxPoolTest, EightBitTypes) {
   // int8 with padding: windows partly over the padding take the maximum of their real taps,
   // all of them negative here.
   AttrBuilder padded;
-  // A named vector: GCC 12.2 with -march=native (AVX-512) compiled the braced list {1, 1, 0, 0}
-  // passed straight to Ints() into a broadcast of 1 to all four elements.
-  const std::vector<int64_t> pads{1, 1, 0, 0};  // begin h, w; end h, w
-  padded.Ints("kernel_shape", {2, 2}).Ints("pads", pads);
+  padded.Ints("kernel_shape", {2, 2}).Ints("pads", {1, 1, 0, 0});  // begin h, w; end h, w
   const std::vector<int8_t> sv{-128, -7, -3, -100};
   Tensor s = MakeTensor(DataType::kInt8, {1, 1, 2, 2}, sv.data());
   NodeSpec spec("MaxPool", 12);
