@@ -140,6 +140,24 @@ TEST(Passes, FoldAndFusePreserveResults) {
   EXPECT_GT(nonzero, 0) << "the test graph's output is all zeros; it checks nothing";
 }
 
+TEST(Passes, BatchNormSixFoldsOnlyInTestMode) {
+  for (int is_test : {-1, 0, 1}) {  // -1: attribute absent (the opset-6 default, training)
+    std::mt19937 rng(7);
+    IrGraph graph = BuildGraph(rng);
+    graph.opsets[""] = 6;
+    if (is_test >= 0) {
+      IrAttribute a;
+      a.name = "is_test";
+      a.type = exec::AttrType::kInt;
+      a.i = is_test;
+      graph.nodes[1].attrs.push_back(a);
+    }
+    auto stats = FoldBatchNormIntoConv(graph);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    EXPECT_EQ(stats->changed, is_test == 1 ? 1 : 0) << "is_test " << is_test;
+  }
+}
+
 TEST(Passes, IdentityFeedingAGraphOutputStays) {
   IrGraph g;
   g.opsets[""] = 13;

@@ -41,6 +41,13 @@ Result<PassStats> FoldBatchNormIntoConv(IrGraph& graph) {
       if (extra) continue;
     }
     if (const IrAttribute* t = bn.FindAttr("training_mode"); t && t->i != 0) continue;
+    // Before opset 7 the op trains unless is_test=1; spatial=0 (up to opset 8) normalizes per
+    // activation, not per channel. Neither is a per-channel affine map to fold.
+    if (graph.OpsetOf("") < 7) {
+      const IrAttribute* is_test = bn.FindAttr("is_test");
+      if (is_test == nullptr || is_test->i == 0) continue;
+    }
+    if (const IrAttribute* s = bn.FindAttr("spatial"); s && s->i == 0) continue;
     int x = bn.inputs[0];
     if (x < 0 || producer[static_cast<size_t>(x)] < 0 || uses[static_cast<size_t>(x)] != 1 ||
         IsGraphOutput(graph, x)) {
