@@ -1,14 +1,24 @@
 #include "exec/executor.h"
 
-#include <omp.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "program_generated.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec {
 namespace {
+
+// Cores this process may run on (its affinity mask), for intra_op_num_threads=0.
+int UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 template <typename T>
 std::span<const T> SpanOf(const flatbuffers::Vector<T>* v) {
@@ -75,7 +85,7 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::Bind(
   auto bound = std::unique_ptr<BoundProgram>(new BoundProgram());
   bound->program_ = &program;
   bound->arena_bytes_ = static_cast<uint64_t>(program.arena_bytes());
-  bound->num_threads_ = num_threads > 0 ? num_threads : omp_get_max_threads();
+  bound->num_threads_ = num_threads > 0 ? num_threads : UsableCores();
   size_t value_count = program.values() ? program.values()->size() : 0;
   bound->slots_.resize(value_count);
   bound->weights_.resize(value_count);

@@ -59,7 +59,7 @@ class KernelContext {
   // Contents are unspecified; the kernel must write every element.
   virtual Result<Tensor*> AllocateOutput(size_t index, DataType type,
                                          std::vector<int64_t> shape) = 0;
-  // Threads the kernel may use (for OpenMP's num_threads clause).
+  // Threads the kernel may use (ParallelFor's thread count).
   virtual int num_threads() const = 0;
 };
 

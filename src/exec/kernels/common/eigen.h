@@ -1,6 +1,6 @@
-// The one way kernels include Eigen. Kernels split work over OpenMP threads themselves (the
-// session's thread count is per call, Eigen's is process-wide), so Eigen's own OpenMP
-// parallelization is turned off in every file that uses it; mixing both would oversubscribe.
+// The one way kernels include Eigen. Kernels split work over threads themselves (ParallelFor: the
+// session's thread count is per call, Eigen's is process-wide), so Eigen's own parallelization
+// is turned off in every file that uses it; mixing both would oversubscribe.
 #pragma once
 
 #ifndef EIGEN_DONT_PARALLELIZE

@@ -3,7 +3,6 @@
 //
 // Every output coordinate maps, per dim, to an input coordinate or to "the constant"; a row of
 // the innermost dim is the contiguous middle (one memcpy) plus its padded ends.
-#include <omp.h>
 
 #include <algorithm>
 #include <array>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/indexing/index_input.h"
@@ -130,8 +130,7 @@ class PadKernel final : public Kernel {
     const int64_t e = static_cast<int64_t>(element);
     const std::byte* fill = value.data();
     const int nt = ThreadsFor(ctx.num_threads(), y->element_count());
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-    for (int64_t row = 0; row < rows; ++row) {
+    ParallelFor(nt, rows, [&](int64_t row, int) {
       int64_t base = 0;
       bool padded = false;
       int64_t rest = row;
@@ -144,7 +143,7 @@ class PadKernel final : public Kernel {
       std::byte* out = dst + row * n * e;
       if (padded) {
         FillElements(out, n, fill, element);
-        continue;
+        return;
       }
       const std::byte* in = src + base * e;
       for (int64_t j = 0; j < lo; ++j)
@@ -155,7 +154,7 @@ class PadKernel final : public Kernel {
       }
       for (int64_t j = hi; j < n; ++j)
         CopyOne(in, inner_map[static_cast<size_t>(j)], out + j * e, fill, element);
-    }
+    });
     return Status::Ok();
   }
 

@@ -1,6 +1,5 @@
 #include "exec/kernels/indexing/strided_copy.h"
-
-#include <omp.h>
+#include "exec/kernels/common/parallel_for.h"
 
 #include <algorithm>
 #include <cstring>
@@ -105,12 +104,7 @@ void CopyStrided(std::span<const int64_t> dims, const std::byte* src,
   for (size_t d = 0; d + 1 < rank; ++d) rows *= box.dims[d];
   const int64_t e = static_cast<int64_t>(element);
   const int nt = ThreadsFor(threads, rows * n * e, int64_t{1} << 18);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    const int64_t t = omp_get_thread_num();
-    const int64_t parts = omp_get_num_threads();
-    const int64_t begin = rows * t / parts;
-    const int64_t end = rows * (t + 1) / parts;
+  ParallelForRanges(nt, rows, 1, [&](int64_t begin, int64_t end) {
     // An odometer over the outer dims, started at `begin`.
     std::vector<int64_t> index(rank, 0);
     int64_t so = 0, dof = 0;
@@ -132,7 +126,7 @@ void CopyStrided(std::span<const int64_t> dims, const std::byte* src,
         index[d] = 0;
       }
     }
-  }
+  });
 }
 
 void FillElements(std::byte* dst, int64_t count, const std::byte* value, size_t element) {

@@ -1,12 +1,12 @@
 // ArgMax and ArgMin along one axis: int64 indices, the first extreme position unless
 // select_last_index (opset 12) asks for the last one.
-#include <omp.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/reduce/reduce_ops.h"
@@ -30,11 +30,9 @@ bool Better(T v, T best) {
 template <typename T, bool kMax, bool kLast>
 void ArgReduce(const T* x, int64_t outer, int64_t extent, int64_t inner, int64_t* y, int threads) {
   const int nt = ThreadsFor(threads, outer * extent * inner);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
+  ParallelForRanges(nt, outer, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> best(static_cast<size_t>(inner));
-#pragma omp for schedule(static)
-    for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t o = begin; o < end; ++o) {
       const T* slab = x + o * extent * inner;
       int64_t* out = y + o * inner;
       for (int64_t j = 0; j < inner; ++j) {
@@ -51,7 +49,7 @@ void ArgReduce(const T* x, int64_t outer, int64_t extent, int64_t inner, int64_t
         }
       }
     }
-  }
+  });
 }
 
 template <typename T>

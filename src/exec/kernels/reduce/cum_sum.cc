@@ -1,11 +1,11 @@
 // CumSum along an axis given as a scalar input, optionally exclusive (each output leaves out its
 // own element) and reversed (sums run from the end).
-#include <omp.h>
 
 #include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/reduce/reduce_functors.h"
@@ -21,8 +21,7 @@ template <typename T>
 void CumSumSlabs(const T* x, T* y, int64_t outer, int64_t extent, int64_t inner, bool exclusive,
                  bool reverse, int threads) {
   const int nt = ThreadsFor(threads, outer * extent * inner);
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
-  for (int64_t o = 0; o < outer; ++o) {
+  ParallelFor(nt, outer, [&](int64_t o, int) {
     const T* in = x + o * extent * inner;
     T* out = y + o * extent * inner;
     for (int64_t s = 0; s < extent; ++s) {
@@ -37,7 +36,7 @@ void CumSumSlabs(const T* x, T* y, int64_t outer, int64_t extent, int64_t inner,
       const T* add = in + (exclusive ? prev : r) * inner;
       for (int64_t j = 0; j < inner; ++j) row[j] = reduce_ops::WrapAdd(prev_out[j], add[j]);
     }
-  }
+  });
 }
 
 bool IsCumSumType(DataType type) {

@@ -6,13 +6,12 @@
 // `shift` is a per-output value (the maximum, for a stable log-sum-exp) when Op::kShifted.
 #pragma once
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/reduce/reduce_plan.h"
 
@@ -91,13 +90,11 @@ void Reduce(const ReducePlan& plan, const T* x, T* y, const std::type_identity_t
   const int nt = ThreadsFor(threads, plan.output_count * count);
   if (plan.reduced[last]) {
     // Each output combines runs of n contiguous elements.
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
+    ParallelForRanges(nt, plan.output_count, 1, [&](int64_t begin, int64_t end) {
       DimOdometer outer(kept_dims, kept_strides);
       DimOdometer inner(red_dims, red_strides);
       const int64_t runs = inner.count();
-#pragma omp for schedule(static)
-      for (int64_t o = 0; o < plan.output_count; ++o) {
+      for (int64_t o = begin; o < end; ++o) {
         outer.Seek(o);
         inner.Seek(0);
         const T s = Op::kShifted ? shift[o] : T(0);
@@ -108,7 +105,7 @@ void Reduce(const ReducePlan& plan, const T* x, T* y, const std::type_identity_t
         }
         y[o] = Op::Finish(acc, count, s);
       }
-    }
+    });
     return;
   }
   // The innermost dim is kept: rows of n outputs accumulate rows of n contiguous inputs. Rows
@@ -118,13 +115,11 @@ void Reduce(const ReducePlan& plan, const T* x, T* y, const std::type_identity_t
   const int64_t chunks = rows >= nt ? 1 : (nt + rows - 1) / rows;
   const int64_t chunk = (n + chunks - 1) / chunks;
   const int64_t tasks = rows * chunks;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
+  ParallelForRanges(nt, tasks, 1, [&](int64_t first_task, int64_t end_task) {
     DimOdometer outer(kept_dims, kept_strides);
     DimOdometer inner(red_dims, red_strides);
     const int64_t runs = inner.count();
-#pragma omp for schedule(static)
-    for (int64_t task = 0; task < tasks; ++task) {
+    for (int64_t task = first_task; task < end_task; ++task) {
       const int64_t row = task / chunks;
       const int64_t begin = (task % chunks) * chunk;
       const int64_t len = std::min(n, begin + chunk) - begin;
@@ -145,7 +140,7 @@ void Reduce(const ReducePlan& plan, const T* x, T* y, const std::type_identity_t
       }
       for (int64_t j = 0; j < len; ++j) out[j] = Op::Finish(out[j], count, s ? s[j] : T(0));
     }
-  }
+  });
 }
 
 }  // namespace epctx::exec::kernels

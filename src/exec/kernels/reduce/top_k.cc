@@ -1,7 +1,6 @@
 // TopK: the k largest (or smallest) elements along an axis with their int64 indices. Equal
 // values keep the smaller index first, as ONNX specifies; NaN orders above every number so that
 // the comparison stays a strict weak order.
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/reduce/reduce_ops.h"
@@ -35,16 +35,14 @@ void TopKSlices(const T* x, int64_t outer, int64_t extent, int64_t inner, int64_
                 T* values, int64_t* indices, int threads) {
   const int64_t slices = outer * inner;
   const int nt = ThreadsFor(threads, slices * extent);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
+  ParallelForRanges(nt, slices, 1, [&](int64_t begin, int64_t end) {
     std::vector<std::pair<T, int64_t>> items(static_cast<size_t>(extent));
     auto first = [largest](const std::pair<T, int64_t>& a, const std::pair<T, int64_t>& b) {
       if (largest ? Above(a.first, b.first) : Above(b.first, a.first)) return true;
       if (largest ? Above(b.first, a.first) : Above(a.first, b.first)) return false;
       return a.second < b.second;
     };
-#pragma omp for schedule(static)
-    for (int64_t s = 0; s < slices; ++s) {
+    for (int64_t s = begin; s < end; ++s) {
       const int64_t o = s / inner;
       const int64_t j = s % inner;
       const T* in = x + o * extent * inner + j;
@@ -59,7 +57,7 @@ void TopKSlices(const T* x, int64_t outer, int64_t extent, int64_t inner, int64_
         idx[r * inner] = items[static_cast<size_t>(r)].second;
       }
     }
-  }
+  });
 }
 
 class TopKKernel final : public Kernel {
