@@ -7,7 +7,8 @@ namespace epctx::exec::kernels {
 
 // elementwise/: Add, Sub, Mul, Div, Relu, Sigmoid, Clip, Identity, Dropout
 void RegisterElementwiseKernels(KernelRegistry& registry);
-// nn/: Conv, FusedConv, Gemm, FusedGemm, MatMul, pools, BatchNormalization, Softmax
+// nn/: Conv, FusedConv, Gemm, FusedGemm, MatMul, Average/Max/GlobalPool, BatchNormalization
+// (inference; training_mode=1 from opset 14), Softmax
 void RegisterNnKernels(KernelRegistry& registry);
 // tensor/: Flatten, Reshape, Transpose, Concat, Squeeze, Unsqueeze, Shape, Gather
 void RegisterTensorKernels(KernelRegistry& registry);
@@ -15,9 +16,11 @@ void RegisterTensorKernels(KernelRegistry& registry);
 void RegisterMathKernels(KernelRegistry& registry);
 // reduce/: reductions, ArgMax/ArgMin, TopK, CumSum
 void RegisterReduceKernels(KernelRegistry& registry);
-// indexing/: Slice, Expand, Tile, Pad, Split, Range, Gather*/Scatter*, NonZero, OneHot, Trilu
+// indexing/: Slice, Expand, Tile, Pad, Split, Range, ConstantOfShape, GatherElements, GatherND,
+// Scatter*, NonZero, OneHot, Trilu, Compress, EyeLike, ReverseSequence, Unique
 void RegisterIndexingKernels(KernelRegistry& registry);
-// norm/: InstanceNormalization, LayerNormalization, LRN, LogSoftmax, Hardmax
+// norm/: InstanceNormalization, LayerNormalization, MeanVarianceNormalization, LRN, LogSoftmax,
+// Hardmax
 void RegisterNormalizationKernels(KernelRegistry& registry);
 // image/: ConvTranspose, LpPool, GlobalLpPool, Resize, Upsample, DepthToSpace, SpaceToDepth,
 // MaxUnpool, RoiAlign, GridSample, NonMaxSuppression
