@@ -67,11 +67,38 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::Bind(const fb::Program& prog
   return Bind(programs, 0, weights, num_threads);
 }
 
+// One Bind() call over a model's programs: bodies are bound recursively, within limits a blob
+// cannot talk its way past (forward references alone still allow deep chains, and a body used by
+// several nodes is bound once per use, so sharing could multiply the work).
+struct BoundProgram::BindState {
+  std::span<const fb::Program* const> programs;
+  const WeightResolver& weights;
+  int num_threads;
+  size_t bound = 0;  // programs bound so far, bodies included
+};
+
 Result<std::unique_ptr<BoundProgram>> BoundProgram::Bind(
     std::span<const fb::Program* const> programs, uint32_t index, const WeightResolver& weights,
     int num_threads) {
+  BindState state{programs, weights, num_threads};
+  return BindAt(state, index, 0);
+}
+
+Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uint32_t index,
+                                                           int depth) {
+  const std::span<const fb::Program* const> programs = state.programs;
+  const WeightResolver& weights = state.weights;
+  const int num_threads = state.num_threads;
   if (index >= programs.size()) {
     return EPCTX_ERROR(kInternal, "program {} of {} does not exist", index, programs.size());
+  }
+  if (depth > kMaxBodyDepth) {
+    return EPCTX_ERROR(kUnsupported, "control-flow bodies are nested more than {} deep",
+                       kMaxBodyDepth);
+  }
+  if (++state.bound > kMaxBoundPrograms) {
+    return EPCTX_ERROR(kUnsupported, "binding the model takes more than {} program bindings",
+                       kMaxBoundPrograms);
   }
   const fb::Program& program = *programs[index];
   BodyBinder bind_body = [&](int32_t body) -> Result<std::unique_ptr<BoundProgram>> {
@@ -80,7 +107,7 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::Bind(
       return EPCTX_ERROR(kCorrupt, "program {} uses body program {}, which does not follow it",
                          index, body);
     }
-    return Bind(programs, static_cast<uint32_t>(body), weights, num_threads);
+    return BindAt(state, static_cast<uint32_t>(body), depth + 1);
   };
   auto bound = std::unique_ptr<BoundProgram>(new BoundProgram());
   bound->program_ = &program;

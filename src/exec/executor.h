@@ -33,6 +33,11 @@ class BoundProgram {
   static Result<std::unique_ptr<BoundProgram>> Bind(const fb::Program& program,
                                                     const WeightResolver& weights, int num_threads);
 
+  // Limits of one Bind(): how deep bodies may nest, and how many programs (each use of a body
+  // counts) may be bound in all.
+  static constexpr int kMaxBodyDepth = 64;
+  static constexpr size_t kMaxBoundPrograms = 1u << 16;
+
   const fb::Program& program() const { return *program_; }
   uint64_t arena_bytes() const { return arena_bytes_; }
 
@@ -57,6 +62,8 @@ class BoundProgram {
     const fb::Node* node = nullptr;
   };
   class RunContext;
+  struct BindState;
+  static Result<std::unique_ptr<BoundProgram>> BindAt(BindState& state, uint32_t index, int depth);
 
   const fb::Program* program_ = nullptr;
   uint64_t arena_bytes_ = 0;
