@@ -35,5 +35,7 @@ void RegisterLinalgKernels(KernelRegistry& registry);
 void RegisterSignalKernels(KernelRegistry& registry);
 // control/: If, Loop, Scan
 void RegisterControlFlowKernels(KernelRegistry& registry);
+// text/: TfIdfVectorizer (integer tokens)
+void RegisterTextKernels(KernelRegistry& registry);
 
 }  // namespace epctx::exec::kernels

@@ -18,6 +18,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   kernels::RegisterLinalgKernels(registry);
   kernels::RegisterSignalKernels(registry);
   kernels::RegisterControlFlowKernels(registry);
+  kernels::RegisterTextKernels(registry);
 }
 
 }  // namespace epctx::exec
