@@ -86,11 +86,7 @@ class GruKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(int64_t lbr, node.attrs->GetInt("linear_before_reset", 0));
     kernel->linear_before_reset_ = lbr != 0;
     kernel->outputs_ = RnnOutputsOf(node);
-    for (size_t i = 0; i < 6; ++i) {
-      if (i == 4) continue;  // sequence_lens
-      EPCTX_RETURN_IF_ERROR(
-          ExpectStaticDtype(node, i, DataType::kFloat32, "X, W, R, B and initial_h"));
-    }
+    EPCTX_RETURN_IF_ERROR(ExpectFloatRnnInputs(node, /*lstm=*/false));
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 

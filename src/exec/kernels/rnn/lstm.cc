@@ -78,11 +78,7 @@ class LstmKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(int64_t input_forget, node.attrs->GetInt("input_forget", 0));
     kernel->input_forget_ = input_forget != 0;
     kernel->outputs_ = RnnOutputsOf(node);
-    for (size_t i = 0; i < 8; ++i) {
-      if (i == 4) continue;  // sequence_lens
-      EPCTX_RETURN_IF_ERROR(
-          ExpectStaticDtype(node, i, DataType::kFloat32, "X, W, R, B, initial_h, initial_c and P"));
-    }
+    EPCTX_RETURN_IF_ERROR(ExpectFloatRnnInputs(node, /*lstm=*/true));
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 

@@ -42,11 +42,7 @@ class RnnKernel final : public Kernel {
     auto kernel = std::unique_ptr<RnnKernel>(new RnnKernel());
     EPCTX_ASSIGN_OR_RETURN(kernel->attrs_, ParseRnnAttrs(node, {"Tanh"}));
     kernel->outputs_ = RnnOutputsOf(node);
-    for (size_t i = 0; i < 6; ++i) {
-      if (i == 4) continue;  // sequence_lens
-      EPCTX_RETURN_IF_ERROR(
-          ExpectStaticDtype(node, i, DataType::kFloat32, "X, W, R, B and initial_h"));
-    }
+    EPCTX_RETURN_IF_ERROR(ExpectFloatRnnInputs(node, /*lstm=*/false));
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 

@@ -253,6 +253,16 @@ Result<RnnProblem> ReadRnnInputs(const KernelContext& ctx, const RnnAttrs& attrs
   return p;
 }
 
+Status ExpectFloatRnnInputs(const NodeInfo& node, bool lstm) {
+  const size_t count = lstm ? 8 : 6;
+  const char* names = lstm ? "X, W, R, B, initial_h, initial_c and P" : "X, W, R, B and initial_h";
+  for (size_t i = 0; i < count; ++i) {
+    if (i == 4) continue;  // sequence_lens
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, i, DataType::kFloat32, names));
+  }
+  return Status::Ok();
+}
+
 RnnOutputs RnnOutputsOf(const NodeInfo& node) {
   RnnOutputs o;
   o.y = OutputPresent(node, 0);

@@ -49,6 +49,9 @@ struct RnnAttrs {
 // Sigmoid, Tanh; LSTM: Sigmoid, Tanh, Tanh).
 Result<RnnAttrs> ParseRnnAttrs(const NodeInfo& node, const std::vector<std::string>& defaults);
 
+// At creation: every input but sequence_lens (index 4) that the compiler typed is float32.
+Status ExpectFloatRnnInputs(const NodeInfo& node, bool lstm);
+
 // The inputs in layout 0, checked. `gates` is the number of stacked gate matrices in W and R
 // (RNN 1, GRU 3, LSTM 4).
 struct RnnProblem {
