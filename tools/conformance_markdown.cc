@@ -75,7 +75,11 @@ std::string Overall(const Tallies& t) {
   for (const auto& [suite, tally] : t.suites) {
     out += "| suite " + suite + " | " + TallyCells(tally) + " |\n";
   }
-  out += "| **core subset** | " + TallyCells(t.core) + " |\n\n";
+  out += "| **core subset** | " + TallyCells(t.core) + " |\n";
+  for (const auto& [suite, tally] : t.core_suites) {
+    out += "| core subset of suite " + suite + " | " + TallyCells(tally) + " |\n";
+  }
+  out += "\n";
   out += fmt::format("The core subset: {}. {} of {} such tests pass ({}).\n\n",
                      kCoreSubsetDescription, t.core.passed, t.core.total(), t.core.PassRate());
   return out;

@@ -17,7 +17,7 @@ Tally& TallyFor(std::vector<std::pair<std::string, Tally>>& tallies, const std::
 }
 
 std::string TallyRow(const std::string& label, const Tally& t) {
-  return fmt::format("  {:<26} {:>6} {:>6} {:>11} {:>6} {:>9}\n", label, t.passed, t.failed,
+  return fmt::format("  {:<30} {:>6} {:>6} {:>11} {:>6} {:>9}\n", label, t.passed, t.failed,
                      t.unsupported, t.total(), t.PassRate());
 }
 
@@ -57,7 +57,10 @@ Tallies CountResults(const std::vector<TestRecord>& records) {
     t.all.Add(s);
     TallyFor(t.suites, r.test.suite).Add(s);
     by_family[static_cast<size_t>(r.classification.family)].Add(s);
-    if (r.classification.core) t.core.Add(s);
+    if (r.classification.core) {
+      t.core.Add(s);
+      TallyFor(t.core_suites, r.test.suite).Add(s);
+    }
   }
   for (Family f : kFamilies) {
     const Tally& tally = by_family[static_cast<size_t>(f)];
@@ -88,11 +91,12 @@ std::string FormatSummary(const std::vector<TestRecord>& records, double seconds
   std::string out = fmt::format(
       "\nsummary: {} passed, {} failed, {} unsupported of {} tests ({} passed) in {:.1f} s\n",
       t.all.passed, t.all.failed, t.all.unsupported, t.all.total(), t.all.PassRate(), seconds);
-  out += fmt::format("  {:<26} {:>6} {:>6} {:>11} {:>6} {:>9}\n", "", "passed", "failed",
+  out += fmt::format("  {:<30} {:>6} {:>6} {:>11} {:>6} {:>9}\n", "", "passed", "failed",
                      "unsupported", "total", "pass rate");
   for (const auto& [suite, tally] : t.suites) out += TallyRow("suite " + suite, tally);
   for (const auto& [family, tally] : t.families) out += TallyRow(FamilyName(family), tally);
   out += TallyRow("core subset", t.core);
+  for (const auto& [suite, tally] : t.core_suites) out += TallyRow("  of suite " + suite, tally);
   out += fmt::format("core subset: {}.\n", kCoreSubsetDescription);
   return out;
 }
@@ -115,12 +119,15 @@ std::string FormatJson(const std::vector<TestRecord>& records, double seconds) {
   for (const auto& [suite, tally] : t.suites) suites[suite] = TallyJson(tally);
   nlohmann::json families = nlohmann::json::object();
   for (const auto& [family, tally] : t.families) families[FamilyName(family)] = TallyJson(tally);
+  nlohmann::json core_suites = nlohmann::json::object();
+  for (const auto& [suite, tally] : t.core_suites) core_suites[suite] = TallyJson(tally);
   nlohmann::json doc = {{"tests", tests},
                         {"summary",
                          {{"all", TallyJson(t.all)},
                           {"suites", suites},
                           {"families", families},
                           {"core_subset", TallyJson(t.core)},
+                          {"core_subset_suites", core_suites},
                           {"seconds", seconds}}}};
   return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -34,7 +34,8 @@ struct Tally {
 struct Tallies {
   Tally all;
   Tally core;  // Classification::core: only float32/int32/int64/bool, no training, no sequences
-  std::vector<std::pair<std::string, Tally>> suites;  // in order of first appearance
+  std::vector<std::pair<std::string, Tally>> core_suites;  // the core subset of each suite
+  std::vector<std::pair<std::string, Tally>> suites;       // in order of first appearance
   std::vector<std::pair<Family, Tally>> families;  // every family that has tests, kFamilies order
 };
 Tallies CountResults(const std::vector<TestRecord>& records);

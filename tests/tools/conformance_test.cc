@@ -164,10 +164,13 @@ TEST_F(ConformanceTest, JsonAndMarkdownReports) {
   EXPECT_EQ(doc["tests"][1]["core"], false);
   EXPECT_EQ(doc["summary"]["all"]["passed"], 1);
   EXPECT_EQ(doc["summary"]["core_subset"]["total"], 1);
+  EXPECT_EQ(doc["summary"]["core_subset_suites"]["node"]["passed"], 1);
+  EXPECT_EQ(doc["summary"]["core_subset_suites"]["node"]["total"], 1);
 
   std::string md = ReadFileToString(markdown);
   EXPECT_THAT(md, HasSubstr("| Relu | NN | 1 / 1 |  |\n"));
-  EXPECT_THAT(md, HasSubstr("| **core subset** | 1 | 0 | 0 | 1 | 100.0% |\n"));
+  EXPECT_THAT(md, HasSubstr("| **core subset** | 1 | 0 | 0 | 1 | 100.0% |\n"
+                            "| core subset of suite node | 1 | 0 | 0 | 1 | 100.0% |\n"));
   EXPECT_THAT(md, HasSubstr("## Unsupported: reasons"));
   EXPECT_THAT(md, HasSubstr("test_sequence_insert_at_back"));
 }
