@@ -39,6 +39,7 @@ struct ConformanceArgs {
   double timeout = 60;
   std::string baseline;
   bool update_baseline = false;
+  bool exact_baseline = false;
   std::string markdown;
   bool json = false;
 };
@@ -157,9 +158,14 @@ std::string ChangeLine(const BaselineChange& c) {
 }
 
 // Checks one baseline file against the tests of `suite` (all tests when `suite` is empty: keys
-// are then "<suite>/<test>"), updating it when asked. Returns the number of regressions.
-Result<size_t> CheckBaseline(const ConformanceArgs& args, const std::string& path,
-                             const std::string& suite, const std::vector<TestRecord>& records) {
+// are then "<suite>/<test>"), updating it when asked.
+struct BaselineCheck {
+  size_t regressions = 0;  // passed in the baseline, not now
+  size_t unrecorded = 0;   // every other change of status
+};
+Result<BaselineCheck> CheckBaseline(const ConformanceArgs& args, const std::string& path,
+                                    const std::string& suite,
+                                    const std::vector<TestRecord>& records) {
   std::map<std::string, TestOutcome> current;
   for (const TestRecord& r : records) {
     if (suite.empty()) {
@@ -204,35 +210,41 @@ Result<size_t> CheckBaseline(const ConformanceArgs& args, const std::string& pat
         {"ONNX backend test statuses of epctx: <test> passed|failed|unsupported", regenerate}));
     std::fprintf(args.json ? stderr : stdout, "%s: updated\n", path.c_str());
   }
-  return diff.regressions.size();
+  return BaselineCheck{diff.regressions.size(),
+                       diff.newly_passing.size() + diff.other_changes.size()};
 }
 
 Status CheckBaselines(const ConformanceArgs& args, const std::vector<TestRecord>& records) {
-  size_t regressions = 0;
+  BaselineCheck total;
   size_t at = args.baseline.find(kSuitePlaceholder);
   if (at == std::string::npos) {
     std::string suite = args.suite == "all" ? "" : args.suite;
-    EPCTX_ASSIGN_OR_RETURN(regressions, CheckBaseline(args, args.baseline, suite, records));
+    EPCTX_ASSIGN_OR_RETURN(total, CheckBaseline(args, args.baseline, suite, records));
   } else {
     for (const std::string& suite : SuitesOf(args)) {
       std::string path = args.baseline;
       path.replace(at, std::string_view(kSuitePlaceholder).size(), suite);
-      EPCTX_ASSIGN_OR_RETURN(size_t n, CheckBaseline(args, path, suite, records));
-      regressions += n;
+      EPCTX_ASSIGN_OR_RETURN(BaselineCheck check, CheckBaseline(args, path, suite, records));
+      total.regressions += check.regressions;
+      total.unrecorded += check.unrecorded;
     }
   }
-  if (regressions > 0 && !args.update_baseline) {
+  if (args.update_baseline) return Status::Ok();
+  if (total.regressions > 0) {
     return EPCTX_ERROR(kFailedPrecondition,
                        "{} tests that passed in the baseline no longer pass (listed above)",
-                       regressions);
+                       total.regressions);
+  }
+  if (args.exact_baseline && total.unrecorded > 0) {
+    return EPCTX_ERROR(kFailedPrecondition,
+                       "{} tests changed status and the baseline does not record it (listed "
+                       "above); record them with --update-baseline",
+                       total.unrecorded);
   }
   return Status::Ok();
 }
 
 Status RunConformance(const ConformanceArgs& args) {
-  if (args.update_baseline && args.baseline.empty()) {
-    return EPCTX_ERROR(kInvalidArgument, "--update-baseline needs --baseline FILE");
-  }
   auto start = std::chrono::steady_clock::now();
   EPCTX_ASSIGN_OR_RETURN(std::vector<TestRecord> records, CollectTests(args));
   EPCTX_RETURN_IF_ERROR(RunTests(args, records));
@@ -287,13 +299,21 @@ Command AddConformanceCommand(CLI::App& parent, const GlobalOptions&) {
       ->type_name("SECONDS")
       ->check(CLI::PositiveNumber)
       ->default_val(60);
-  app->add_option("--baseline", args->baseline,
-                  "Compare with the statuses recorded in FILE (\"<test> <status>\" lines); exit "
-                  "non-zero when a test that passed there does not pass now. \"{suite}\" in FILE "
-                  "stands for each suite run, one file per suite")
-      ->type_name("FILE");
+  CLI::Option* baseline =
+      app->add_option(
+             "--baseline", args->baseline,
+             "Compare with the statuses recorded in FILE (\"<test> <status>\" lines); exit "
+             "non-zero when a test that passed there does not pass now. \"{suite}\" in FILE "
+             "stands for each suite run, one file per suite")
+          ->type_name("FILE");
   app->add_flag("--update-baseline", args->update_baseline,
-                "Write this run's statuses to the --baseline file(s)");
+                "Write this run's statuses to the --baseline file(s)")
+      ->needs(baseline);
+  app->add_flag("--exact-baseline", args->exact_baseline,
+                "Also exit non-zero when a test's status differs from the --baseline in any "
+                "other way (now passing, or between failed and unsupported), so that a change "
+                "records its new statuses in the same commit")
+      ->needs(baseline);
   app->add_option("--markdown", args->markdown,
                   "Write the conformance table (per op, family, unsupported reasons) to FILE")
       ->type_name("FILE");

@@ -123,6 +123,28 @@ TEST_F(ConformanceTest, BaselineRegressionFailsAndUpdateRewritesIt) {
   EXPECT_THAT(r.out, HasSubstr(baseline + ": no change\n"));
 }
 
+TEST_F(ConformanceTest, ExactBaselineAlsoFailsOnUnrecordedImprovements) {
+  Link("test_relu");
+  std::string baseline = dir_ / "expected.txt";
+  WriteStringToFile(baseline, "test_relu unsupported\n");
+  CommandResult r = Run({"--baseline", baseline});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+
+  r = Run({"--baseline", baseline, "--exact-baseline"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  test_relu: unsupported -> passed\n"));
+  EXPECT_THAT(r.err, HasSubstr("1 tests changed status and the baseline does not record it "
+                               "(listed above); record them with --update-baseline"));
+
+  WriteStringToFile(baseline, "test_relu passed\n");
+  r = Run({"--baseline", baseline, "--exact-baseline"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+
+  r = Run({"--exact-baseline"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--exact-baseline requires --baseline"));
+}
+
 TEST_F(ConformanceTest, BaselineTestThatIsGoneIsARegression) {
   Link("test_relu");
   std::string baseline = dir_ / "expected.txt";
