@@ -157,12 +157,14 @@ std::string ChangeLine(const BaselineChange& c) {
   return line + "\n";
 }
 
-// Checks one baseline file against the tests of `suite` (all tests when `suite` is empty: keys
-// are then "<suite>/<test>"), updating it when asked.
+// What a baseline file says of this run.
 struct BaselineCheck {
   size_t regressions = 0;  // passed in the baseline, not now
   size_t unrecorded = 0;   // every other change of status
 };
+
+// Checks one baseline file against the tests of `suite` (all tests when `suite` is empty: keys
+// are then "<suite>/<test>"), updating it when asked.
 Result<BaselineCheck> CheckBaseline(const ConformanceArgs& args, const std::string& path,
                                     const std::string& suite,
                                     const std::vector<TestRecord>& records) {
