@@ -7,8 +7,9 @@ What: for each requested model this writes, into --out DIR,
     <name>.input.npy    seeded N(0,1) float32 input
     <name>.output.npy   PyTorch's own float32 output for exactly that input
                         on exactly the exported module (torch.no_grad, eval)
-and a DIR/manifest.json describing every file (names, shapes, max |output|,
-op histogram, node count, opset, script hash).
+and an entry per model in DIR/manifest.json (names, shapes, max |output|, op
+histogram, node count, opset, script hash); export_common.py holds the
+conventions shared with export_transformers.py.
 
 Why: epctx needs realistic end-to-end fixtures without network access, so
 no pretrained weights: weights=None plus torch.manual_seed per model.  The
@@ -19,17 +20,21 @@ BatchNormalization nodes (training=TrainingMode.PRESERVE on an eval-mode
 model) so the engine's own Conv+BN folding is exercised; the default
 TrainingMode.EVAL makes torch fold BN into Conv itself.
 
-Groups (--models):
+Groups (--models; default: all but densenet121, which the benchmark asks for):
     resnet50        torchvision resnet50   (fc scaled down, see MODEL_SPECS)
     mobilenet_v2    torchvision mobilenet_v2
     resnet18_heads  resnet18_cls.onnx + resnet18_reg.onnx: one seeded
                     ResNet-18 trunk (identical weights and initializer
                     names "trunk.*") with a Linear(512,10) head, resp. a
                     Linear(512,4)+Sigmoid head; for weight-sharing tests.
+    efficientnet_b0 torchvision efficientnet_b0 (SiLU, squeeze-excitation)
+    squeezenet1_1   torchvision squeezenet1_1 (no BN; ceil-mode max pools)
+    densenet121     torchvision densenet121 (concatenations, average pools)
 
-Re-running is cheap: a model whose three files exist and whose manifest
-entry was written by the same script version (sha256 of this file and
-onnx_numpy_ref.py) and torch version is reported "up to date" and skipped.
+Re-running is cheap: a model whose files exist and whose manifest entry was
+written by the same script version (sha256 of this file, export_common.py
+and onnx_numpy_ref.py) and torch version is reported "up to date" and
+skipped.
 
 After each export the .onnx is checked with onnx.checker.check_model and,
 unless --no-verify, re-evaluated by the NumPy reference evaluator in
@@ -39,18 +44,19 @@ Requires Debian packages python3-torch python3-torchvision python3-onnx
 python3-numpy; run with /usr/bin/python3.
 """
 
-import argparse
-import collections
-import hashlib
-import json
 import os
 import sys
 import time
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+
+from export_common import OPSET, die, export_groups, import_deps, model_entry, parse_args, \
+    publish, rel_err, script_version  # noqa: E402
+
 INPUT_SHAPE = (1, 3, 224, 224)
-OPSET = 17
 REL_TOL = 1e-4  # ONNX (NumPy float64) vs PyTorch float32, relative to max |ref|
 
 # group -> list of artifacts; each artifact: name, seed, builder key, extras
@@ -67,41 +73,20 @@ MODEL_SPECS = {
         # Sigmoid saturates (output ~6e-5); scaled they sit in its steep part.
         dict(name="resnet18_reg", seed=5003, arch="resnet18_trunk", head="reg", head_scale=0.3),
     ],
+    "efficientnet_b0": [dict(name="efficientnet_b0", seed=5004, arch="efficientnet_b0")],
+    # SqueezeNet has no BN and torchvision initialises its conv biases to 0, so a
+    # lost bias would go unnoticed: they are drawn from N(0, 0.05^2) instead.
+    "squeezenet1_1": [dict(name="squeezenet1_1", seed=5005, arch="squeezenet1_1", conv_bias_std=0.05)],
+    "densenet121": [dict(name="densenet121", seed=5006, arch="densenet121")],
 }
+DEFAULT_GROUPS = [g for g in MODEL_SPECS if g != "densenet121"]
+DEPS = (("numpy", "python3-numpy"), ("onnx", "python3-onnx"), ("torch", "python3-torch"),
+        ("torchvision", "python3-torchvision"))
 
 
-def die(msg):
-    print(f"error: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def import_deps():
-    """Import numpy/onnx/torch/torchvision or exit 1 naming the Debian packages."""
-    missing = []
-    mods = {}
-    for mod, pkg in (("numpy", "python3-numpy"), ("onnx", "python3-onnx"),
-                     ("torch", "python3-torch"), ("torchvision", "python3-torchvision")):
-        try:
-            mods[mod] = __import__(mod)
-        except ImportError as e:
-            missing.append((mod, pkg, e))
-    if missing:
-        lines = [f"  {mod}: {e}" for mod, _, e in missing]
-        pkgs = " ".join(pkg for _, pkg, _ in missing)
-        die("missing Python modules for %s:\n%s\n"
-            "Install the Debian packages and run with /usr/bin/python3:\n"
-            "  apt-get install -y %s"
-            % (os.path.basename(__file__), "\n".join(lines), pkgs))
-    return mods
-
-
-def script_version():
-    """sha256 over the files whose contents determine the fixtures."""
-    h = hashlib.sha256()
-    for f in (os.path.abspath(__file__), os.path.join(HERE, "onnx_numpy_ref.py")):
-        with open(f, "rb") as fh:
-            h.update(os.path.basename(f).encode() + b"\0" + fh.read())
-    return h.hexdigest()
+def version_files():
+    return [os.path.abspath(__file__), os.path.join(HERE, "export_common.py"),
+            os.path.join(HERE, "onnx_numpy_ref.py")]
 
 
 # --------------------------------------------------------------------------
@@ -121,6 +106,13 @@ def randomize_batchnorm(torch, model, gen):
                 mod.bias.copy_(torch.randn(n, generator=gen) * 0.1)
             count += 1
     return count
+
+
+def randomize_conv_biases(torch, model, gen, std):
+    with torch.no_grad():
+        for mod in model.modules():
+            if isinstance(mod, torch.nn.Conv2d) and mod.bias is not None:
+                mod.bias.copy_(torch.randn(mod.bias.shape, generator=gen) * std)
 
 
 def build_model(mods, spec):
@@ -157,6 +149,8 @@ def build_model(mods, spec):
     else:
         model = getattr(tv.models, spec["arch"])(weights=None)
         randomize_batchnorm(torch, model, gen)
+        if "conv_bias_std" in spec:
+            randomize_conv_biases(torch, model, gen, spec["conv_bias_std"])
         if "fc_scale" in spec:
             with torch.no_grad():
                 model.fc.weight.mul_(spec["fc_scale"])
@@ -166,17 +160,6 @@ def build_model(mods, spec):
 
 # --------------------------------------------------------------------------
 # export / check
-
-
-def atomic_path(path):
-    return os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")
-
-
-def save_npy(np, path, arr):
-    tmp = atomic_path(path)
-    with open(tmp, "wb") as f:
-        np.save(f, arr)
-    os.replace(tmp, path)
 
 
 def export_one(mods, spec, out_dir, verify):
@@ -196,8 +179,7 @@ def export_one(mods, spec, out_dir, verify):
     if float(y_np.std()) <= 1e-3:
         die(f"{name}: PyTorch output is degenerate (std {y_np.std():.3g})")
 
-    onnx_path = os.path.join(out_dir, name + ".onnx")
-    tmp = atomic_path(onnx_path)
+    tmp = os.path.join(out_dir, "." + name + ".onnx.tmp")
     with warnings.catch_warnings():
         # PRESERVE + constant folding warns about "training-amenable mode";
         # irrelevant: the model is in eval mode, BN exports as inference BN.
@@ -220,58 +202,24 @@ def export_one(mods, spec, out_dir, verify):
 
     proto = onnx.load(tmp)
     onnx.checker.check_model(proto)
-    opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
-    hist = collections.Counter(n.op_type for n in proto.graph.node)
     bn_train = [n.name for n in proto.graph.node if n.op_type == "BatchNormalization"
                 and (len(n.output) != 1 or any(a.name == "training_mode" and a.i for a in n.attribute))]
     if bn_train:
         die(f"{name}: training-mode BatchNormalization in export: {bn_train[:3]}")
 
-    rel_err = None
+    err = None
     if verify:
         from onnx_numpy_ref import run as ref_run
 
         got = ref_run(proto, {"input": x_np})["output"]
-        rel_err = float(np.abs(got - y_np).max() / max(float(np.abs(y_np).max()), 1e-30))
-        if got.shape != y_np.shape or not rel_err < REL_TOL:
+        err = rel_err(np, got, y_np)
+        if got.shape != y_np.shape or not err < REL_TOL:
             die(f"{name}: ONNX (NumPy reference) disagrees with PyTorch: "
-                f"shape {got.shape} vs {y_np.shape}, rel err {rel_err:.3g}")
+                f"shape {got.shape} vs {y_np.shape}, rel err {err:.3g}")
 
-    save_npy(np, os.path.join(out_dir, name + ".input.npy"), x_np)
-    save_npy(np, os.path.join(out_dir, name + ".output.npy"), y_np)
-    os.replace(tmp, onnx_path)
-
-    def io_desc(vi):
-        dims = [d.dim_value if d.HasField("dim_value") else d.dim_param
-                for d in vi.type.tensor_type.shape.dim]
-        return {"name": vi.name, "shape": dims,
-                "dtype": np_dtype_name(onnx, vi.type.tensor_type.elem_type)}
-
-    return {
-        "group": spec.get("group"),
-        "file": name + ".onnx",
-        "input_file": name + ".input.npy",
-        "output_file": name + ".output.npy",
-        "bytes": os.path.getsize(onnx_path),
-        "inputs": [io_desc(v) for v in proto.graph.input],
-        "outputs": [io_desc(v) for v in proto.graph.output],
-        "max_abs_output": float(np.abs(y_np).max()),
-        "output_std": float(y_np.std()),
-        "seed": spec["seed"],
-        "arch": spec["arch"],
-        "opset": opset,
-        "node_count": len(proto.graph.node),
-        "initializer_count": len(proto.graph.initializer),
-        "op_histogram": dict(sorted(hist.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "onnx_vs_torch_rel_err": rel_err,
-        "export_seconds": round(time.time() - t0, 2),
-    }
-
-
-def np_dtype_name(onnx, elem_type):
-    if hasattr(onnx.helper, "tensor_dtype_to_np_dtype"):  # onnx >= 1.13
-        return onnx.helper.tensor_dtype_to_np_dtype(elem_type).name
-    return onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type].name  # onnx 1.12
+    feeds, outputs = {"input": x_np}, {"output": y_np}
+    publish(np, out_dir, name, tmp, feeds, outputs)
+    return model_entry(mods, spec, proto, out_dir, feeds, outputs, err, time.time() - t0)
 
 
 def shared_initializers(mods, out_dir, names):
@@ -288,102 +236,29 @@ def shared_initializers(mods, out_dir, names):
             "per_model_initializers": [len(m) for m in maps]}
 
 
-# --------------------------------------------------------------------------
-
-
-def load_manifest(path):
-    try:
-        with open(path) as f:
-            m = json.load(f)
-        return m if isinstance(m, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def write_manifest(path, manifest):
-    tmp = atomic_path(path)
-    with open(tmp, "w") as f:
-        json.dump(manifest, f, indent=2, sort_keys=False)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
-def up_to_date(entry, out_dir, name, version, torch_version):
-    if not entry or entry.get("script_sha256") != version or entry.get("torch") != torch_version:
-        return False
-    return all(os.path.isfile(os.path.join(out_dir, name + ext))
-               for ext in (".onnx", ".input.npy", ".output.npy"))
-
-
-def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="groups: " + ", ".join(MODEL_SPECS))
-    p.add_argument("--out", required=True, help="output directory (created if missing)")
-    p.add_argument("--models", default=",".join(MODEL_SPECS),
-                   help="comma-separated groups (default: all): " + ",".join(MODEL_SPECS))
-    p.add_argument("--quiet", action="store_true", help="print errors only")
-    p.add_argument("--force", action="store_true", help="re-export even if up to date")
-    p.add_argument("--no-verify", dest="verify", action="store_false",
-                   help="skip the NumPy re-evaluation of the exported .onnx")
-    args = p.parse_args(argv)
-    groups = [g.strip() for g in args.models.split(",") if g.strip()]
-    unknown = [g for g in groups if g not in MODEL_SPECS]
-    if unknown or not groups:
-        p.error(f"unknown model group(s) {unknown}; choose from {', '.join(MODEL_SPECS)}")
-    args.groups = groups
-    return args
-
-
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    mods = import_deps()
+    args = parse_args(__file__, __doc__.split("\n\n")[0], MODEL_SPECS, DEFAULT_GROUPS,
+                      sys.argv[1:] if argv is None else argv)
+    mods = import_deps(__file__, DEPS)
     torch, tv, onnx = mods["torch"], mods["torchvision"], mods["onnx"]
-    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-    sys.path.insert(0, HERE)
     torch.set_num_threads(max(1, min(os.cpu_count() or 1, 8)))
-
-    def say(msg):
-        if not args.quiet:
-            print(msg, flush=True)
-
     out_dir = os.path.abspath(args.out)
     os.makedirs(out_dir, exist_ok=True)
-    manifest_path = os.path.join(out_dir, "manifest.json")
-    manifest = load_manifest(manifest_path)
-    version = script_version()
-    entries = manifest.get("models", {}) if isinstance(manifest.get("models"), dict) else {}
 
-    for group in args.groups:
-        specs = [dict(s, group=group) for s in MODEL_SPECS[group]]
-        exported_any = False
-        for spec in specs:
-            name = spec["name"]
-            entry = entries.get(name)
-            if not args.force and up_to_date(entry, out_dir, name, version, torch.__version__):
-                say(f"up to date: {name}.onnx ({entry['bytes'] / 1e6:.1f} MB, "
-                    f"{entry['node_count']} nodes, opset {entry['opset']})")
-                continue
-            entry = export_one(mods, spec, out_dir, args.verify)
-            exported_any = True
-            entry.update(script_sha256=version, torch=torch.__version__,
-                         torchvision=tv.__version__, onnx=onnx.__version__)
-            entries[name] = entry
-            manifest.update(generator="tests/models/export_torchvision.py",
-                            script_sha256=version, models=entries)
-            write_manifest(manifest_path, manifest)  # after each model: resumable
-            check = f", max rel err vs torch {entry['onnx_vs_torch_rel_err']:.1e}" \
-                if entry["onnx_vs_torch_rel_err"] is not None else ""
-            say(f"exported {name}.onnx ({entry['bytes'] / 1e6:.1f} MB) in "
-                f"{entry['export_seconds']:.1f} s; check_model ok: {entry['node_count']} nodes, "
-                f"opset {entry['opset']}, max|output| {entry['max_abs_output']:.4g}{check}")
-        if group == "resnet18_heads" and (exported_any or group not in manifest.get("sharing", {})):
-            names = [s["name"] for s in specs]
-            sharing = shared_initializers(mods, out_dir, names)
-            if sharing["same_name_different_data"]:
-                die(f"resnet18 trunks differ: {sharing['same_name_different_data'][:5]}")
-            manifest.setdefault("sharing", {})[group] = sharing
-            write_manifest(manifest_path, manifest)
+    def after_group(group, specs, exported_any, manifest):
+        if group != "resnet18_heads" or not (exported_any or group not in manifest.get("sharing", {})):
+            return False
+        names = [s["name"] for s in specs]
+        sharing = shared_initializers(mods, out_dir, names)
+        if sharing["same_name_different_data"]:
+            die(f"resnet18 trunks differ: {sharing['same_name_different_data'][:5]}")
+        manifest.setdefault("sharing", {})[group] = sharing
+        return True
+
+    stamp = dict(generator="tests/models/export_torchvision.py", torch=torch.__version__,
+                 torchvision=tv.__version__, onnx=onnx.__version__)
+    export_groups(args, MODEL_SPECS, lambda spec: export_one(mods, spec, out_dir, args.verify),
+                  script_version(version_files()), stamp, after_group)
     return 0
 
 

@@ -1,16 +1,19 @@
-"""Tiny NumPy reference evaluator for the ONNX CNN graphs in tests/models.
+"""Small NumPy reference evaluator for the ONNX graphs exported in tests/models.
 
 Why: onnx 1.12 (Debian) has no onnx.reference and onnxruntime is not
 installable here, yet we want independent proof that an exported .onnx
-(not just the PyTorch module) computes the saved .output.npy.  This
-evaluator implements only the handful of ops torchvision CNNs export to,
-in float64, and raises NotImplementedError for anything else so a new op
-can never be silently mis-evaluated.
+(not just the PyTorch module) computes the saved reference output.  This
+evaluator implements only the ops the exporters' graphs use (torchvision
+CNNs, the BERT/GPT-2 encoders and decoders with their shape arithmetic,
+the log-mel front end), floats in float64, integers in their own type, and
+raises NotImplementedError for anything else (an op, or an attribute value
+it does not handle) so a new op can never be silently mis-evaluated.
 
 Usage as a library:   outputs = run(onnx_model, {"input": array})
 Usage from the shell: python3 onnx_numpy_ref.py model.onnx input.npy [expected.npy]
 """
 
+import math
 import sys
 
 import numpy as np
@@ -56,13 +59,39 @@ def _conv(x, w, b, a):
     return y
 
 
-def _maxpool(x, a):
-    if a.get("ceil_mode", 0) or a.get("storage_order", 0):
-        raise NotImplementedError("MaxPool ceil_mode/storage_order")
+def _pool_windows(x, a, pad_value):
+    """Sliding windows of MaxPool/AveragePool, with ceil_mode's extra end padding (a window
+    that would start in the end padding is dropped, as PyTorch and ONNX Runtime do)."""
     k = a["kernel_shape"]
-    win = _windows(x, k, a.get("strides", [1, 1]), a.get("pads", [0, 0, 0, 0]),
-                   a.get("dilations", [1, 1]), -np.inf)
-    return win.max(axis=(4, 5))
+    if len(k) != 2 or a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+        raise NotImplementedError("pooling other than 2-D with explicit pads")
+    strides = a.get("strides", [1, 1])
+    dil = a.get("dilations", [1, 1])
+    pads = list(a.get("pads", [0, 0, 0, 0]))
+    if a.get("ceil_mode", 0):
+        for i in range(2):
+            size, ek = x.shape[2 + i], (k[i] - 1) * dil[i] + 1
+            span = size + pads[i] + pads[i + 2] - ek
+            out = -(-span // strides[i]) + 1
+            if (out - 1) * strides[i] >= size + pads[i]:
+                out -= 1
+            pads[i + 2] += max(0, (out - 1) * strides[i] + ek - (size + pads[i] + pads[i + 2]))
+    return _windows(x, k, strides, pads, dil, pad_value)
+
+
+def _maxpool(x, a):
+    if a.get("storage_order", 0):
+        raise NotImplementedError("MaxPool storage_order")
+    return _pool_windows(x, a, -np.inf).max(axis=(4, 5))
+
+
+def _averagepool(x, a):
+    if a.get("ceil_mode", 0):
+        raise NotImplementedError("AveragePool ceil_mode")
+    win = _pool_windows(x, a, np.nan)
+    if a.get("count_include_pad", 0):
+        return np.nan_to_num(win, nan=0.0).mean(axis=(4, 5))
+    return np.nanmean(win, axis=(4, 5))
 
 
 def _batchnorm(x, scale, bias, mean, var, a):
@@ -97,65 +126,207 @@ def _clip(x, lo, hi):
     return x
 
 
-SUPPORTED_OPS = (
-    "Conv", "BatchNormalization", "Relu", "Clip", "MaxPool", "Add",
-    "GlobalAveragePool", "Flatten", "Gemm", "Sigmoid", "Identity", "Constant",
-)
+def _float(x):
+    """Floats are evaluated in float64; other types keep theirs."""
+    x = np.asarray(x)
+    return x.astype(np.float64) if x.dtype.kind == "f" else x
+
+
+def _tensor(t):
+    from onnx import numpy_helper
+
+    return _float(numpy_helper.to_array(t))
+
+
+def _constant(a):
+    if "value" in a:
+        return _tensor(a["value"])
+    for key, dtype in (("value_float", np.float64), ("value_floats", np.float64),
+                       ("value_int", np.int64), ("value_ints", np.int64)):
+        if key in a:
+            return np.array(a[key], dtype=dtype)
+    raise NotImplementedError(f"Constant with {sorted(a)}")
+
+
+def _cast(x, a):
+    import onnx
+
+    if hasattr(onnx.helper, "tensor_dtype_to_np_dtype"):  # onnx >= 1.13
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(a["to"]))
+    else:
+        dtype = np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[a["to"]])
+    return x.astype(np.float64) if dtype.kind == "f" else x.astype(dtype)
+
+
+def _div(x, y):
+    if x.dtype.kind in "iu" and y.dtype.kind in "iu":
+        return (np.trunc(x / y)).astype(np.result_type(x, y))  # ONNX: toward zero
+    return x / y
+
+
+def _reshape(x, shape, a):
+    shape = [int(d) for d in shape]
+    if not a.get("allowzero", 0):
+        shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return x.reshape(shape)
+
+
+def _slice(x, starts, ends, axes, steps):
+    axes = range(len(starts)) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    index = [slice(None)] * x.ndim
+    for s, e, ax, st in zip(starts, ends, axes, steps):
+        index[int(ax)] = slice(int(s), int(e), int(st))
+    return x[tuple(index)]
+
+
+def _squeeze(x, axes):
+    return np.squeeze(x) if axes is None else np.squeeze(x, axis=tuple(int(v) for v in axes))
+
+
+def _unsqueeze(x, axes):
+    axes = sorted(int(v) + x.ndim + len(axes) if v < 0 else int(v) for v in axes)
+    for ax in axes:
+        x = np.expand_dims(x, ax)
+    return x
+
+
+def _split(x, split, a, count):
+    axis = a.get("axis", 0)
+    if split is None:
+        split = a.get("split", [x.shape[axis] // count] * count)
+    cuts = np.cumsum([int(v) for v in split])[:-1]
+    return tuple(np.split(x, cuts, axis=axis))
+
+
+def _softmax(x, a):
+    axis = a.get("axis", -1)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _layernorm(x, scale, bias, a):
+    axis = a.get("axis", -1)
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + a.get("epsilon", 1e-5)) * scale
+    return y if bias is None else y + bias
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def _pad(x, pads, value, a):
+    if pads is None or (pads < 0).any():
+        raise NotImplementedError("Pad without pads input, or with negative pads")
+    n = x.ndim
+    widths = [(int(pads[i]), int(pads[i + n])) for i in range(n)]
+    mode = a.get("mode", b"constant")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode == "constant":
+        return np.pad(x, widths, constant_values=0 if value is None else value.item())
+    if mode in ("reflect", "edge"):
+        return np.pad(x, widths, mode=mode)
+    raise NotImplementedError(f"Pad mode {mode}")
+
+
+def _stft(signal, step, window, length, a):
+    """[batch, samples, 1] real signal -> [batch, frames, bins, 2] (real, imaginary)."""
+    if signal.shape[-1] != 1:
+        raise NotImplementedError("STFT of a complex signal")
+    n = int(length) if length is not None else window.shape[0]
+    step = int(step)
+    x = signal[..., 0]
+    frames = 1 + (x.shape[1] - n) // step
+    idx = np.arange(frames)[:, None] * step + np.arange(n)[None, :]
+    seg = x[:, idx] * (1.0 if window is None else window)
+    bins = n // 2 + 1 if a.get("onesided", 1) else n
+    k = np.arange(bins)[:, None] * np.arange(n)[None, :]
+    angle = -2.0 * np.pi * k / n
+    return np.stack([seg @ np.cos(angle).T, seg @ np.sin(angle).T], axis=-1)
+
+
+def _reduce_sum_square(x, axes, a):
+    axes = a.get("axes", axes)
+    axes = None if axes is None else tuple(int(v) for v in axes)
+    return (x * x).sum(axis=axes, keepdims=bool(a.get("keepdims", 1)))
+
+
+# op -> f(inputs, attributes, output count); an input that is absent is None.
+OPS = {
+    "Conv": lambda i, a, n: _conv(i[0], i[1], i[2] if len(i) > 2 else None, a),
+    "BatchNormalization": lambda i, a, n: _batchnorm(*i[:5], a),
+    "Relu": lambda i, a, n: np.maximum(i[0], 0.0),
+    "Clip": lambda i, a, n: _clip(i[0], *(i[1:3] + [None] * (3 - len(i)))),
+    "MaxPool": lambda i, a, n: _maxpool(i[0], a),
+    "AveragePool": lambda i, a, n: _averagepool(i[0], a),
+    "GlobalAveragePool": lambda i, a, n: i[0].mean(axis=tuple(range(2, i[0].ndim)), keepdims=True),
+    "Flatten": lambda i, a, n: _flatten(i[0], a),
+    "Gemm": lambda i, a, n: _gemm(i[0], i[1], i[2] if len(i) > 2 else None, a),
+    "MatMul": lambda i, a, n: np.matmul(i[0], i[1]),
+    "Sigmoid": lambda i, a, n: 1.0 / (1.0 + np.exp(-i[0])),
+    "Tanh": lambda i, a, n: np.tanh(i[0]),
+    "Erf": lambda i, a, n: _ERF(i[0]).astype(np.float64),
+    "Log": lambda i, a, n: np.log(i[0]),
+    "Softmax": lambda i, a, n: _softmax(i[0], a),
+    "LayerNormalization": lambda i, a, n: _layernorm(i[0], i[1], i[2] if len(i) > 2 else None, a),
+    "Identity": lambda i, a, n: i[0],
+    "Constant": lambda i, a, n: _constant(a),
+    "ConstantOfShape": lambda i, a, n: np.full(
+        [int(d) for d in i[0]], _tensor(a["value"]).reshape(()) if "value" in a else 0.0),
+    "Cast": lambda i, a, n: _cast(i[0], a),
+    "Add": lambda i, a, n: i[0] + i[1],
+    "Sub": lambda i, a, n: i[0] - i[1],
+    "Mul": lambda i, a, n: i[0] * i[1],
+    "Div": lambda i, a, n: _div(i[0], i[1]),
+    "Pow": lambda i, a, n: np.power(i[0], i[1]),
+    "Max": lambda i, a, n: np.maximum.reduce(np.broadcast_arrays(*i)),
+    "Equal": lambda i, a, n: i[0] == i[1],
+    "Where": lambda i, a, n: np.where(i[0], i[1], i[2]),
+    "Shape": lambda i, a, n: np.array(i[0].shape[a.get("start", 0):a.get("end", None)], np.int64),
+    "Gather": lambda i, a, n: np.take(i[0], i[1], axis=a.get("axis", 0)),
+    "Concat": lambda i, a, n: np.concatenate(i, axis=a["axis"]),
+    "Reshape": lambda i, a, n: _reshape(i[0], i[1], a),
+    "Transpose": lambda i, a, n: np.transpose(i[0], a.get("perm")),
+    "Slice": lambda i, a, n: _slice(i[0], *(i[1:5] + [None] * (5 - len(i)))),
+    "Squeeze": lambda i, a, n: _squeeze(i[0], i[1] if len(i) > 1 else None),
+    "Unsqueeze": lambda i, a, n: _unsqueeze(i[0], i[1]),
+    "Expand": lambda i, a, n: np.broadcast_to(
+        i[0], np.broadcast_shapes(i[0].shape, tuple(int(d) for d in i[1]))).copy(),
+    "Range": lambda i, a, n: np.arange(i[0], i[1], i[2]).astype(np.result_type(i[0], i[1], i[2])),
+    "Split": lambda i, a, n: _split(i[0], i[1] if len(i) > 1 else None, a, n),
+    "Pad": lambda i, a, n: _pad(i[0], i[1], i[2] if len(i) > 2 else None, a),
+    "STFT": lambda i, a, n: _stft(i[0], i[1], i[2] if len(i) > 2 else None,
+                                  i[3] if len(i) > 3 else None, a),
+    "ReduceSumSquare": lambda i, a, n: _reduce_sum_square(i[0], i[1] if len(i) > 1 else None, a),
+}
+# Outputs beyond the first that these ops may have and that the evaluator does not compute.
+SINGLE_OUTPUT_ONLY = {"BatchNormalization", "MaxPool", "LayerNormalization"}
+SUPPORTED_OPS = tuple(OPS)
 
 
 def run(model, feeds):
-    """Evaluate `model` (onnx.ModelProto) on `feeds` (name -> array) in float64."""
-    from onnx import numpy_helper
-
-    env = {i.name: numpy_helper.to_array(i).astype(np.float64)
-           if numpy_helper.to_array(i).dtype.kind == "f" else numpy_helper.to_array(i)
-           for i in model.graph.initializer}
-    env.update({k: np.asarray(v, dtype=np.float64) for k, v in feeds.items()})
-
-    def get(node, i):
-        if i >= len(node.input) or node.input[i] == "":
-            return None
-        return env[node.input[i]]
+    """Evaluate `model` (onnx.ModelProto) on `feeds` (name -> array): floats in float64."""
+    env = {i.name: _tensor(i) for i in model.graph.initializer}
+    env.update({k: _float(v) for k, v in feeds.items()})
 
     for node in model.graph.node:
         a = _attrs(node)
         op = node.op_type
         if node.domain not in ("", "ai.onnx"):
             raise NotImplementedError(f"domain {node.domain}")
-        if op == "Conv":
-            y = _conv(get(node, 0), get(node, 1), get(node, 2), a)
-        elif op == "BatchNormalization":
-            if len(node.output) != 1:
-                raise NotImplementedError("BatchNormalization with extra outputs")
-            y = _batchnorm(*(get(node, i) for i in range(5)), a)
-        elif op == "Relu":
-            y = np.maximum(get(node, 0), 0.0)
-        elif op == "Clip":
-            y = _clip(get(node, 0), get(node, 1), get(node, 2))
-        elif op == "MaxPool":
-            if len(node.output) != 1:
-                raise NotImplementedError("MaxPool Indices output")
-            y = _maxpool(get(node, 0), a)
-        elif op == "Add":
-            y = get(node, 0) + get(node, 1)
-        elif op == "GlobalAveragePool":
-            x = get(node, 0)
-            y = x.mean(axis=tuple(range(2, x.ndim)), keepdims=True)
-        elif op == "Flatten":
-            y = _flatten(get(node, 0), a)
-        elif op == "Gemm":
-            y = _gemm(get(node, 0), get(node, 1), get(node, 2), a)
-        elif op == "Sigmoid":
-            y = 1.0 / (1.0 + np.exp(-get(node, 0)))
-        elif op == "Identity":
-            y = get(node, 0)
-        elif op == "Constant":
-            t = a["value"]
-            y = numpy_helper.to_array(t)
-            y = y.astype(np.float64) if y.dtype.kind == "f" else y
-        else:
+        if op not in OPS:
             raise NotImplementedError(f"op {op} (node {node.name})")
-        env[node.output[0]] = y
+        if op == "BatchNormalization" and a.get("training_mode", 0):
+            raise NotImplementedError("BatchNormalization training_mode=1")
+        outputs = [o for o in node.output if o]
+        if op in SINGLE_OUTPUT_ONLY and len(outputs) != 1:
+            raise NotImplementedError(f"{op} with extra outputs (node {node.name})")
+        inputs = [env[name] if name else None for name in node.input]
+        y = OPS[op](inputs, a, len(node.output))
+        for name, value in zip(node.output, y if isinstance(y, tuple) else (y,)):
+            env[name] = value
     return {o.name: env[o.name] for o in model.graph.output}
 
 
