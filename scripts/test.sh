@@ -2,7 +2,9 @@
 # Builds everything and runs the whole test suite:
 #   1. installs missing Debian packages (scripts/setup.sh),
 #   2. builds epctx and its tests (build/),
-#   3. exports the torchvision test models with PyTorch's reference outputs (build/test_models/),
+#   3. exports the test models with their reference outputs (build/test_models/): the torchvision
+#      CNNs, the small BERT/GPT-2 variants and the log-mel front end (the exporters' default sets;
+#      up-to-date models are skipped),
 #   4. runs every test with CTest,
 #   5. builds the blob-format tests with AddressSanitizer + UBSan (build-asan/) and runs them.
 set -euo pipefail
@@ -17,6 +19,7 @@ cmake --build build -j"$JOBS"
 
 echo "== test models (build/test_models/)"
 /usr/bin/python3 tests/models/export_torchvision.py --out build/test_models
+/usr/bin/python3 tests/models/export_transformers.py --out build/test_models
 
 echo "== tests"
 ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900

@@ -20,7 +20,7 @@ std::string ModelPath(const std::string& name) {
   std::string path = ModelsDir() + "/" + name + ".onnx";
   EXPECT_TRUE(std::filesystem::exists(path))
       << path << " is missing: run /usr/bin/python3 tests/models/export_torchvision.py --out "
-      << ModelsDir();
+      << ModelsDir() << " (and export_transformers.py for bert_tiny, gpt2_tiny, logmel)";
   return path;
 }
 

@@ -9,7 +9,8 @@
 
 namespace epctx::testing {
 
-// Directory of the models exported by tests/models/export_torchvision.py.
+// Directory of the models exported by tests/models/export_torchvision.py and
+// export_transformers.py.
 std::string ModelsDir();
 // "<models>/<name>.onnx"; the test fails (not skips) when the file is missing.
 std::string ModelPath(const std::string& name);

@@ -70,7 +70,9 @@ TEST_P(TorchvisionTest, ContextModelFromMemoryWithContextFilePath) {
   ExpectMatchesReference(**session, "context model from memory");
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, TorchvisionTest, ::testing::Values("resnet50", "mobilenet_v2"));
+INSTANTIATE_TEST_SUITE_P(Models, TorchvisionTest,
+                         ::testing::Values("resnet50", "mobilenet_v2", "efficientnet_b0",
+                                           "squeezenet1_1"));
 
 }  // namespace
 }  // namespace epctx::testing
