@@ -9,8 +9,13 @@
 //     session and running it once; their smaps_rollup is summed while all are alive.
 // Prints one JSON object on stdout.
 //
-// usage: node ort_bench.js --model M.onnx --input X.npy [--sessions 16] [--runs 20]
+// Session options, the same for every session: CPU execution provider, graph optimization level
+// all, --threads intra-op threads (0: ORT's default, all cores), 1 inter-op thread, sequential
+// execution mode.
+//
+// usage: node ort_bench.js --model M.onnx --input [NAME=]X.npy ... [--sessions 16] [--runs 20]
 //                          [--threads 0] [--processes 0]
+// --input is repeatable; without NAME= the file feeds the model's first input.
 'use strict';
 
 const fs = require('fs');
@@ -19,7 +24,7 @@ const { spawn } = require('child_process');
 const ort = require('onnxruntime-node');
 
 function parseArgs(argv) {
-  const args = { sessions: 16, runs: 20, threads: 0, processes: 0, child: false };
+  const args = { sessions: 16, runs: 20, threads: 0, processes: 0, child: false, inputs: [] };
   for (let i = 2; i < argv.length; i++) {
     const key = argv[i];
     if (key === '--child') { args.child = true; continue; }
@@ -27,7 +32,7 @@ function parseArgs(argv) {
     if (value === undefined) throw new Error(`missing value for ${key}`);
     switch (key) {
       case '--model': args.model = value; break;
-      case '--input': args.input = value; break;
+      case '--input': args.inputs.push(value); break;
       case '--sessions': args.sessions = parseInt(value, 10); break;
       case '--runs': args.runs = parseInt(value, 10); break;
       case '--threads': args.threads = parseInt(value, 10); break;
@@ -35,11 +40,16 @@ function parseArgs(argv) {
       default: throw new Error(`unknown argument ${key}`);
     }
   }
-  if (!args.model || !args.input) throw new Error('--model and --input are required');
+  if (!args.model || args.inputs.length === 0) throw new Error('--model and --input are required');
   return args;
 }
 
-// A float32 little-endian C-order .npy file (what tests/models/export_torchvision.py writes).
+// .npy dtypes read here (what tests/models/export_*.py and bench/run.py write).
+const NPY_TYPES = {
+  '<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array],
+};
+
+// A little-endian C-order .npy file of one of NPY_TYPES.
 function readNpy(file) {
   const buf = fs.readFileSync(file);
   if (buf.toString('latin1', 0, 6) !== '\x93NUMPY') throw new Error(`${file}: not a .npy file`);
@@ -47,15 +57,37 @@ function readNpy(file) {
   const headerLen = major === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
   const start = (major === 1 ? 10 : 12);
   const header = buf.toString('latin1', start, start + headerLen);
-  if (!/'descr':\s*'<f4'/.test(header)) throw new Error(`${file}: only <f4 is supported: ${header}`);
+  const descr = (header.match(/'descr':\s*'([^']*)'/) || [])[1];
+  if (!NPY_TYPES[descr]) {
+    throw new Error(`${file}: dtype ${descr} not supported (${Object.keys(NPY_TYPES)}): ${header}`);
+  }
+  const [type, ArrayType] = NPY_TYPES[descr];
   if (/'fortran_order':\s*True/.test(header)) throw new Error(`${file}: Fortran order`);
   const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1].split(',').map((s) => s.trim())
       .filter((s) => s.length > 0).map((s) => parseInt(s, 10));
   const offset = start + headerLen;
   const count = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(count);
-  Buffer.from(data.buffer).set(buf.subarray(offset, offset + count * 4));
-  return new ort.Tensor('float32', data, shape);
+  const data = new ArrayType(count);
+  const bytes = count * ArrayType.BYTES_PER_ELEMENT;
+  if (buf.length < offset + bytes) throw new Error(`${file}: truncated`);
+  Buffer.from(data.buffer).set(buf.subarray(offset, offset + bytes));
+  return new ort.Tensor(type, data, shape);
+}
+
+// The feeds of `session` from the --input arguments ([NAME=]FILE; no name: the first input).
+function readFeeds(session, inputs) {
+  const feeds = {};
+  for (const spec of inputs) {
+    const eq = spec.indexOf('=');
+    const name = eq >= 0 ? spec.slice(0, eq) : session.inputNames[0];
+    if (!session.inputNames.includes(name)) {
+      throw new Error(`--input ${spec}: the model has no input ${name} (${session.inputNames})`);
+    }
+    feeds[name] = readNpy(eq >= 0 ? spec.slice(eq + 1) : spec);
+  }
+  const missing = session.inputNames.filter((n) => !(n in feeds));
+  if (missing.length) throw new Error(`no --input for ${missing}`);
+  return feeds;
 }
 
 function smapsRollup(pid) {
@@ -77,7 +109,10 @@ function memory(step, sessions) {
 }
 
 function sessionOptions(args) {
-  const o = { executionProviders: ['cpu'], graphOptimizationLevel: 'all' };
+  const o = {
+    executionProviders: ['cpu'], graphOptimizationLevel: 'all', interOpNumThreads: 1,
+    executionMode: 'sequential',
+  };
   if (args.threads > 0) o.intraOpNumThreads = args.threads;
   return o;
 }
@@ -101,9 +136,8 @@ function median(values) {
 }
 
 async function runChild(args) {
-  const input = readNpy(args.input);
   const [session, creation] = await timed(() => ort.InferenceSession.create(args.model, sessionOptions(args)));
-  const feeds = { [session.inputNames[0]]: input };
+  const feeds = readFeeds(session, args.inputs);
   const [, first] = await timed(() => session.run(feeds));
   process.stdout.write(JSON.stringify({ creation_ms: creation, first_inference_ms: first }) + '\n');
   // Stay alive (holding the session) until the parent closes our stdin.
@@ -116,7 +150,7 @@ async function measureProcesses(args) {
   const children = [];
   for (let i = 0; i < args.processes; i++) {
     const child = spawn(process.execPath, [__filename, '--child', '--model', args.model,
-      '--input', args.input, '--threads', String(args.threads)],
+      ...args.inputs.flatMap((i) => ['--input', i]), '--threads', String(args.threads)],
     { stdio: ['pipe', 'pipe', 'inherit'] });
     const report = new Promise((resolve, reject) => {
       let out = '';
@@ -154,11 +188,11 @@ async function main() {
     engine: 'onnxruntime-node', ort_version: ort.env.versions ? ort.env.versions.node : 'unknown',
     model: path.resolve(args.model), threads: args.threads, memory: [],
   };
-  const input = readNpy(args.input);
   result.memory.push(memory('start', 0));
 
   const [first, firstCreation] = await timed(() => ort.InferenceSession.create(args.model, sessionOptions(args)));
-  const feeds = { [first.inputNames[0]]: input };
+  // Read after the creation (timed alone, as epctx perf does), before the first run.
+  const feeds = readFeeds(first, args.inputs);
   result.memory.push(memory('session_1_created', 1));
   const [, firstInference] = await timed(() => first.run(feeds));
   result.first_inference_ms = firstInference;
@@ -178,7 +212,7 @@ async function main() {
   for (let count = 2; count <= args.sessions; count++) {
     const [s, ms] = await timed(() => ort.InferenceSession.create(args.model, sessionOptions(args)));
     subsequent.push(ms);
-    await s.run({ [s.inputNames[0]]: input });
+    await s.run(feeds);
     sessions.push(s);
     const powerOf4 = (count & (count - 1)) === 0 && (count & 0x55555555) !== 0;
     if (powerOf4 || count === args.sessions) result.memory.push(memory(`sessions_${count}_ran`, count));

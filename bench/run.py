@@ -1,69 +1,48 @@
 #!/usr/bin/python3
-"""epctx vs ONNX Runtime (onnxruntime-node 1.30) on the same models and inputs.
+"""epctx vs ONNX Runtime (onnxruntime-node 1.30) on the same models and inputs, in one run.
 
-Each repetition is a fresh process of each engine (interleaved, so drift hits both):
-  epctx perf CTX --json --creations 10 --sessions 16 --processes 4 -r RUNS -x THREADS
-  node bench/ort_bench.js --model ORIGINAL --sessions 16 --processes 4 --runs RUNS --threads THREADS
-and, for epctx only, each load mode with --cold (page cache dropped before each creation).
+Two parts; each repetition is a fresh process of each engine (interleaved, so drift hits both):
+
+  latency (--models, default all eight classes; --threads 1,2): steady-state p50 latency and
+  first inference, per model and thread count (bench/latency.py):
+    epctx perf CTX --json --creations 1 --sessions 1 --repeat RUNS --threads T --input ...
+    node bench/ort_bench.js --model ORIGINAL --sessions 1 --processes 0 --runs RUNS --threads T
+  with ratios epctx/ORT, their geometric mean per thread count, and bench/results/latency_ratios.png.
+
+  creation and memory (--creation-models, default resnet50,mobilenet_v2; skipped with
+  --latency-only), with the first of --threads:
+    epctx perf CTX --json --creations 10 --sessions 16 --processes 4 --repeat RUNS --threads T
+    node bench/ort_bench.js --model ORIGINAL --sessions 16 --processes 4 --runs RUNS --threads T
+  and, for epctx only, each load mode with --cold (page cache dropped before each creation).
+
+Models are exported by tests/models/export_*.py and compiled with `epctx compile` once per run
+into bench/results/tmp (bench/models.py), and epctx's output on each is checked against the
+exporter's reference. The 1-minute load average and the CPU model are recorded first; at a load
+of 1.0 or more nothing is measured unless --force, and a forced report says it was taken on a
+busy machine.
 
 Writes bench/results/latest.json (every raw report, plus medians with min/max), docs/BENCHMARKS.md
-(tables with epctx/ORT ratios) and PNG plots under bench/results/ when matplotlib is installed.
+and PNG plots under bench/results/ when matplotlib is installed. With --latency-only, the
+creation/memory part of an existing latest.json is kept.
 """
 
 import argparse
 import json
 import os
-import platform
-import statistics
-import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCH = os.path.join(ROOT, "bench")
-RESULTS = os.path.join(BENCH, "results")
-TMP = os.path.join(RESULTS, "tmp")
-DOC = os.path.join(ROOT, "docs", "BENCHMARKS.md")
+sys.dont_write_bytecode = True  # no __pycache__ in bench/
+
+import latency  # noqa: E402
+import models as bench_models  # noqa: E402
+from bench_common import (BUSY_LOADAVG, DOC, RESULTS, ROOT, TMP, CommandFailed,  # noqa: E402
+                          build_epctx, cpu_model, environment, log, run_json, summarize)
+
 MIB = 1 << 20
 LOAD_MODES = ["mmap", "populate", "prefetch", "read"]
 NAMES = {"epctx": "epctx", "ort": "ORT 1.30"}
-
-
-def log(msg):
-    print(f"bench: {msg}", file=sys.stderr, flush=True)
-
-
-def run(cmd, **kw):
-    log(" ".join(cmd))
-    return subprocess.run(cmd, check=True, text=True, stdout=subprocess.PIPE, **kw).stdout
-
-
-def run_json(cmd):
-    out = run(cmd)
-    return json.loads(out)
-
-
-def build_epctx(build_dir):
-    exe = os.path.join(build_dir, "bin", "epctx")
-    run(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
-         "-DEPCTX_BUILD_BENCH=OFF", "-DEPCTX_BUILD_TESTS=OFF"])
-    run(["cmake", "--build", build_dir, "-j", str(os.cpu_count() or 2), "--target", "epctx_cli"])
-    return exe
-
-
-def ensure_models(models_dir, models):
-    missing = [m for m in models if not os.path.exists(os.path.join(models_dir, m + ".onnx"))]
-    if missing:
-        run(["/usr/bin/python3", os.path.join(ROOT, "tests", "models", "export_torchvision.py"),
-             "--out", models_dir, "--models", *missing])
-
-
-def summarize(values):
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    return {"median": statistics.median(values), "min": min(values), "max": max(values),
-            "n": len(values)}
+CREATION_MODELS = ["resnet50", "mobilenet_v2"]
 
 
 def step(report, name, key):
@@ -144,20 +123,33 @@ def ratio(a, b):
 
 
 def markdown(results):
-    env = results["environment"]
     lines = [
         "# Benchmarks: epctx vs ONNX Runtime",
         "",
         "Written by `bench/run.sh` (do not edit by hand); raw reports in `bench/results/latest.json`.",
         "",
+    ]
+    if results.get("latency"):
+        lines += latency.markdown(results["latency"])
+    if results.get("models"):
+        lines += creation_markdown(results)
+    return "\n".join(lines)
+
+
+def creation_markdown(results):
+    env = results["environment"]
+    busy = " **Taken on a busy machine (run with --force).**" if env.get("busy") else ""
+    lines = [
+        "## Session creation and memory",
+        "",
         f"- Date: {results['date']}; machine: {env['cpu']}, {env['cores']} cores, "
-        f"Linux {env['kernel']}; shared with other work, so absolute times are noisy.",
+        f"Linux {env['kernel']}.",
         f"- {env['epctx_version']} (`epctx perf`, context model + blob, load mode mmap); "
         f"ONNX Runtime {env['ort_version']} via onnxruntime-node on Node {env['node']} "
         "(original `.onnx`, CPU execution provider, graph optimization level all).",
-        f"- Threads: {results['threads']} for both (intra-op; run.py --threads). Load average "
-        f"{env['loadavg_start']} at the start, {env['loadavg_end']} at the end: other work shared "
-        "the cores, so times are noisy; memory is not affected.",
+        f"- Threads: {results['threads']} for both (intra-op; the first of run.py --threads). Load "
+        f"average {env['loadavg_start']} at the start, {env['loadavg_end']} at the end; memory "
+        "is not affected by other work sharing the cores, times are." + busy,
         f"- {results['reps']} repetitions, each a fresh process of each engine; cells are "
         "median (min–max) over them.",
         "- ratio = epctx / ORT (below 1: epctx smaller or faster).",
@@ -174,14 +166,14 @@ def markdown(results):
     ]
     for model, per in results["models"].items():
         e, o = per["summary"]["epctx"], per["summary"]["ort"]
-        lines += [f"## {model}", "", "| metric | epctx | ORT 1.30 | ratio |", "|---|---|---|---|"]
+        lines += [f"### {model}", "", "| metric | epctx | ORT 1.30 | ratio |", "|---|---|---|---|"]
         for key, label in ROWS:
             lines.append(f"| {label} | {fmt(e.get(key))} | {fmt(o.get(key))} | "
                          f"{ratio(e.get(key), o.get(key))} |")
         lines.append("")
         cold = per.get("cold")
         if cold:
-            lines += [f"### {model}: epctx load modes, cold page cache", "",
+            lines += [f"#### {model}: epctx load modes, cold page cache", "",
                       "Model files dropped from the page cache before each creation (fsync + "
                       "POSIX_FADV_DONTNEED, confirmed with mincore); median (min–max) over "
                       f"{results['cold_reps']} runs × 3 creations.", "",
@@ -194,11 +186,11 @@ def markdown(results):
             lines.append("")
     plots = results.get("plots", [])
     if plots:
-        lines += ["## Plots", ""]
+        lines += ["### Plots", ""]
         for p in plots:
             lines.append(f"![{os.path.basename(p)}](../{p})")
         lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def plot(results):
@@ -262,87 +254,41 @@ def plot(results):
     return paths
 
 
-def environment(epctx, node):
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    ort_pkg = os.path.join(BENCH, "node_modules", "onnxruntime-node", "package.json")
-    with open(ort_pkg) as f:
-        ort_version = json.load(f)["version"]
-    return {
-        "cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
-        "epctx_version": run([epctx, "--version"]).strip(),
-        "ort_version": ort_version, "node": run([node, "--version"]).strip(),
-        "loadavg_start": "%.1f" % os.getloadavg()[0],
-        "git": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], text=True,
-                              stdout=subprocess.PIPE).stdout.strip(),
-    }
-
-
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=5, help="fresh-process repetitions per engine (>= 5)")
-    ap.add_argument("--cold-reps", type=int, default=3, help="repetitions of the cold load-mode runs")
-    ap.add_argument("--runs", type=int, default=20, help="timed inferences per repetition")
-    # One kernel thread by default: on a small machine shared with other work, multi-threaded
-    # runs mostly measure how long each engine's threads wait for a core at every barrier.
-    ap.add_argument("--threads", type=int, default=1, help="kernel threads for both engines")
-    ap.add_argument("--models", default="resnet50,mobilenet_v2")
-    ap.add_argument("--models-dir", default=os.environ.get("EPCTX_TEST_MODELS",
-                                                           os.path.join(ROOT, "build", "test_models")))
-    ap.add_argument("--epctx", help="epctx binary (default: build it in build-bench/)")
-    ap.add_argument("--node", default="node")
-    ap.add_argument("--no-cold", action="store_true", help="skip the cold load-mode runs")
-    ap.add_argument("--report-only", action="store_true",
-                    help="measure nothing: rewrite the markdown and plots from latest.json")
-    args = ap.parse_args()
-    if args.report_only:
-        with open(os.path.join(RESULTS, "latest.json")) as f:
-            results = json.load(f)
-        write_outputs(results)
-        return
-
-    models = args.models.split(",")
-    epctx = args.epctx or build_epctx(os.path.join(ROOT, "build-bench"))
-    ensure_models(args.models_dir, models)
-    os.makedirs(TMP, exist_ok=True)
-    results = {"date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "reps": args.reps,
-               "cold_reps": args.cold_reps, "runs": args.runs, "threads": args.threads,
-               "environment": environment(epctx, args.node), "models": {}}
+def creation_part(args, prepared, models):
+    """Session creation, memory and cold load modes (the first of --threads); returns the
+    per-model results (models epctx could not compile are left out, with a log line)."""
+    threads = str(args.threads[0])
+    out = {}
     for model in models:
-        original = os.path.join(args.models_dir, model + ".onnx")
-        npy = os.path.join(args.models_dir, model + ".input.npy")
-        ctx = os.path.join(TMP, model, model + "_ctx.onnx")
-        os.makedirs(os.path.dirname(ctx), exist_ok=True)
-        run([epctx, "compile", original, "-o", ctx])
+        p = prepared[model]
+        if p.get("epctx_error"):
+            log(f"creation/memory: {model} skipped: epctx cannot compile it")
+            continue
+        ctx, inputs = p["context_model"], p["inputs"]
+        input_flags = bench_models.input_args("--input", inputs)
         raw = {"epctx": [], "ort": []}
         for rep in range(args.reps):
             log(f"{model}: repetition {rep + 1}/{args.reps}")
             raw["epctx"].append(run_json([
-                epctx, "perf", ctx, "--json", "--input", f"input={npy}", "--creations", "10",
-                "--sessions", "16", "--processes", "4", "-r", str(args.runs), "-x", str(args.threads)]))
+                args.epctx, "perf", ctx, "--json", *input_flags, "--creations", "10",
+                "--sessions", "16", "--processes", "4", "--repeat", str(args.runs),
+                "--threads", threads]))
             raw["ort"].append(run_json([
-                args.node, os.path.join(BENCH, "ort_bench.js"), "--model", original, "--input", npy,
-                "--sessions", "16", "--processes", "4", "--runs", str(args.runs),
-                "--threads", str(args.threads)]))
+                args.node, os.path.join(ROOT, "bench", "ort_bench.js"), "--model", p["original"],
+                *input_flags, "--sessions", "16", "--processes", "4", "--runs", str(args.runs),
+                "--threads", threads]))
         summary = {}
         for engine, reports in raw.items():
             ms = [metrics(r) for r in reports]
             summary[engine] = {k: summarize([m.get(k) for m in ms]) for k in ms[0]}
-        per = {"original": original, "context_model": ctx, "input": npy, "summary": summary,
-               "raw": raw}
+        per = {"original": p["original"], "context_model": ctx, "inputs": inputs,
+               "summary": summary, "raw": raw}
         if not args.no_cold:
             per["cold"], per["cold_raw"] = {}, {}
             for mode in LOAD_MODES:
-                reports = [run_json([epctx, "perf", ctx, "--json", "--cold", "--load-mode", mode,
-                                     "--input", f"input={npy}", "--creations", "3", "-r", "1",
-                                     "-x", str(args.threads)]) for _ in range(args.cold_reps)]
+                reports = [run_json([args.epctx, "perf", ctx, "--json", "--cold", "--load-mode", mode,
+                                     *input_flags, "--creations", "3", "--repeat", "1",
+                                     "--threads", threads]) for _ in range(args.cold_reps)]
                 creation = [c for r in reports for c in
                             [r["session_creation_ms"]["first"]] + ([r["session_creation_ms"]["subsequent_median"]]
                                                                      if r["session_creation_ms"]["subsequent_median"] else [])]
@@ -353,14 +299,121 @@ def main():
                                      "total_ms": summarize(total),
                                      "confirmed": all(r["cold"]["confirmed"] for r in reports)}
                 per["cold_raw"][mode] = reports
-        results["models"][model] = per
+        out[model] = per
+    return out
 
-    results["environment"]["loadavg_end"] = "%.1f" % os.getloadavg()[0]
+
+def prepare(args, models, models_dir):
+    """Exports, compiles, writes inputs and checks epctx's output, once per model."""
+    entries = bench_models.export(models, models_dir)
+    prepared = {}
+    for model in models:
+        p = {"original": os.path.join(models_dir, model + ".onnx"),
+             "inputs": bench_models.bench_inputs(model, entries[model], models_dir, TMP)}
+        try:
+            p["context_model"] = bench_models.compile_model(args.epctx, models_dir, model, TMP)
+            p["check"] = bench_models.check_output(args.epctx, p["context_model"], entries[model],
+                                                   models_dir, TMP)
+        except CommandFailed as e:
+            log(f"epctx cannot compile {model}: {e}")
+            p["epctx_error"] = str(e)
+        prepared[model] = p
+    return prepared
+
+
+def csv(text):
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", type=csv, default=",".join(latency.MODELS),
+                    help="latency suite: comma-separated model classes (default: %(default)s)")
+    ap.add_argument("--creation-models", type=csv, default=",".join(CREATION_MODELS),
+                    help="creation/memory part: comma-separated models (default: %(default)s)")
+    ap.add_argument("--latency-only", action="store_true",
+                    help="skip the creation/memory part (keep it from an existing latest.json)")
+    # Thread counts for both engines. 1 and 2 by default: on a small machine, more threads than
+    # cores mostly measure how long each engine's threads wait for a core at every barrier.
+    ap.add_argument("--threads", type=lambda t: [int(v) for v in csv(t)], default="1,2",
+                    help="comma-separated intra-op thread counts (default: 1,2); the creation/"
+                         "memory part uses the first")
+    ap.add_argument("--reps", type=int, default=5, help="fresh-process repetitions per engine (>= 5)")
+    ap.add_argument("--runs", type=int, default=20, help="timed inferences per repetition")
+    ap.add_argument("--cold-reps", type=int, default=3, help="repetitions of the cold load-mode runs")
+    ap.add_argument("--models-dir", default=os.path.join(TMP, "models"),
+                    help="where the exporters write the models (default: %(default)s)")
+    ap.add_argument("--epctx", help="epctx binary (default: build it in build-bench/)")
+    ap.add_argument("--node", default="node")
+    ap.add_argument("--no-cold", action="store_true", help="skip the cold load-mode runs")
+    ap.add_argument("--force", action="store_true",
+                    help=f"measure even at a 1-minute load average >= {BUSY_LOADAVG} (the report "
+                         "then says it was taken on a busy machine)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="measure nothing: rewrite the markdown and plots from latest.json")
+    args = ap.parse_args()
+    if args.reps < 1 or args.runs < 1 or not args.threads or min(args.threads) < 1:
+        ap.error("--reps, --runs and every --threads value must be >= 1")
+    return args
+
+
+def main():
+    args = parse_args()
+    latest = os.path.join(RESULTS, "latest.json")
+    if args.report_only:
+        with open(latest) as f:
+            write_outputs(json.load(f))
+        return
+
+    load1, cpu = os.getloadavg()[0], cpu_model()
+    busy = load1 >= BUSY_LOADAVG
+    log(f"1-minute load average {load1:.2f}; CPU: {cpu}; {os.cpu_count()} cores")
+    if busy and not args.force:
+        log(f"the machine is busy (load average {load1:.2f} >= {BUSY_LOADAVG}): timings would be "
+            "noise. Wait for an idle machine, or pass --force (the report is then marked).")
+        sys.exit(2)
+    if not os.path.isdir(os.path.join(ROOT, "bench", "node_modules", "onnxruntime-node")):
+        sys.exit("bench: onnxruntime-node is missing: cd bench && npm install --ignore-scripts "
+                 "(bench/run.sh does it)")
+
+    args.epctx = args.epctx or build_epctx(os.path.join(ROOT, "build-bench"))
+    creation_models = [] if args.latency_only else args.creation_models
+    os.makedirs(TMP, exist_ok=True)
+    prepared = prepare(args, list(dict.fromkeys(args.models + creation_models)), args.models_dir)
+
+    def env():
+        e = environment(args.epctx, args.node, load1)
+        e.update(date=time.strftime("%Y-%m-%d %H:%M:%S %z"), busy=busy, forced=args.force)
+        return e
+
+    results = {}
+    if args.latency_only and os.path.exists(latest):
+        with open(latest) as f:
+            results = json.load(f)  # keeps the creation/memory part of an earlier run
+        results.pop("latency", None)
+    if creation_models:
+        e = env()
+        results = {"date": e["date"], "reps": args.reps, "cold_reps": args.cold_reps,
+                   "runs": args.runs, "threads": args.threads[0], "environment": e,
+                   "models": creation_part(args, prepared, creation_models)}
+        results["environment"]["loadavg_end"] = "%.2f" % os.getloadavg()[0]
+    if args.models:
+        results["latency"] = latency.run_suite(args, prepared, args.models, env())
+        results["latency"]["environment"]["loadavg_end"] = "%.2f" % os.getloadavg()[0]
+        failed = sorted({m for per in results["latency"]["by_threads"].values()
+                         for m, r in per.items() if r["errors"]}
+                        | {m for m, p in prepared.items()
+                           if p.get("check") and not p["check"]["ok"]})
+        if failed:
+            log(f"models with failures or wrong outputs: {', '.join(failed)} (see the report)")
     write_outputs(results)
 
 
 def write_outputs(results):
-    results["plots"] = [os.path.relpath(p, ROOT) for p in plot(results)]
+    results["plots"] = [os.path.relpath(p, ROOT) for p in plot(results)] if results.get("models") else []
+    if results.get("latency"):
+        path = latency.plot(results["latency"])
+        results["latency"]["plot"] = os.path.relpath(path, ROOT) if path else None
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "latest.json"), "w") as f:
         json.dump(results, f, indent=1)

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# epctx vs ONNX Runtime 1.30 (onnxruntime-node) on resnet50 and mobilenet_v2: session creation,
-# first inference, latency, memory with 1/4/16 sessions and 4 processes. Builds what is missing,
-# then runs bench/run.py, which writes bench/results/latest.json, docs/BENCHMARKS.md and, when
-# matplotlib is installed, PNG plots under bench/results/. Options are run.py's (--help).
+# epctx vs ONNX Runtime 1.30 (onnxruntime-node): inference latency (p50 and first inference) of
+# eight model classes at 1 and 2 threads, and session creation and memory with 1/4/16 sessions
+# and 4 processes on resnet50 and mobilenet_v2. Installs onnxruntime-node when missing, then runs
+# bench/run.py, which builds epctx (build-bench/), exports and compiles the models
+# (bench/results/tmp/), and writes bench/results/latest.json, docs/BENCHMARKS.md and, when
+# matplotlib is installed, PNG plots under bench/results/. Refuses to measure on a busy machine
+# (1-minute load average >= 1) unless --force. Options are run.py's (--help), e.g.
+#   bash bench/run.sh --latency-only --models mobilenet_v2 --runs 3 --reps 1 --force
 # Not part of the test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,0 +1,93 @@
+"""Helpers shared by the parts of bench/run.py: paths, running commands, the machine's facts."""
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "bench")
+RESULTS = os.path.join(BENCH, "results")
+TMP = os.path.join(RESULTS, "tmp")
+DOC = os.path.join(ROOT, "docs", "BENCHMARKS.md")
+# A 1-minute load average at or above this means other work shares the cores: timings would be
+# noise, so run.py refuses to measure unless --force, and marks a forced report.
+BUSY_LOADAVG = 1.0
+
+
+def log(msg):
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+class CommandFailed(Exception):
+    """A measured command exited non-zero; the message holds the tail of its stderr."""
+
+
+def run(cmd, **kw):
+    """Runs `cmd`, returns its stdout; raises CommandFailed with its stderr's tail on failure."""
+    log(" ".join(cmd))
+    p = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    if p.returncode != 0:
+        tail = "\n".join(p.stderr.strip().splitlines()[-15:])
+        raise CommandFailed(f"{os.path.basename(cmd[0])} {' '.join(cmd[1:2])} exited with "
+                            f"{p.returncode}:\n{tail}")
+    return p.stdout
+
+
+def run_shown(cmd):
+    """Runs a preparation step (build, export) with its output shown; raises CommandFailed."""
+    log(" ".join(cmd))
+    p = subprocess.run(cmd, stdout=sys.stderr)
+    if p.returncode != 0:
+        raise CommandFailed(f"{os.path.basename(cmd[0])} {' '.join(cmd[1:2])} exited with "
+                            f"{p.returncode}")
+
+
+def run_json(cmd):
+    return json.loads(run(cmd))
+
+
+def summarize(values):
+    """median, min, max and count of the values that are not None (None when there are none)."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "n": len(values)}
+
+
+def build_epctx(build_dir):
+    exe = os.path.join(build_dir, "bin", "epctx")
+    launcher = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
+    run_shown(["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release",
+               "-DEPCTX_BUILD_BENCH=OFF", "-DEPCTX_BUILD_TESTS=OFF", *launcher])
+    run_shown(["cmake", "--build", build_dir, "-j", str(os.cpu_count() or 2), "--target", "epctx_cli"])
+    return exe
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def environment(epctx, node, loadavg_start):
+    ort_pkg = os.path.join(BENCH, "node_modules", "onnxruntime-node", "package.json")
+    with open(ort_pkg) as f:
+        ort_version = json.load(f)["version"]
+    return {
+        "cpu": cpu_model(), "cores": os.cpu_count(), "kernel": platform.release(),
+        "epctx_version": run([epctx, "--version"]).strip(),
+        "ort_version": ort_version, "node": run([node, "--version"]).strip(),
+        "loadavg_start": "%.2f" % loadavg_start,
+        "git": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], text=True,
+                              stdout=subprocess.PIPE).stdout.strip(),
+    }

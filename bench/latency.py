@@ -1,0 +1,241 @@
+"""The latency suite of bench/run.py: steady-state p50 latency and first-inference time of epctx
+(context model, `epctx perf`) and ONNX Runtime (original model, ort_bench.js), per model class
+and thread count, measured in the same run.
+
+Per (thread count, model) and repetition, each engine runs in a fresh process: one session,
+its first inference timed alone, then --runs timed inferences. Which engine goes first
+alternates between repetitions, so slow drift of the machine hits both alike. A repetition in
+which an engine fails is recorded with its error, that engine is not run again for the model,
+and the model's ratios become n/a (left out of the geometric mean).
+"""
+
+import math
+import os
+
+from bench_common import BENCH, RESULTS, CommandFailed, log, run_json, summarize
+from models import input_args
+
+# The model classes compared (tests/models/export_*.py groups), in report order.
+MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "densenet121",
+          "bert_base", "gpt2_decoder", "logmel"]
+METRICS = [("latency_p50_ms", "steady p50"), ("first_inference_ms", "first inference")]
+
+
+def measure_epctx(epctx, ctx, inputs, threads, runs):
+    r = run_json([epctx, "perf", ctx, "--json", *input_args("--input", inputs),
+                  "--creations", "1", "--sessions", "1", "--repeat", str(runs),
+                  "--threads", str(threads), "--config", "epctx.fallback|deny"])
+    return {"latency_p50_ms": r["latency_ms"]["p50"], "first_inference_ms": r["first_inference_ms"],
+            "report": r}
+
+
+def measure_ort(node, original, inputs, threads, runs):
+    r = run_json([node, os.path.join(BENCH, "ort_bench.js"), "--model", original,
+                  *input_args("--input", inputs), "--sessions", "1", "--processes", "0",
+                  "--runs", str(runs), "--threads", str(threads)])
+    return {"latency_p50_ms": r["latency_ms"]["p50"], "first_inference_ms": r["first_inference_ms"],
+            "report": r}
+
+
+def measure_model(args, prepared, model, threads):
+    """All repetitions of one model at one thread count: raw reports, summaries, ratios."""
+    p = prepared[model]
+    engines = {
+        "epctx": lambda: measure_epctx(args.epctx, p["context_model"], p["inputs"], threads, args.runs),
+        "ort": lambda: measure_ort(args.node, p["original"], p["inputs"], threads, args.runs),
+    }
+    raw = {"epctx": [], "ort": []}
+    errors = {}
+    for rep in range(args.reps):
+        log(f"latency: {model}, {threads} thread(s), repetition {rep + 1}/{args.reps}")
+        order = ["epctx", "ort"] if rep % 2 == 0 else ["ort", "epctx"]
+        for engine in order:
+            if engine in errors or (engine == "epctx" and p.get("epctx_error")):
+                continue
+            try:
+                raw[engine].append(engines[engine]())
+            except CommandFailed as e:
+                log(f"{engine} failed on {model}: {e}")
+                errors[engine] = str(e)
+    if p.get("epctx_error"):
+        errors["epctx"] = p["epctx_error"]
+    summary = {e: {k: summarize([r[k] for r in reports]) for k, _ in METRICS}
+               for e, reports in raw.items()}
+    ratios = {}
+    for key, _ in METRICS:
+        a, b = summary["epctx"][key], summary["ort"][key]
+        ok = a and b and b["median"] > 0 and not errors
+        ratios[key] = a["median"] / b["median"] if ok else None
+    return {"summary": summary, "ratios": ratios, "errors": errors, "raw": raw}
+
+
+def geomean(values):
+    values = [v for v in values if v]
+    if not values:
+        return None
+    return {"value": math.exp(sum(math.log(v) for v in values) / len(values)), "models": len(values)}
+
+
+def run_suite(args, prepared, models, environment):
+    per = {str(t): {m: measure_model(args, prepared, m, t) for m in models} for t in args.threads}
+    geo = {t: {key: geomean([per[t][m]["ratios"][key] for m in models]) for key, _ in METRICS}
+           for t in per}
+    return {
+        "environment": environment, "threads": args.threads, "runs": args.runs, "reps": args.reps,
+        "models": {m: {k: prepared[m][k] for k in ("original", "context_model", "inputs", "check",
+                                                   "epctx_error") if k in prepared[m]}
+                   for m in models},
+        "by_threads": per, "geomean": geo,
+    }
+
+
+# --------------------------------------------------------------------------
+# report
+
+
+def num(v):
+    if v is None:
+        return "n/a"
+    if v >= 100:
+        return f"{v:.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    if v >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
+
+
+def cell(s):
+    return "n/a" if s is None else f"{num(s['median'])} ({num(s['min'])}–{num(s['max'])})"
+
+
+def check_cell(model_info):
+    check = model_info.get("check")
+    if model_info.get("epctx_error"):
+        return "**epctx cannot compile it**"
+    if not check:
+        return "not checked"
+    if "error" in check:
+        return "**failed to run**"
+    return f"{check['rel_err']:.1e}" + ("" if check["ok"] else " **WRONG**")
+
+
+def first_line(text):
+    """The line of an error report that says what failed (epctx's `error:` line if present)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    for line in lines:
+        if "error:" in line:
+            return line
+    return lines[-1] if lines else "failed"
+
+
+def plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def markdown(lat):
+    env = lat["environment"]
+    busy = env.get("busy")
+    lines = [
+        "## Inference latency: epctx vs ONNX Runtime",
+        "",
+        f"- Date: {env['date']}; machine: {env['cpu']}, {env['cores']} cores, Linux {env['kernel']}; "
+        f"git {env['git']}.",
+        f"- 1-minute load average {env['loadavg_start']} at the start, {env.get('loadavg_end', '?')} "
+        "at the end." + (" **Taken on a busy machine (run with --force): other work shared the "
+                         "cores, so these times are not representative.**" if busy else ""),
+        f"- {env['epctx_version']}: context model + blob (`epctx perf`, load mode mmap, "
+        "epctx.fallback=deny); ONNX Runtime "
+        f"{env['ort_version']} via onnxruntime-node on Node {env['node']}: original `.onnx`, CPU "
+        "execution provider, graph optimization level all, intra-op threads = the thread count, "
+        "1 inter-op thread, sequential execution.",
+        f"- {plural(lat['reps'], 'repetition')}, each a fresh process of each engine (order "
+        f"alternating); {plural(lat['runs'], 'timed run')} after the first inference. Cells: median (min–max) over the "
+        "repetitions of each process's p50, or of its first inference (the first run after "
+        "creating the session, which includes lazy set-up such as faulting the blob's pages in).",
+        "- ratio = epctx / ORT (below 1: epctx faster). Geometric mean over the models that both "
+        "engines ran.",
+        "- Inputs: seeded random (images, audio N(0, 1); token ids uniform in the vocabulary, "
+        "attention mask all ones); transformers at batch 1, sequence 128.",
+        "- Output check: epctx's output on the exporter's input against PyTorch's (logmel: "
+        "NumPy's), max |diff| / max |reference|; above 1e-4 it is marked WRONG.",
+        "",
+    ]
+    for t, per in lat["by_threads"].items():
+        lines += [f"### {t} thread{'s' if t != '1' else ''}", "",
+                  "| model | epctx p50 (ms) | ORT p50 (ms) | ratio | epctx first (ms) | "
+                  "ORT first (ms) | ratio | output check |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for model, m in per.items():
+            s, r = m["summary"], m["ratios"]
+            row = [model]
+            for key, _ in METRICS:
+                row += [cell(s["epctx"][key]), cell(s["ort"][key]), num(r[key])]
+            row.append(check_cell(lat["models"][model]))
+            lines.append("| " + " | ".join(row) + " |")
+        g = [lat["geomean"][t][key] for key, _ in METRICS]
+        counted = max((x["models"] for x in g if x), default=0)
+        lines.append(f"| **geometric mean** ({plural(counted, 'model')}) | | | "
+                     + (f"**{num(g[0]['value'])}**" if g[0] else "n/a") + " | | | "
+                     + (f"**{num(g[1]['value'])}**" if g[1] else "n/a") + " | |")
+        lines.append("")
+        failures = [f"- {model}: {engine} failed: `{first_line(err)}`"
+                    for model, m in per.items() for engine, err in m["errors"].items()]
+        if failures:
+            lines += failures + [""]
+    if lat.get("plot"):
+        lines += [f"![latency ratios](../{lat['plot']})", ""]
+    return lines
+
+
+def plot(lat):
+    """Bar chart of the epctx/ORT ratios (p50 and first inference) per model and thread count,
+    with their geometric mean; bars grow from 1 (log scale), up where epctx is slower."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import FuncFormatter, LogLocator
+    except ImportError:
+        log("matplotlib not installed (apt-get install python3-matplotlib): no latency plot")
+        return None
+    threads = list(lat["by_threads"])
+    models = list(next(iter(lat["by_threads"].values())))
+    labels = models + ["geometric mean"]
+    fig, axes = plt.subplots(len(METRICS), 1, figsize=(max(7, 1.0 * len(labels) + 2), 4.2 * len(METRICS)),
+                             squeeze=False)
+    width = 0.8 / max(1, len(threads))
+    for ax, (key, label) in zip(axes[:, 0], METRICS):
+        values_all = []
+        for j, t in enumerate(threads):
+            geo = lat["geomean"][t][key]
+            values = [lat["by_threads"][t][m]["ratios"][key] for m in models] + \
+                [geo["value"] if geo else None]
+            xs = [i + (j - (len(threads) - 1) / 2) * width for i in range(len(labels))]
+            ys = [v if v else float("nan") for v in values]
+            ax.bar(xs, [y - 1 for y in ys], width, bottom=1,
+                   label=f"{t} thread{'s' if t != '1' else ''}")
+            for x, y in zip(xs, ys):
+                if y == y:  # not NaN
+                    ax.annotate(f"{y:.2f}", (x, y), ha="center", va="bottom" if y >= 1 else "top",
+                                fontsize=7)
+                else:
+                    ax.annotate("n/a", (x, 1.0), ha="center", va="bottom", fontsize=7)
+            values_all += [y for y in ys if y == y]
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_yscale("log")
+        if values_all:
+            lo, hi = min(values_all + [1.0]), max(values_all + [1.0])
+            ax.set_ylim(lo / 1.3, hi * 1.3)
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
+        ax.set_ylabel("epctx / ORT (log scale; below 1: epctx faster)")
+        ax.set_title(f"{label} latency: epctx / ONNX Runtime")
+        ax.legend()
+    fig.tight_layout()
+    path = os.path.join(RESULTS, "latency_ratios.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
