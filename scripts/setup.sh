@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config clang-format
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
-  libeigen3-dev liburing-dev libspdlog-dev libfmt-dev
+  libeigen3-dev liburing-dev libspdlog-dev libfmt-dev libdnnl-dev
   libflatbuffers-dev flatbuffers-compiler libcli11-dev nlohmann-json3-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision

@@ -6,6 +6,7 @@
 #include "compile/options.h"
 #include "compile/packing/layouts.h"
 #include "epctx/compiler.h"
+#include "epctx_build_info.h"
 #include "format/target.h"
 #include "util/cpu_features.h"
 
@@ -31,6 +32,9 @@ std::vector<std::string> PackLayoutDescriptions() {
                   static_cast<int>(PackLayout::kConvFilterOihw)),
       fmt::format("{} gemm-b-transposed: Gemm B as [N, K] with alpha folded in",
                   static_cast<int>(PackLayout::kGemmBTransposed)),
+      fmt::format("{} onednn: the layout oneDNN {} picks for the primitive that reads it "
+                  "(Conv filters), described by the node's weights_format",
+                  static_cast<int>(PackLayout::kOneDnn), EPCTX_DNNL_VERSION),
   };
 }
 

@@ -73,6 +73,6 @@ static_assert(sizeof(BlobHeader) <= kHeaderPageSize);
 static_assert(offsetof(BlobHeader, header_checksum) == sizeof(BlobHeader) - 8);
 
 // Version of the packing layouts (bumped when any layout id changes meaning).
-inline constexpr uint32_t kPackLayoutVersion = 1;
+inline constexpr uint32_t kPackLayoutVersion = 2;
 
 }  // namespace epctx::format

@@ -120,7 +120,7 @@ TEST(Passes, FoldAndFusePreserveResults) {
   std::vector<std::string> ops;
   for (const IrNode& n : graph.nodes) ops.push_back(n.domain + ":" + n.op_type);
   EXPECT_EQ(ops,
-            (std::vector<std::string>{"com.epctx:FusedConv", ":Flatten", "com.epctx:FusedGemm"}));
+            (std::vector<std::string>{"com.epctx:DnnlConv", ":Flatten", "com.epctx:FusedGemm"}));
   // Gemm's B is packed to [N, K] with alpha folded in.
   const IrNode& gemm = graph.nodes[2];
   EXPECT_EQ(graph.values[static_cast<size_t>(gemm.inputs[1])].shape,

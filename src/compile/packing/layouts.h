@@ -12,6 +12,8 @@ enum class PackLayout : uint32_t {
   kConvFilterOihw = 1,   // Conv filter [M, C/group, kH, kW] = row-major [M, C/group*kH*kW] GEMM
                          // operand per group, with any BatchNormalization folded in
   kGemmBTransposed = 2,  // Gemm B as [N, K] (transB=1), alpha folded in
+  kOneDnn = 3,           // the layout a oneDNN primitive reads; the node's `weights_format`
+                         // attribute describes it (exec/kernels/dnnl/weight_format.h)
 };
 
 }  // namespace epctx::compile

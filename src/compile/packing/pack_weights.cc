@@ -1,6 +1,10 @@
 #include "compile/packing/pack_weights.h"
 
 #include "compile/packing/layouts.h"
+#include "exec/kernels/dnnl/weight_format.h"
+#include "exec/kernels/dnnl/weight_packing.h"
+#include "exec/kernels/nn/window.h"
+#include "util/logging.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
@@ -71,6 +75,69 @@ void TagConvFilter(IrGraph& graph, const IrNode& n) {
   w.constant = std::move(tagged);
 }
 
+namespace onednn = exec::kernels::onednn;
+
+// A dim the compiler does not know, for choosing the packed layout: the layout oneDNN picks
+// depends on channels and the CPU, not on batch or image size, and the kernel reads the stored
+// layout whatever shape comes at run time.
+constexpr int64_t kRepresentativeBatch = 1;
+constexpr int64_t kRepresentativeSpatial = 32;
+
+Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
+  if (n.FindAttr("weights_format") != nullptr) return false;  // packed already
+  const IrValue& x = graph.values[static_cast<size_t>(n.inputs[0])];
+  const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
+  exec::Attributes attrs = graph.AttributesOf(n);
+  EPCTX_ASSIGN_OR_RETURN(exec::kernels::WindowAttrs window, exec::kernels::ParseWindowAttrs(attrs));
+  EPCTX_ASSIGN_OR_RETURN(int64_t group, attrs.GetInt("group", 1));
+  onednn::ConvConfig config;
+  EPCTX_ASSIGN_OR_RETURN(int64_t src_layout, attrs.GetInt("src_layout", 0));
+  EPCTX_ASSIGN_OR_RETURN(int64_t dst_layout, attrs.GetInt("dst_layout", 0));
+  EPCTX_ASSIGN_OR_RETURN(config.src_layout, onednn::ParseActivationLayout(src_layout));
+  EPCTX_ASSIGN_OR_RETURN(config.dst_layout, onednn::ParseActivationLayout(dst_layout));
+  EPCTX_ASSIGN_OR_RETURN(int64_t winograd, attrs.GetInt("winograd", 0));
+  config.winograd = winograd != 0;
+  EPCTX_ASSIGN_OR_RETURN(config.post_ops, onednn::ParsePostOps(attrs));
+  config.has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  // The logical input shape (the layout pass may have made X's stored shape physical).
+  std::vector<int64_t> src = x.shape;
+  if (config.src_layout != onednn::ActivationLayout::kPlain) {
+    src.pop_back();
+    src[1] = w.shape[1] * group;
+  }
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (src[i] < 0) src[i] = i == 0 ? kRepresentativeBatch : kRepresentativeSpatial;
+  }
+  EPCTX_ASSIGN_OR_RETURN(onednn::ConvGeometry geometry,
+                         onednn::ResolveConvGeometry(window, group, w.shape, src));
+  EPCTX_ASSIGN_OR_RETURN(
+      onednn::PackedWeight packed,
+      onednn::PackConvWeights(geometry, config,
+                              reinterpret_cast<const float*>(w.constant->bytes.data())));
+  Logger().debug("{}: filter {} packed for {} as {}", n.name, ShapeToString(w.shape),
+                 packed.implementation, onednn::DescribeWeightFormat(packed.format));
+  auto data = std::make_shared<ConstantData>();
+  auto holder = std::make_shared<Tensor>(std::move(packed.bytes));
+  data->dtype = DataType::kFloat32;
+  data->shape = holder->shape();
+  data->bytes = std::span<const std::byte>(static_cast<const std::byte*>(holder->data()),
+                                           holder->byte_size());
+  data->owner = holder;
+  data->layout = static_cast<uint32_t>(PackLayout::kOneDnn);
+  IrAttribute shape_attr;
+  shape_attr.name = "weights_shape";
+  shape_attr.type = exec::AttrType::kInts;
+  shape_attr.ints = w.shape;
+  IrAttribute format_attr;
+  format_attr.name = "weights_format";
+  format_attr.type = exec::AttrType::kInts;
+  format_attr.ints = std::move(packed.format);
+  n.inputs[1] = graph.AddConstant(w.name + "_packed", std::move(data));
+  n.attrs.push_back(std::move(shape_attr));
+  n.attrs.push_back(std::move(format_attr));
+  return true;
+}
+
 }  // namespace
 
 Result<PassStats> PackWeights(IrGraph& graph) {
@@ -80,6 +147,9 @@ Result<PassStats> PackWeights(IrGraph& graph) {
     bool epctx = n.domain == "com.epctx";
     if ((onnx && n.op_type == "Gemm") || (epctx && n.op_type == "FusedGemm")) {
       if (PackGemm(graph, n)) stats.changed++;
+    } else if (epctx && n.op_type == "DnnlConv") {
+      EPCTX_ASSIGN_OR_RETURN(bool packed, PackDnnlConv(graph, n));
+      if (packed) stats.changed++;
     } else if ((onnx && n.op_type == "Conv") || (epctx && n.op_type == "FusedConv")) {
       TagConvFilter(graph, n);
     }

@@ -25,6 +25,15 @@ Result<PassStats> FoldBatchNormIntoConv(IrGraph& graph);
 // Relu / Clip / Sigmoid following a Conv or Gemm becomes part of it (com.epctx
 // FusedConv/FusedGemm).
 Result<PassStats> FuseActivations(IrGraph& graph);
+// Conv with a constant float32 filter becomes com.epctx DnnlConv (oneDNN; the filter is packed
+// later by PackWeights); a FusedConv's activation becomes its first post-op.
+Result<PassStats> LowerConvsToDnnl(IrGraph& graph);
+// Activations, SiLU (x * sigmoid(x)) and residual additions that follow a DnnlConv become its
+// post-ops.
+Result<PassStats> FuseDnnlPostOps(IrGraph& graph);
+// Chooses which activations stay in oneDNN's channel-blocked layout between convolutions and
+// inserts com.epctx Reorder nodes where the layout changes (plan_layouts.cc).
+Result<PassStats> PlanActivationLayouts(IrGraph& graph);
 // Nodes none of whose outputs are used are dropped.
 Result<PassStats> EliminateDeadNodes(IrGraph& graph);
 

@@ -35,6 +35,8 @@ void RegisterLinalgKernels(KernelRegistry& registry);
 void RegisterSignalKernels(KernelRegistry& registry);
 // control/: If, Loop, Scan
 void RegisterControlFlowKernels(KernelRegistry& registry);
+// dnnl/: com.epctx DnnlConv (oneDNN primitives on weights packed by the compiler)
+void RegisterDnnlKernels(KernelRegistry& registry);
 // text/: TfIdfVectorizer (integer tokens)
 void RegisterTextKernels(KernelRegistry& registry);
 

@@ -19,6 +19,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   kernels::RegisterSignalKernels(registry);
   kernels::RegisterControlFlowKernels(registry);
   kernels::RegisterTextKernels(registry);
+  kernels::RegisterDnnlKernels(registry);
 }
 
 }  // namespace epctx::exec

@@ -1,38 +1,39 @@
 // The one place kernels split loops over threads: every parallel loop of the kernel families
-// goes through these two functions, run on the worker pool (worker_pool.h explains why not
-// OpenMP).
+// goes through these two functions. They run on OpenMP's threads because oneDNN, which runs the
+// heavy kernels, is built on OpenMP: sharing its thread team keeps one thread budget per session.
+// A second pool of our own would wait (spinning) beside OpenMP's idle threads for the same two
+// cores. On a machine shared with other busy processes, OMP_WAIT_POLICY=passive in the
+// environment stops OpenMP's idle threads from spinning (see README, "Threads").
 #pragma once
 
-#include <algorithm>
-#include <cstdint>
-#include <memory>
-#include <type_traits>
+#include <omp.h>
 
-#include "exec/kernels/common/worker_pool.h"
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
 
 namespace epctx::exec::kernels {
 
 // Calls fn(i, worker) for every i in [0, count) on up to `threads` threads, the caller
 // included; `worker` in [0, threads) tells the threads of this call apart (for per-thread
 // scratch). Indices are handed out one at a time, so a thread the OS deschedules holds back at
-// most one of them while the others carry on.
+// most one of them while the others carry on. Inside another parallel region it runs serially.
 template <typename Fn>
 void ParallelFor(int threads, int64_t count, Fn&& fn) {
   const int nt = static_cast<int>(std::min<int64_t>(std::max(threads, 1), count));
-  if (nt <= 1) {
+  if (nt <= 1 || omp_in_parallel()) {
     for (int64_t i = 0; i < count; ++i) fn(i, 0);
     return;
   }
-  auto loop = std::make_shared<ParallelLoop>();
-  loop->count = count;
-  loop->max_workers = nt;
-  loop->body = const_cast<void*>(static_cast<const void*>(&fn));
-  loop->call = [](void* body, int64_t i, int worker) {
-    (*static_cast<std::remove_reference_t<Fn>*>(body))(i, worker);
-  };
-  RequestHelpers(loop, nt - 1);
-  loop->Work(0);
-  WaitForLoop(*loop);
+  std::atomic<int64_t> next{0};
+#pragma omp parallel num_threads(nt)
+  {
+    const int worker = omp_get_thread_num();
+    for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < count;
+         i = next.fetch_add(1, std::memory_order_relaxed)) {
+      fn(i, worker);
+    }
+  }
 }
 
 // Splits [0, count) into contiguous ranges of at least `grain` (a few per thread) and calls

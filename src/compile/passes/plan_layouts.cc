@@ -1,0 +1,450 @@
+// The activation layout plan: which values live in the channel-blocked layout
+// (exec/kernels/dnnl/activation_layout.h) and where Reorder nodes move a value between layouts.
+//
+// One walk in execution order. A DnnlConv writes the blocked layout when one of its consumers
+// can read it; pooling, Concat along whole channel blocks and element-wise ops whose operands are
+// blocked keep the layout (element-wise kernels work on the physical shape unchanged); any other
+// reader gets a plain copy made by a Reorder just before its first reader. The blocked layout pads
+// channels with zeros up to a multiple of 16, so an element-wise op may keep it only when it maps
+// zeros to zeros or the channel count has no padding. Graph inputs and outputs stay plain.
+#include <algorithm>
+#include <optional>
+
+#include "compile/passes/passes.h"
+#include "exec/kernels/dnnl/activation_layout.h"
+#include "util/status_macros.h"
+
+namespace epctx::compile {
+namespace {
+
+using exec::kernels::onednn::ActivationLayout;
+using exec::kernels::onednn::kChannelBlock;
+using exec::kernels::onednn::PhysicalShape;
+
+bool IsUnaryKeepingZero(std::string_view op) {
+  for (std::string_view z :
+       {"Relu", "LeakyRelu", "Tanh", "HardSwish", "Elu", "Neg", "Abs", "Sqrt", "Identity", "Sign",
+        "Ceil", "Floor", "Round", "Selu", "ThresholdedRelu", "Gelu"}) {
+    if (op == z) return true;
+  }
+  return false;
+}
+
+bool IsUnaryOther(std::string_view op) {
+  for (std::string_view z : {"Sigmoid", "HardSigmoid", "Exp", "Softplus", "Softsign", "Cos", "Erf",
+                             "Reciprocal", "Log"}) {
+    if (op == z) return true;
+  }
+  return false;
+}
+
+bool IsBinary(std::string_view op) {
+  for (std::string_view z : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
+    if (op == z) return true;
+  }
+  return false;
+}
+
+bool IsPool(const IrNode& n) {
+  return n.domain.empty() && (n.op_type == "MaxPool" || n.op_type == "AveragePool" ||
+                              n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool");
+}
+
+bool IsDnnlConv(const IrNode& n) {
+  return n.domain == "com.epctx" && n.op_type == "DnnlConv";
+}
+
+void SetInt(IrNode& n, const std::string& name, int64_t value) {
+  if (IrAttribute* a = n.FindAttr(name)) {
+    a->type = exec::AttrType::kInt;
+    a->i = value;
+    return;
+  }
+  IrAttribute a;
+  a.name = name;
+  a.type = exec::AttrType::kInt;
+  a.i = value;
+  n.attrs.push_back(std::move(a));
+}
+
+void SetString(IrNode& n, const std::string& name, std::string value) {
+  IrAttribute a;
+  a.name = name;
+  a.type = exec::AttrType::kString;
+  a.s = std::move(value);
+  n.attrs.push_back(std::move(a));
+}
+
+int64_t IntAttr(const IrNode& n, std::string_view name, int64_t fallback) {
+  const IrAttribute* a = n.FindAttr(name);
+  return a != nullptr && a->type == exec::AttrType::kInt ? a->i : fallback;
+}
+
+class Planner {
+ public:
+  explicit Planner(IrGraph& g)
+      : g_(g),
+        blocked_(g.values.size(), false),
+        other_(g.values.size(), -1),
+        channels_(g.values.size(), 0),
+        consumers_(g.values.size()) {
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      for (int i : g.nodes[k].inputs) {
+        if (i >= 0) consumers_[static_cast<size_t>(i)].push_back(static_cast<int>(k));
+      }
+    }
+  }
+
+  PassStats Run() {
+    PassStats stats{"plan-layouts", 0};
+    std::vector<IrNode> nodes = std::move(g_.nodes);
+    g_.nodes.clear();
+    for (IrNode& n : nodes) {
+      if (Plan(n)) stats.changed++;
+      g_.nodes.push_back(std::move(n));
+    }
+    stats.changed += reorders_;
+    if (stats.changed > 0) g_.opsets["com.epctx"] = 1;
+    return stats;
+  }
+
+ private:
+  const IrValue& V(int v) const { return g_.values[static_cast<size_t>(v)]; }
+  bool Blocked(int v) const {
+    return v >= 0 && static_cast<size_t>(v) < blocked_.size() && blocked_[static_cast<size_t>(v)];
+  }
+  // Keeps the per-value tables as long as the value list (constants are added on the way).
+  void Grow() {
+    blocked_.resize(g_.values.size(), false);
+    other_.resize(g_.values.size(), -1);
+    channels_.resize(g_.values.size(), 0);
+  }
+
+  // A value that may be stored blocked: float32 activations of rank 3 to 5 with a known channel
+  // count, not a graph output.
+  bool Eligible(int v) const {
+    if (v < 0 || IsGraphOutput(g_, v)) return false;
+    const IrValue& x = V(v);
+    return x.dtype == DataType::kFloat32 && !x.is_constant() && x.shape_known &&
+           x.shape.size() >= 3 && x.shape.size() <= 5 && x.shape[1] >= 1;
+  }
+  // The logical channel count of a value (plain or blocked).
+  int64_t Channels(int v) const {
+    return Blocked(v) ? channels_[static_cast<size_t>(v)] : V(v).shape[1];
+  }
+  bool Padded(int v) const { return Channels(v) % kChannelBlock != 0; }
+
+  // Whether some reader of `v` can take the blocked layout.
+  bool ReadersTakeBlocked(int v) const {
+    for (int k : consumers_[static_cast<size_t>(v)]) {
+      const IrNode& n = original_node(k);
+      if (IsDnnlConv(n) || IsPool(n) ||
+          (n.domain.empty() &&
+           (IsBinary(n.op_type) || IsUnaryKeepingZero(n.op_type) || n.op_type == "Concat"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+  const IrNode& original_node(int k) const;
+
+  void MarkBlocked(int v) {
+    IrValue& x = g_.values[static_cast<size_t>(v)];
+    channels_[static_cast<size_t>(v)] = x.shape[1];
+    x.shape = PhysicalShape(x.shape, ActivationLayout::kBlocked16);
+    x.dim_names.resize(x.shape.size() - 1);
+    x.dim_names.push_back("");
+    blocked_[static_cast<size_t>(v)] = true;
+  }
+
+  // `v` in the other layout, made by a Reorder inserted now (before the node being planned).
+  int Convert(int v) {
+    if (other_[static_cast<size_t>(v)] >= 0) return other_[static_cast<size_t>(v)];
+    const bool to_blocked = !Blocked(v);
+    IrValue copy;
+    copy.name = g_.UniqueName(V(v).name + (to_blocked ? "_blocked" : "_plain"));
+    copy.dtype = DataType::kFloat32;
+    copy.shape_known = true;
+    const int64_t c = Channels(v);
+    if (to_blocked) {
+      copy.shape = PhysicalShape(V(v).shape, ActivationLayout::kBlocked16);
+      copy.dim_names = V(v).dim_names;
+      copy.dim_names.resize(copy.shape.size());
+    } else {
+      copy.shape = V(v).shape;
+      copy.shape.pop_back();
+      copy.shape[1] = c;
+      copy.dim_names = V(v).dim_names;
+      copy.dim_names.resize(copy.shape.size());
+    }
+    const int out = g_.AddValue(std::move(copy));
+    Grow();
+    blocked_[static_cast<size_t>(out)] = to_blocked;
+    other_[static_cast<size_t>(out)] = v;
+    channels_[static_cast<size_t>(out)] = c;
+    other_[static_cast<size_t>(v)] = out;
+    IrNode r;
+    r.name = g_.UniqueName(V(v).name + "_reorder");
+    r.op_type = "Reorder";
+    r.domain = "com.epctx";
+    r.inputs = {v};
+    r.outputs = {out};
+    SetInt(
+        r, "to_layout",
+        static_cast<int64_t>(to_blocked ? ActivationLayout::kBlocked16 : ActivationLayout::kPlain));
+    SetInt(r, "channels", c);
+    g_.nodes.push_back(std::move(r));
+    reorders_++;
+    return out;
+  }
+  int PlainOf(int v) { return Blocked(v) ? Convert(v) : v; }
+  int BlockedOf(int v) { return Blocked(v) ? v : Convert(v); }
+  // The blocked form of `v` without making one: itself or an existing copy.
+  std::optional<int> ExistingBlocked(int v) const {
+    if (v < 0 || static_cast<size_t>(v) >= other_.size()) return std::nullopt;
+    if (Blocked(v)) return v;
+    const int o = other_[static_cast<size_t>(v)];
+    if (o >= 0 && Blocked(o)) return o;
+    return std::nullopt;
+  }
+
+  // Every blocked input gets its plain copy.
+  void AllPlain(IrNode& n) {
+    for (int& i : n.inputs) {
+      if (Blocked(i)) i = PlainOf(i);
+    }
+  }
+
+  bool Plan(IrNode& n);
+  bool PlanConv(IrNode& n);
+  bool PlanPool(IrNode& n);
+  bool PlanUnary(IrNode& n);
+  bool PlanBinary(IrNode& n);
+  bool PlanConcat(IrNode& n);
+  // A constant operand of a binary op with a blocked tensor of `c` channels, in the physical
+  // form; nullopt when its shape does not broadcast per channel or as a scalar.
+  std::optional<int> BlockedConstant(int v, int64_t c, size_t rank, float pad);
+
+  IrGraph& g_;
+  std::vector<bool> blocked_;
+  std::vector<int> other_;  // the same value in the other layout, or -1
+  std::vector<int64_t> channels_;
+  std::vector<std::vector<int>> consumers_;
+  std::vector<IrNode>* original_ = nullptr;
+  int reorders_ = 0;
+
+ public:
+  void SetOriginal(std::vector<IrNode>* nodes) { original_ = nodes; }
+};
+
+const IrNode& Planner::original_node(int k) const {
+  return (*original_)[static_cast<size_t>(k)];
+}
+
+bool Planner::Plan(IrNode& n) {
+  if (IsDnnlConv(n)) return PlanConv(n);
+  if (IsPool(n)) return PlanPool(n);
+  if (n.domain.empty() && n.inputs.size() >= 1 && n.outputs.size() == 1) {
+    if ((IsUnaryKeepingZero(n.op_type) || IsUnaryOther(n.op_type) || n.op_type == "Clip") &&
+        PlanUnary(n)) {
+      return true;
+    }
+    if (IsBinary(n.op_type) && n.inputs.size() == 2 && PlanBinary(n)) return true;
+    if (n.op_type == "Concat" && PlanConcat(n)) return true;
+  }
+  AllPlain(n);
+  return false;
+}
+
+bool Planner::PlanConv(IrNode& n) {
+  const int x = n.inputs[0];
+  bool changed = false;
+  if (std::optional<int> xb = ExistingBlocked(x)) {
+    n.inputs[0] = *xb;
+    SetInt(n, "src_layout", static_cast<int64_t>(ActivationLayout::kBlocked16));
+    changed = true;
+  }
+  const int y = n.outputs[0];
+  const bool dst_blocked = Eligible(y) && ReadersTakeBlocked(y);
+  if (dst_blocked) {
+    MarkBlocked(y);
+    SetInt(n, "dst_layout", static_cast<int64_t>(ActivationLayout::kBlocked16));
+    changed = true;
+  }
+  if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
+    n.inputs[3] = dst_blocked ? BlockedOf(n.inputs[3]) : PlainOf(n.inputs[3]);
+  }
+  for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+    if (Blocked(n.inputs[i])) n.inputs[i] = PlainOf(n.inputs[i]);
+  }
+  return changed;
+}
+
+bool Planner::PlanPool(IrNode& n) {
+  const int x = n.inputs.empty() ? -1 : n.inputs[0];
+  if (!Blocked(x) || n.outputs.size() != 1 || !Eligible(n.outputs[0])) {
+    AllPlain(n);
+    return false;
+  }
+  const bool global = n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool";
+  const bool max = n.op_type == "MaxPool" || n.op_type == "GlobalMaxPool";
+  if (n.op_type == "MaxPool" && IntAttr(n, "storage_order", 0) != 0) {
+    AllPlain(n);
+    return false;
+  }
+  if (n.op_type == "AveragePool" && IntAttr(n, "ceil_mode", 0) != 0 &&
+      IntAttr(n, "count_include_pad", 0) != 0) {
+    AllPlain(n);  // padding counted past the pads: oneDNN has no such mode
+    return false;
+  }
+  const int64_t c = Channels(x);
+  n.op_type = "DnnlPool";
+  n.domain = "com.epctx";
+  SetString(n, "pool", max ? "max" : "avg");
+  SetInt(n, "global", global ? 1 : 0);
+  SetInt(n, "layout", static_cast<int64_t>(ActivationLayout::kBlocked16));
+  SetInt(n, "channels", c);
+  MarkBlocked(n.outputs[0]);
+  return true;
+}
+
+bool Planner::PlanUnary(IrNode& n) {
+  const int x = n.inputs[0];
+  const int y = n.outputs[0];
+  if (!Blocked(x) || !Eligible(y) || V(y).shape.size() + 1 != V(x).shape.size()) return false;
+  bool keeps_zero = IsUnaryKeepingZero(n.op_type);
+  if (n.op_type == "Clip") {
+    // Bounds must not move zero: a Clip whose bounds exclude 0 writes them into the padding.
+    keeps_zero = false;
+    float lo = -1, hi = 1;
+    bool known = true;
+    for (size_t k = 1; k < n.inputs.size() && k < 3; ++k) {
+      if (n.inputs[k] < 0) continue;
+      const IrValue& b = V(n.inputs[k]);
+      if (!b.constant || b.constant->dtype != DataType::kFloat32 ||
+          b.constant->bytes.size() != sizeof(float)) {
+        known = false;
+        continue;
+      }
+      (k == 1 ? lo : hi) = *reinterpret_cast<const float*>(b.constant->bytes.data());
+    }
+    if (const IrAttribute* a = n.FindAttr("min")) lo = a->f;
+    if (const IrAttribute* a = n.FindAttr("max")) hi = a->f;
+    keeps_zero = known && lo <= 0 && hi >= 0;
+  }
+  if (!keeps_zero && Padded(x)) return false;
+  for (size_t k = 1; k < n.inputs.size(); ++k) {
+    if (Blocked(n.inputs[k])) n.inputs[k] = PlainOf(n.inputs[k]);
+  }
+  MarkBlocked(y);
+  return true;
+}
+
+std::optional<int> Planner::BlockedConstant(int v, int64_t c, size_t rank, float pad) {
+  const IrValue& k = V(v);
+  if (!k.constant || k.constant->dtype != DataType::kFloat32) return std::nullopt;
+  const std::vector<int64_t>& s = k.shape;
+  int64_t count = 1;
+  for (int64_t d : s) count *= d;
+  if (count == 1 && s.size() <= rank + 1) return v;  // a scalar broadcasts over anything
+  // Per channel: [C, 1, ...] or [1, C, 1, ...] right-aligned against [N, C, spatial...].
+  if (s.size() > rank || s.size() < rank - 1) return std::nullopt;
+  const size_t channel_axis = s.size() - (rank - 1);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i == channel_axis ? s[i] != c : s[i] != 1) return std::nullopt;
+  }
+  const int64_t blocks = (c + kChannelBlock - 1) / kChannelBlock;
+  std::vector<float> packed(static_cast<size_t>(blocks * kChannelBlock), pad);
+  const float* src = reinterpret_cast<const float*>(k.constant->bytes.data());
+  std::copy(src, src + c, packed.begin());
+  std::vector<int64_t> shape(rank + 1, 1);
+  shape[1] = blocks;
+  shape[rank] = kChannelBlock;
+  const int out = g_.AddConstant(
+      k.name + "_blocked",
+      ConstantData::FromVector<float>(DataType::kFloat32, std::move(shape), std::move(packed)));
+  Grow();
+  return out;
+}
+
+bool Planner::PlanBinary(IrNode& n) {
+  const int a = n.inputs[0], b = n.inputs[1], y = n.outputs[0];
+  if (!(Blocked(a) || Blocked(b)) || !Eligible(y)) return false;
+  const std::string& op = n.op_type;
+  const size_t rank = V(y).shape.size();
+  const int64_t c = V(y).shape[1];
+  auto activation = [&](int v) {
+    return v >= 0 && !V(v).is_constant() && V(v).dtype == DataType::kFloat32 &&
+           (Blocked(v) || Eligible(v) || (V(v).shape_known && V(v).shape.size() == rank));
+  };
+  auto same_channels = [&](int v) {
+    if (Blocked(v)) return channels_[static_cast<size_t>(v)] == c && V(v).shape.size() == rank + 1;
+    return V(v).shape_known && V(v).shape.size() == rank && V(v).shape[1] == c;
+  };
+  if (activation(a) && activation(b)) {
+    if (!same_channels(a) || !same_channels(b)) return false;
+    if ((op == "Div") && c % kChannelBlock != 0) return false;
+    n.inputs[0] = BlockedOf(a);
+    n.inputs[1] = BlockedOf(b);
+    MarkBlocked(y);
+    return true;
+  }
+  const int t = Blocked(a) ? a : b;  // the blocked activation
+  const int k = t == a ? b : a;      // the constant
+  if (!Blocked(t) || !same_channels(t) || k < 0 || !V(k).is_constant()) return false;
+  const bool padded = c % kChannelBlock != 0;
+  float pad = 0;
+  const IrValue& kv = V(k);
+  const bool scalar = kv.constant && kv.constant->bytes.size() == sizeof(float);
+  if (op == "Div") {
+    if (t != a) return false;  // constant / activation would divide by the zero padding
+    pad = 1;
+  } else if (op == "Add" || op == "Sub" || op == "Max" || op == "Min") {
+    if (scalar && padded) return false;
+  } else if (op != "Mul") {
+    return false;
+  }
+  std::optional<int> kb = BlockedConstant(k, c, rank, pad);
+  if (!kb) return false;
+  n.inputs[t == a ? 1 : 0] = *kb;
+  MarkBlocked(y);
+  return true;
+}
+
+bool Planner::PlanConcat(IrNode& n) {
+  const int y = n.outputs[0];
+  if (!Eligible(y)) return false;
+  const size_t rank = V(y).shape.size();
+  int64_t axis = IntAttr(n, "axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis != 1) return false;
+  bool any_blocked = false;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const int v = n.inputs[i];
+    if (v < 0) return false;
+    any_blocked |= Blocked(v);
+    const bool last = i + 1 == n.inputs.size();
+    if (!Blocked(v) && !Eligible(v) && !(V(v).is_constant())) return false;
+    if (V(v).is_constant() || V(v).dtype != DataType::kFloat32) return false;
+    if (!Blocked(v) && V(v).shape.size() != rank) return false;
+    if (!last && Channels(v) % kChannelBlock != 0) return false;
+  }
+  if (!any_blocked) return false;
+  for (int& v : n.inputs) v = BlockedOf(v);
+  MarkBlocked(y);
+  return true;
+}
+
+}  // namespace
+
+Result<PassStats> PlanActivationLayouts(IrGraph& graph) {
+  bool any_conv = false;
+  for (const IrNode& n : graph.nodes) any_conv |= IsDnnlConv(n);
+  if (!any_conv) return PassStats{"plan-layouts", 0};
+  std::vector<IrNode> original = graph.nodes;  // consumers' op types, for look-ahead
+  Planner planner(graph);
+  planner.SetOriginal(&original);
+  return planner.Run();
+}
+
+}  // namespace epctx::compile

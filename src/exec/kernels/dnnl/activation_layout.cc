@@ -1,0 +1,47 @@
+#include "exec/kernels/dnnl/activation_layout.h"
+
+#include "epctx/tensor.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+
+Result<ActivationLayout> ParseActivationLayout(int64_t value) {
+  if (value != static_cast<int64_t>(ActivationLayout::kPlain) &&
+      value != static_cast<int64_t>(ActivationLayout::kBlocked16)) {
+    return EPCTX_ERROR(kInvalidArgument, "activation layout {} is not known", value);
+  }
+  return static_cast<ActivationLayout>(value);
+}
+
+std::vector<int64_t> PhysicalShape(std::span<const int64_t> logical, ActivationLayout layout) {
+  std::vector<int64_t> out(logical.begin(), logical.end());
+  if (layout == ActivationLayout::kPlain || logical.size() < 2) return out;
+  out[1] = (logical[1] + kChannelBlock - 1) / kChannelBlock;
+  out.push_back(kChannelBlock);
+  return out;
+}
+
+Result<std::vector<int64_t>> LogicalShape(std::span<const int64_t> physical,
+                                          ActivationLayout layout, int64_t channels) {
+  std::vector<int64_t> out(physical.begin(), physical.end());
+  if (layout == ActivationLayout::kPlain) return out;
+  if (physical.size() < 3 || physical.back() != kChannelBlock || channels < 1 ||
+      physical[1] != (channels + kChannelBlock - 1) / kChannelBlock) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "a channel-blocked tensor of {} channels cannot have shape {}", channels,
+                       ShapeToString({physical.begin(), physical.end()}));
+  }
+  out.pop_back();
+  out[1] = channels;
+  return out;
+}
+
+dnnl::memory::format_tag TagFor(ActivationLayout layout, size_t rank) {
+  using tag = dnnl::memory::format_tag;
+  if (layout == ActivationLayout::kBlocked16) {
+    return rank == 3 ? tag::nCw16c : rank == 5 ? tag::nCdhw16c : tag::nChw16c;
+  }
+  return rank == 3 ? tag::ncw : rank == 5 ? tag::ncdhw : tag::nchw;
+}
+
+}  // namespace epctx::exec::kernels::onednn

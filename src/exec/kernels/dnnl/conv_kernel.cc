@@ -1,0 +1,199 @@
+// com.epctx DnnlConv: a convolution run by oneDNN on weights the compiler packed into the layout
+// the primitive reads (`weights_format`), with bias, activations and a residual addition fused
+// as post-ops, reading and writing activations in the layouts the compiler planned.
+//
+// Inputs: X, W (the packed bytes as float32 [n]), B (optional), R (the residual, present when
+// post_ops adds one; same shape and layout as the output).
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/dnnl/conv_primitive.h"
+#include "exec/kernels/dnnl/dnnl_ops.h"
+#include "exec/kernels/dnnl/primitive_cache.h"
+#include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernels/dnnl/weight_format.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+namespace {
+
+class DnnlConvKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+    auto k = std::unique_ptr<DnnlConvKernel>(new DnnlConvKernel());
+    const Attributes& attrs = *node.attrs;
+    EPCTX_ASSIGN_OR_RETURN(k->window_, ParseWindowAttrs(attrs));
+    EPCTX_ASSIGN_OR_RETURN(k->group_, attrs.GetInt("group", 1));
+    EPCTX_ASSIGN_OR_RETURN(k->weight_dims_, attrs.GetInts("weights_shape"));
+    EPCTX_ASSIGN_OR_RETURN(k->format_, attrs.GetInts("weights_format"));
+    EPCTX_ASSIGN_OR_RETURN(int64_t src_layout, attrs.GetInt("src_layout", 0));
+    EPCTX_ASSIGN_OR_RETURN(int64_t dst_layout, attrs.GetInt("dst_layout", 0));
+    EPCTX_ASSIGN_OR_RETURN(k->config_.src_layout, ParseActivationLayout(src_layout));
+    EPCTX_ASSIGN_OR_RETURN(k->config_.dst_layout, ParseActivationLayout(dst_layout));
+    EPCTX_ASSIGN_OR_RETURN(int64_t winograd, attrs.GetInt("winograd", 0));
+    k->config_.winograd = winograd != 0;
+    EPCTX_ASSIGN_OR_RETURN(k->config_.post_ops, ParsePostOps(attrs));
+    k->config_.has_bias = InputPresent(node, 2);
+    const bool wants_residual = ResidualIndex(k->config_.post_ops) >= 0;
+    if (wants_residual != InputPresent(node, 3)) {
+      return EPCTX_ERROR(kInvalidArgument, "post_ops {} a residual, but input R is {}",
+                         wants_residual ? "adds" : "does not add",
+                         InputPresent(node, 3) ? "present" : "absent");
+    }
+    if (k->weight_dims_.size() < 3 || k->weight_dims_.size() > 5 || k->group_ < 1) {
+      return EPCTX_ERROR(kInvalidArgument, "weights_shape {} / group {} is not a convolution's",
+                         ShapeToString(k->weight_dims_), k->group_);
+    }
+    for (int64_t d : k->weight_dims_) {
+      if (d < 1)
+        return EPCTX_ERROR(kInvalidArgument, "weights_shape {}", ShapeToString(k->weight_dims_));
+    }
+    EPCTX_RETURN_IF_ERROR(ValidateWindowAttrs(k->window_, k->weight_dims_.size() - 2));
+    if (k->format_.empty()) {
+      return EPCTX_ERROR(kInvalidArgument, "weights_format is missing");
+    }
+    for (size_t i : {0, 1, 2, 3}) {
+      if (i == 1) continue;
+      EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, i, DataType::kFloat32, "X, B or R"));
+    }
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, DataType::kFloat32, "W"));
+    k->format_hash_ = Hash64(std::span<const std::byte>(
+        reinterpret_cast<const std::byte*>(k->format_.data()), k->format_.size() * 8));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "X"));
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1, "W"));
+    const Tensor* b = ctx.input(2);
+    const Tensor* r = ctx.input(3);
+    EPCTX_RETURN_IF_ERROR(ExpectDtype(*x, DataType::kFloat32, "X"));
+    const int64_t channels = weight_dims_[1] * group_;
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> src,
+                           LogicalShape(x->shape(), config_.src_layout, channels));
+    EPCTX_ASSIGN_OR_RETURN(ConvGeometry g, ResolveConvGeometry(window_, group_, weight_dims_, src));
+    const int threads = ctx.num_threads();
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                           PrimitiveFor(g, x->shape(), threads));
+    if (w->dtype() != DataType::kFloat32 || w->byte_size() != prim->weights.get_size()) {
+      return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
+                         w->byte_size(), prim->weights.get_size());
+    }
+    if (b != nullptr &&
+        (b->dtype() != DataType::kFloat32 || b->element_count() != g.out_channels)) {
+      return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
+                         ShapeToString(b->shape()), g.out_channels);
+    }
+    const std::vector<int64_t> y_shape = PhysicalShape(g.dst_dims(), config_.dst_layout);
+    if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y_shape)) {
+      return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
+                         ShapeToString(r->shape()), ShapeToString(y_shape));
+    }
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
+    if (y->element_count() == 0) return Status::Ok();
+    void* scratch = nullptr;
+    if (prim->scratchpad_bytes > 0) {
+      EPCTX_ASSIGN_OR_RETURN(scratch, ThreadScratchpad(prim->scratchpad_bytes));
+    }
+    try {
+      ThreadBudget budget(threads);
+      std::unordered_map<int, dnnl::memory> args;
+      args.emplace(DNNL_ARG_SRC, Wrap(ActivationDesc(g.src_dims(), config_.src_layout), x->data()));
+      args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w->data()));
+      if (b != nullptr) args.emplace(DNNL_ARG_BIAS, Wrap(prim->bias, b->data()));
+      args.emplace(DNNL_ARG_DST, Wrap(ActivationDesc(g.dst_dims(), config_.dst_layout), y->data()));
+      if (r != nullptr) {
+        args.emplace(
+            DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config_.post_ops)) | DNNL_ARG_SRC_1,
+            Wrap(prim->residual, r->data()));
+      }
+      if (scratch != nullptr) {
+        args.emplace(
+            DNNL_ARG_SCRATCHPAD,
+            Wrap(dnnl::memory::desc({static_cast<int64_t>(prim->scratchpad_bytes)},
+                                    dnnl::memory::data_type::u8, dnnl::memory::format_tag::x),
+                 scratch));
+      }
+      prim->primitive.execute(ThreadStream(), args);
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "running a convolution");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  DnnlConvKernel() = default;
+
+  // The primitive for this input shape and thread count: the last one used, or the process's.
+  Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const ConvGeometry& g,
+                                                              const std::vector<int64_t>& x_shape,
+                                                              int threads) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (last_ != nullptr && last_shape_ == x_shape && last_threads_ == threads) return last_;
+    }
+    const std::string key = ConvKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                           GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_ = prim;
+    last_shape_ = x_shape;
+    last_threads_ = threads;
+    return prim;
+  }
+
+  Result<CachedPrimitive> Make(const ConvGeometry& g, int threads) const {
+    ThreadBudget budget(threads);
+    EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, config_, nullptr));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> wanted, EncodeWeightFormat(pd.weights_desc()));
+    if (wanted != format_) {
+      // Another shape than the one packed for (or another CPU tier): ask for a primitive that
+      // reads the stored layout.
+      auto stored = DecodeBlockedWeightFormat(format_);
+      if (!stored.ok()) {
+        return EPCTX_ERROR(kUnsupported,
+                           "the weights were packed as {}, but for this input oneDNN wants {} "
+                           "and the stored layout cannot be used instead: {}",
+                           DescribeWeightFormat(format_), DescribeWeightFormat(wanted),
+                           stored.status().message());
+      }
+      EPCTX_ASSIGN_OR_RETURN(pd, MakeConvPrimitiveDesc(g, config_, &*stored));
+    }
+    try {
+      CachedPrimitive out;
+      out.primitive = dnnl::convolution_forward(pd);
+      out.scratchpad_bytes = pd.scratchpad_desc().get_size();
+      out.implementation = pd.impl_info_str();
+      out.weights = pd.weights_desc();
+      out.bias = pd.bias_desc();
+      out.residual = ActivationDesc(g.dst_dims(), config_.dst_layout);
+      return out;
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "creating a convolution");
+    }
+  }
+
+  WindowAttrs window_;
+  int64_t group_ = 1;
+  std::vector<int64_t> weight_dims_;
+  std::vector<int64_t> format_;
+  uint64_t format_hash_ = 0;
+  ConvConfig config_;
+
+  std::mutex mutex_;
+  std::shared_ptr<const CachedPrimitive> last_;
+  std::vector<int64_t> last_shape_;
+  int last_threads_ = 0;
+};
+
+}  // namespace
+
+void RegisterDnnlConv(KernelRegistry& registry) {
+  registry.Register("com.epctx", "DnnlConv", 1, DnnlConvKernel::Create);
+}
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,127 @@
+#include "exec/kernels/dnnl/conv_primitive.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "exec/kernels/dnnl/runtime.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+
+std::vector<int64_t> ConvGeometry::src_dims() const {
+  std::vector<int64_t> d{batch, in_channels};
+  d.insert(d.end(), in_spatial.begin(), in_spatial.end());
+  return d;
+}
+
+std::vector<int64_t> ConvGeometry::dst_dims() const {
+  std::vector<int64_t> d{batch, out_channels};
+  d.insert(d.end(), out_spatial.begin(), out_spatial.end());
+  return d;
+}
+
+std::vector<int64_t> ConvGeometry::onnx_weight_dims() const {
+  std::vector<int64_t> d{out_channels, in_channels / group};
+  d.insert(d.end(), kernel.begin(), kernel.end());
+  return d;
+}
+
+dnnl::memory::dims ConvGeometry::dnnl_weight_dims() const {
+  dnnl::memory::dims d;
+  if (group > 1) d.push_back(group);
+  d.push_back(out_channels / group);
+  d.push_back(in_channels / group);
+  d.insert(d.end(), kernel.begin(), kernel.end());
+  return d;
+}
+
+Result<ConvGeometry> ResolveConvGeometry(const WindowAttrs& window, int64_t group,
+                                         std::span<const int64_t> weight_dims,
+                                         std::span<const int64_t> src_dims) {
+  const size_t rank = src_dims.size();
+  if (rank < 3 || rank > 5 || weight_dims.size() != rank) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "input X has rank {} and W rank {}; expected 3 to 5, equal", rank,
+                       weight_dims.size());
+  }
+  ConvGeometry g;
+  g.batch = src_dims[0];
+  g.in_channels = src_dims[1];
+  g.out_channels = weight_dims[0];
+  g.group = group;
+  int64_t expected_channels = 0;
+  if (group < 1 || __builtin_mul_overflow(weight_dims[1], group, &expected_channels) ||
+      expected_channels != g.in_channels || g.out_channels % group != 0) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "input X has {} channels; W of shape {} with group {} expects {}",
+                       g.in_channels, ShapeToString({weight_dims.begin(), weight_dims.end()}),
+                       group, expected_channels);
+  }
+  const std::span<const int64_t> kernel = weight_dims.subspan(2);
+  EPCTX_ASSIGN_OR_RETURN(Window3d w, ResolveWindow(window, src_dims.subspan(2), kernel));
+  const size_t spatial = rank - 2;
+  for (size_t i = 0; i < spatial; ++i) {
+    const size_t j = 3 - spatial + i;
+    g.in_spatial.push_back(w.in[j]);
+    g.kernel.push_back(w.kernel[j]);
+    g.strides.push_back(w.stride[j]);
+    g.dilations.push_back(w.dilation[j]);
+    g.pad_begin.push_back(w.pad_begin[j]);
+    g.pad_end.push_back(w.pad_end[j]);
+    g.out_spatial.push_back(w.out[j]);
+  }
+  return g;
+}
+
+dnnl::memory::desc ActivationDesc(const std::vector<int64_t>& dims, ActivationLayout layout) {
+  return PlainDesc(dims, TagFor(layout, dims.size()));
+}
+
+Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
+    const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights) {
+  try {
+    using dnnl::memory;
+    const memory::desc src = ActivationDesc(g.src_dims(), c.src_layout);
+    const memory::desc dst = ActivationDesc(g.dst_dims(), c.dst_layout);
+    const memory::desc wei =
+        weights != nullptr
+            ? *weights
+            : memory::desc(g.dnnl_weight_dims(), memory::data_type::f32, memory::format_tag::any);
+    const memory::desc bias =
+        c.has_bias ? memory::desc({g.out_channels}, memory::data_type::f32, memory::format_tag::x)
+                   : memory::desc();
+    memory::dims dilations;
+    for (int64_t d : g.dilations) dilations.push_back(d - 1);  // oneDNN counts the gaps
+    const auto alg =
+        c.winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+    auto desc = dnnl::convolution_forward::desc(
+        dnnl::prop_kind::forward_inference, alg, src, wei, bias, dst,
+        memory::dims(g.strides.begin(), g.strides.end()), dilations,
+        memory::dims(g.pad_begin.begin(), g.pad_begin.end()),
+        memory::dims(g.pad_end.begin(), g.pad_end.end()));
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    EPCTX_ASSIGN_OR_RETURN(dnnl::post_ops chain, ToDnnlPostOps(c.post_ops, &dst));
+    attr.set_post_ops(chain);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(
+        e, fmt::format("a {}convolution of {} by {}", c.winograd ? "Winograd " : "",
+                       fmt::join(g.src_dims(), "x"), fmt::join(g.onnx_weight_dims(), "x")));
+  }
+}
+
+std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads) {
+  std::string key = fmt::format(
+      "conv t{} n{} c{} m{} g{} in{} k{} s{} d{} pb{} pe{} L{}{} b{} w{}", threads, g.batch,
+      g.in_channels, g.out_channels, g.group, fmt::join(g.in_spatial, ","),
+      fmt::join(g.kernel, ","), fmt::join(g.strides, ","), fmt::join(g.dilations, ","),
+      fmt::join(g.pad_begin, ","), fmt::join(g.pad_end, ","), static_cast<int>(c.src_layout),
+      static_cast<int>(c.dst_layout), c.has_bias ? 1 : 0, c.winograd ? 1 : 0);
+  for (const PostOp& op : c.post_ops) {
+    key += fmt::format(" p{}:{}:{}", static_cast<int>(op.kind), op.alpha, op.beta);
+  }
+  return key;
+}
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,58 @@
+// The convolution problem of a DnnlConv node on a concrete input, and the oneDNN primitive
+// descriptor for it. Used by the compiler (to learn the weight layout the primitive wants and
+// pack the weights into it) and by the kernel (to create the primitive that reads them).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "epctx/status.h"
+#include "exec/kernels/dnnl/activation_layout.h"
+#include "exec/kernels/dnnl/dnnl.h"
+#include "exec/kernels/dnnl/post_ops.h"
+#include "exec/kernels/nn/window.h"
+
+namespace epctx::exec::kernels::onednn {
+
+struct ConvGeometry {
+  int64_t batch = 0;
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  int64_t group = 1;
+  // One entry per spatial dim (1 to 3).
+  std::vector<int64_t> in_spatial, kernel, strides, dilations, pad_begin, pad_end, out_spatial;
+
+  std::vector<int64_t> src_dims() const;
+  std::vector<int64_t> dst_dims() const;
+  // ONNX's OIHW weight dims; oneDNN's (with a leading group dim when group > 1).
+  std::vector<int64_t> onnx_weight_dims() const;
+  dnnl::memory::dims dnnl_weight_dims() const;
+};
+
+// The geometry of a convolution with ONNX attributes `window` and `group`, ONNX weight dims
+// `weight_dims` (OIHW) and logical input dims `src_dims` (NCHW).
+Result<ConvGeometry> ResolveConvGeometry(const WindowAttrs& window, int64_t group,
+                                         std::span<const int64_t> weight_dims,
+                                         std::span<const int64_t> src_dims);
+
+struct ConvConfig {
+  ActivationLayout src_layout = ActivationLayout::kPlain;
+  ActivationLayout dst_layout = ActivationLayout::kPlain;
+  bool has_bias = false;
+  bool winograd = false;
+  std::vector<PostOp> post_ops;
+};
+
+// `weights`: the layout the primitive must read, or null to let oneDNN choose.
+Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
+    const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights);
+
+// A key naming the problem, for the process-wide primitive cache.
+std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads);
+
+// Memory descriptor of an activation of logical dims `dims` in `layout`.
+dnnl::memory::desc ActivationDesc(const std::vector<int64_t>& dims, ActivationLayout layout);
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,12 @@
+// Registration functions of the oneDNN-backed kernels, called by RegisterDnnlKernels.
+#pragma once
+
+#include "exec/kernel.h"
+
+namespace epctx::exec::kernels::onednn {
+
+void RegisterDnnlConv(KernelRegistry& registry);     // conv_kernel.cc
+void RegisterDnnlReorder(KernelRegistry& registry);  // reorder_kernel.cc
+void RegisterDnnlPool(KernelRegistry& registry);     // pool_kernel.cc
+
+}  // namespace epctx::exec::kernels::onednn

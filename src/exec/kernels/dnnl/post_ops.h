@@ -1,0 +1,55 @@
+// Element-wise work a oneDNN primitive applies to its output while it is still in registers:
+// the activations the compiler fuses into Conv/MatMul nodes, and the addition of a residual
+// tensor. Stored in a node as `post_ops` (Ints: kinds, in order), `post_op_alpha` and
+// `post_op_beta` (Floats: one each per kind). The ids are part of the blob's layout version.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "epctx/status.h"
+#include "exec/attributes.h"
+#include "exec/kernels/dnnl/dnnl.h"
+
+namespace epctx::exec::kernels::onednn {
+
+enum class PostOpKind : int64_t {
+  kRelu = 1,       // max(x, 0); alpha: slope below 0 (LeakyRelu)
+  kClip = 2,       // min(max(x, alpha), beta)
+  kSigmoid = 3,    // 1 / (1 + exp(-x))
+  kSwish = 4,      // x * sigmoid(alpha * x)
+  kHardSwish = 5,  // x * min(max(x / 6 + 1/2, 0), 1)
+  kTanh = 6,
+  kGeluErf = 7,    // x/2 * (1 + erf(x / sqrt 2))
+  kGeluTanh = 8,   // x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+  kAddTensor = 9,  // adds the node's residual input, of the output's shape and layout
+  kLinear = 10,    // alpha * x + beta
+  kElu = 11,       // x > 0 ? x : alpha * (exp(x) - 1)
+};
+
+struct PostOp {
+  PostOpKind kind;
+  float alpha = 0;
+  float beta = 0;
+};
+
+// The name used in messages and `epctx inspect`.
+std::string_view PostOpName(PostOpKind kind);
+
+// From the node's attributes; an empty list when absent.
+Result<std::vector<PostOp>> ParsePostOps(const Attributes& attrs);
+
+// True when f(0) = 0 for every activation: the padding lanes of a blocked tensor stay zero.
+bool KeepsZero(std::span<const PostOp> ops);
+
+// The oneDNN post-op chain; `residual` is the layout of the kAddTensor operand (required when the
+// list has one, which must be at most one).
+Result<dnnl::post_ops> ToDnnlPostOps(std::span<const PostOp> ops,
+                                     const dnnl::memory::desc* residual);
+
+// Index of the kAddTensor post-op in oneDNN's chain, or -1.
+int ResidualIndex(std::span<const PostOp> ops);
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,38 @@
+// Process-wide oneDNN primitives, keyed by the problem they solve. Creating a primitive
+// generates machine code (milliseconds for a network); it happens once per problem per
+// process, on the first run that needs it, and every later session of any model that has the
+// same problem reuses it. Sessions therefore stay cheap to create (no primitive is made at
+// load) and a second session's first run costs what a steady run costs.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "epctx/status.h"
+#include "exec/kernels/dnnl/dnnl.h"
+
+namespace epctx::exec::kernels::onednn {
+
+struct CachedPrimitive {
+  dnnl::primitive primitive;
+  size_t scratchpad_bytes = 0;
+  std::string implementation;  // oneDNN's name for the code it runs, e.g. "jit:avx512_core"
+  // Layouts the primitive reads and writes (the kernel wraps its tensors in them).
+  dnnl::memory::desc weights;
+  dnnl::memory::desc bias;
+  dnnl::memory::desc residual;
+};
+
+using PrimitiveMaker = std::function<Result<CachedPrimitive>()>;
+
+// The entry for `key`, made with `make` when absent. Concurrent callers with one key wait for
+// a single creation; a failed creation is not cached.
+Result<std::shared_ptr<const CachedPrimitive>> GetOrCreatePrimitive(const std::string& key,
+                                                                    const PrimitiveMaker& make);
+
+// Entries in the cache (tests).
+size_t CachedPrimitiveCount();
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,12 @@
+#include "exec/kernels/dnnl/dnnl_ops.h"
+#include "exec/kernels/families.h"
+
+namespace epctx::exec::kernels {
+
+void RegisterDnnlKernels(KernelRegistry& registry) {
+  onednn::RegisterDnnlConv(registry);
+  onednn::RegisterDnnlReorder(registry);
+  onednn::RegisterDnnlPool(registry);
+}
+
+}  // namespace epctx::exec::kernels

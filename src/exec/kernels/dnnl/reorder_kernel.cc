@@ -1,0 +1,91 @@
+// com.epctx Reorder: moves an activation between the plain and the channel-blocked layout
+// (activation_layout.h), where the compiler's layout plan changes from one to the other.
+// Attributes: `to_layout` (the output's layout; the input is in the other one), `channels`
+// (the logical channel count, which a blocked shape does not show).
+#include <memory>
+
+#include <fmt/ranges.h>
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/dnnl/activation_layout.h"
+#include "exec/kernels/dnnl/conv_primitive.h"
+#include "exec/kernels/dnnl/dnnl_ops.h"
+#include "exec/kernels/dnnl/primitive_cache.h"
+#include "exec/kernels/dnnl/runtime.h"
+
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+namespace {
+
+class ReorderKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+    auto k = std::unique_ptr<ReorderKernel>(new ReorderKernel());
+    EPCTX_ASSIGN_OR_RETURN(int64_t to, node.attrs->GetInt("to_layout", -1));
+    EPCTX_ASSIGN_OR_RETURN(k->to_, ParseActivationLayout(to));
+    k->from_ = k->to_ == ActivationLayout::kPlain ? ActivationLayout::kBlocked16
+                                                  : ActivationLayout::kPlain;
+    EPCTX_ASSIGN_OR_RETURN(k->channels_, node.attrs->GetInt("channels", 0));
+    if (k->channels_ < 1) {
+      return EPCTX_ERROR(kInvalidArgument, "channels is {}, expected at least 1", k->channels_);
+    }
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "X"));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "X"));
+    EPCTX_RETURN_IF_ERROR(ExpectDtype(*x, DataType::kFloat32, "X"));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, LogicalShape(x->shape(), from_, channels_));
+    if (dims.size() < 3 || dims.size() > 5 || dims[1] != channels_) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "input X has shape {}, expected rank 3 to 5 with {} "
+                         "channels",
+                         ShapeToString(x->shape()), channels_);
+    }
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y,
+                           ctx.AllocateOutput(0, DataType::kFloat32, PhysicalShape(dims, to_)));
+    if (y->element_count() == 0) return Status::Ok();
+    const int threads = ctx.num_threads();
+    const std::string key =
+        fmt::format("reorder t{} {} to {}", threads, fmt::join(dims, ","), static_cast<int>(to_));
+    const dnnl::memory::desc src = ActivationDesc(dims, from_);
+    const dnnl::memory::desc dst = ActivationDesc(dims, to_);
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                           GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
+                             ThreadBudget budget(threads);
+                             try {
+                               CachedPrimitive out;
+                               dnnl::reorder::primitive_desc pd(CpuEngine(), src, CpuEngine(), dst);
+                               out.primitive = dnnl::reorder(pd);
+                               out.implementation = pd.impl_info_str();
+                               return out;
+                             } catch (const dnnl::error& e) {
+                               return FromDnnlError(e, "creating a reorder");
+                             }
+                           }));
+    try {
+      ThreadBudget budget(threads);
+      dnnl::memory in = Wrap(src, x->data());
+      dnnl::memory out = Wrap(dst, y->data());
+      prim->primitive.execute(ThreadStream(), {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}});
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "running a reorder");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  ReorderKernel() = default;
+  ActivationLayout to_ = ActivationLayout::kPlain;
+  ActivationLayout from_ = ActivationLayout::kPlain;
+  int64_t channels_ = 0;
+};
+
+}  // namespace
+
+void RegisterDnnlReorder(KernelRegistry& registry) {
+  registry.Register("com.epctx", "Reorder", 1, ReorderKernel::Create);
+}
+
+}  // namespace epctx::exec::kernels::onednn

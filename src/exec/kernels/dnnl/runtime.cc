@@ -1,0 +1,66 @@
+#include "exec/kernels/dnnl/runtime.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+
+const dnnl::engine& CpuEngine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+dnnl::stream& ThreadStream() {
+  thread_local dnnl::stream stream(CpuEngine());
+  return stream;
+}
+
+ThreadBudget::ThreadBudget(int threads) : previous_(omp_get_max_threads()) {
+  omp_set_num_threads(std::max(threads, 1));
+}
+
+ThreadBudget::~ThreadBudget() {
+  omp_set_num_threads(previous_);
+}
+
+Status FromDnnlError(const dnnl::error& e, std::string_view what) {
+  if (e.status == dnnl_unimplemented) {
+    return EPCTX_ERROR(kUnsupported, "oneDNN has no implementation for {}: {}", what, e.what());
+  }
+  return EPCTX_ERROR(kInternal, "oneDNN failed on {}: {} (status {})", what, e.what(),
+                     static_cast<int>(e.status));
+}
+
+Result<void*> ThreadScratchpad(size_t bytes) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t size = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  if (bytes <= buffer.size) return buffer.data;
+  const size_t rounded = (bytes + 4095) / 4096 * 4096;
+  void* data = std::aligned_alloc(64, rounded);
+  if (data == nullptr) {
+    return EPCTX_ERROR(kFailedPrecondition, "cannot allocate a {}-byte oneDNN scratchpad", bytes);
+  }
+  std::free(buffer.data);
+  buffer.data = data;
+  buffer.size = rounded;
+  return data;
+}
+
+dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
+}
+
+dnnl::memory Wrap(const dnnl::memory::desc& desc, const void* data) {
+  return dnnl::memory(desc, CpuEngine(), const_cast<void*>(data));
+}
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,47 @@
+// What every oneDNN-backed kernel shares: the CPU engine, a stream per calling thread, the
+// session's thread budget applied to oneDNN, error conversion, and per-thread scratchpads.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "epctx/status.h"
+#include "exec/kernels/dnnl/dnnl.h"
+
+namespace epctx::exec::kernels::onednn {
+
+// The process's CPU engine (created on first use).
+const dnnl::engine& CpuEngine();
+
+// A stream on CpuEngine() owned by the calling thread. oneDNN's CPU streams run primitives
+// synchronously on the calling thread and its OpenMP team.
+dnnl::stream& ThreadStream();
+
+// oneDNN creates and runs primitives with omp_get_max_threads() threads of the calling thread;
+// this sets that to the session's budget for a scope and restores it after.
+class ThreadBudget {
+ public:
+  explicit ThreadBudget(int threads);
+  ~ThreadBudget();
+  ThreadBudget(const ThreadBudget&) = delete;
+  ThreadBudget& operator=(const ThreadBudget&) = delete;
+
+ private:
+  int previous_;
+};
+
+// kInternal (or kUnsupported when oneDNN reports unimplemented) naming `what` and oneDNN's
+// message.
+Status FromDnnlError(const dnnl::error& e, std::string_view what);
+
+// At least `bytes` bytes, 64-byte aligned, owned by the calling thread, for a primitive's
+// scratchpad. Valid until the next call on the same thread.
+Result<void*> ThreadScratchpad(size_t bytes);
+
+// Plain memory descriptor of an f32 tensor of `dims` in the given tag.
+dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag);
+
+// dnnl::memory over caller-owned data (never allocates).
+dnnl::memory Wrap(const dnnl::memory::desc& desc, const void* data);
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,36 @@
+// A packed weight's layout as the blob records it: oneDNN's memory descriptor written as plain
+// integers (an `Ints` attribute of the node), so that the program stays a verifiable FlatBuffer
+// and no byte of the blob is ever handed to oneDNN as a descriptor unchecked.
+//
+// At run time the kernel asks oneDNN which layout it wants and compares the encodings; only for
+// shapes other than the packed one does it decode the stored layout (blocked layouts only, after
+// checking that they describe a dense, non-overlapping tensor) and ask for a primitive that reads
+// exactly that.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "epctx/status.h"
+#include "exec/kernels/dnnl/dnnl.h"
+
+namespace epctx::exec::kernels::onednn {
+
+// Encoding version: the first element of every encoding.
+inline constexpr int64_t kWeightFormatVersion = 1;
+
+// kUnsupported for descriptor kinds the blob cannot record (anything but f32 blocked and
+// Winograd layouts, or with extra flags).
+Result<std::vector<int64_t>> EncodeWeightFormat(const dnnl::memory::desc& desc);
+
+// The descriptor of a blocked encoding; kCorrupt when it is malformed or not dense, kUnsupported
+// for Winograd layouts (which oneDNN only produces for the shape they were packed for).
+Result<dnnl::memory::desc> DecodeBlockedWeightFormat(std::span<const int64_t> encoding);
+
+// Human-readable name of an encoding, e.g. "blocked OIhw16i16o-like [64,3,7,7] 37632 B" or
+// "winograd 4x3".
+std::string DescribeWeightFormat(std::span<const int64_t> encoding);
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,24 @@
+// Packing a weight into the layout a oneDNN primitive reads, done once by the compiler; the
+// bytes go into the blob and the kernel uses them in place.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "epctx/status.h"
+#include "epctx/tensor.h"
+#include "exec/kernels/dnnl/conv_primitive.h"
+
+namespace epctx::exec::kernels::onednn {
+
+struct PackedWeight {
+  Tensor bytes;                 // float32 [n]: the packed layout, padding included
+  std::vector<int64_t> format;  // EncodeWeightFormat of its layout
+  std::string implementation;   // the oneDNN implementation it was packed for
+};
+
+// `oihw`: ONNX's filter [M, C/group, k...] as float32. The geometry is the one the kernel will
+// see (for dynamic shapes, a representative one).
+Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c, const float* oihw);
+
+}  // namespace epctx::exec::kernels::onednn
