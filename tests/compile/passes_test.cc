@@ -5,6 +5,7 @@
 #include <random>
 
 #include "compile/passes/passes.h"
+#include "exec/kernels/dnnl/post_ops.h"
 
 namespace epctx::compile {
 namespace {
@@ -120,13 +121,17 @@ TEST(Passes, FoldAndFusePreserveResults) {
   std::vector<std::string> ops;
   for (const IrNode& n : graph.nodes) ops.push_back(n.domain + ":" + n.op_type);
   EXPECT_EQ(ops,
-            (std::vector<std::string>{"com.epctx:DnnlConv", ":Flatten", "com.epctx:FusedGemm"}));
-  // Gemm's B is packed to [N, K] with alpha folded in.
+            (std::vector<std::string>{"com.epctx:DnnlConv", ":Flatten", "com.epctx:DnnlMatMul"}));
+  // Gemm runs on oneDNN: B ([K, N] = [384, 5], alpha folded in) packed into the primitive's layout,
+  // the Clip after it a post-op.
   const IrNode& gemm = graph.nodes[2];
-  EXPECT_EQ(graph.values[static_cast<size_t>(gemm.inputs[1])].shape,
-            (std::vector<int64_t>{5, 384}));
-  EXPECT_EQ(gemm.FindAttr("transB")->i, 1);
-  EXPECT_EQ(gemm.FindAttr("alpha")->f, 1.0f);
+  ASSERT_NE(gemm.FindAttr("weights_shape"), nullptr);
+  EXPECT_EQ(gemm.FindAttr("weights_shape")->ints, (std::vector<int64_t>{384, 5}));
+  EXPECT_EQ(gemm.FindAttr("transB"), nullptr);
+  EXPECT_EQ(gemm.FindAttr("alpha"), nullptr);
+  ASSERT_NE(gemm.FindAttr("post_ops"), nullptr);
+  EXPECT_EQ(gemm.FindAttr("post_ops")->ints,
+            (std::vector<int64_t>{static_cast<int64_t>(exec::kernels::onednn::PostOpKind::kClip)}));
 
   std::vector<Tensor> after = Evaluate(graph, {*x});
   ASSERT_EQ(after.size(), 1u);

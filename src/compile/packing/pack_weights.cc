@@ -138,6 +138,59 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
   return true;
 }
 
+// Rows assumed for packing when the activation's leading dims are unknown: oneDNN's matmul picks
+// its weight layout from K, N and the CPU, and reads the stored one for any M.
+constexpr int64_t kRepresentativeRows = 128;
+
+std::shared_ptr<ConstantData> PackedConstant(Tensor bytes) {
+  auto data = std::make_shared<ConstantData>();
+  auto holder = std::make_shared<Tensor>(std::move(bytes));
+  data->dtype = DataType::kFloat32;
+  data->shape = holder->shape();
+  data->bytes = std::span<const std::byte>(static_cast<const std::byte*>(holder->data()),
+                                           holder->byte_size());
+  data->owner = holder;
+  data->layout = static_cast<uint32_t>(PackLayout::kOneDnn);
+  return data;
+}
+
+void AddIntsAttr(IrNode& n, std::string name, std::vector<int64_t> v) {
+  IrAttribute a;
+  a.name = std::move(name);
+  a.type = exec::AttrType::kInts;
+  a.ints = std::move(v);
+  n.attrs.push_back(std::move(a));
+}
+
+Result<bool> PackDnnlMatMul(IrGraph& graph, IrNode& n) {
+  if (n.FindAttr("weights_format") != nullptr) return false;  // packed already
+  const IrValue& a = graph.values[static_cast<size_t>(n.inputs[0])];
+  const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
+  exec::Attributes attrs = graph.AttributesOf(n);
+  onednn::MatMulConfig config;
+  EPCTX_ASSIGN_OR_RETURN(config.post_ops, onednn::ParsePostOps(attrs));
+  config.has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  int64_t rows = 1;
+  bool known = a.shape_known;
+  for (size_t i = 0; known && i + 1 < a.shape.size(); ++i) {
+    if (a.shape[i] < 0) known = false;
+    rows *= std::max<int64_t>(a.shape[i], 1);
+  }
+  const onednn::MatMulGeometry geometry{known ? rows : kRepresentativeRows, w.shape[0], w.shape[1]};
+  EPCTX_ASSIGN_OR_RETURN(
+      onednn::PackedWeight packed,
+      onednn::PackMatMulWeights(
+          geometry, config, reinterpret_cast<const float*>(w.constant->bytes.data()), false, 1.0f));
+  Logger().debug("{}: weight {} packed for {} as {}", n.name, ShapeToString(w.shape),
+                 packed.implementation, onednn::DescribeWeightFormat(packed.format));
+  std::vector<int64_t> shape = w.shape;
+  const std::string name = w.name + "_packed";
+  n.inputs[1] = graph.AddConstant(name, PackedConstant(std::move(packed.bytes)));
+  AddIntsAttr(n, "weights_shape", std::move(shape));
+  AddIntsAttr(n, "weights_format", std::move(packed.format));
+  return true;
+}
+
 }  // namespace
 
 Result<PassStats> PackWeights(IrGraph& graph) {
@@ -147,6 +200,9 @@ Result<PassStats> PackWeights(IrGraph& graph) {
     bool epctx = n.domain == "com.epctx";
     if ((onnx && n.op_type == "Gemm") || (epctx && n.op_type == "FusedGemm")) {
       if (PackGemm(graph, n)) stats.changed++;
+    } else if (epctx && n.op_type == "DnnlMatMul") {
+      EPCTX_ASSIGN_OR_RETURN(bool packed, PackDnnlMatMul(graph, n));
+      if (packed) stats.changed++;
     } else if (epctx && n.op_type == "DnnlConv") {
       EPCTX_ASSIGN_OR_RETURN(bool packed, PackDnnlConv(graph, n));
       if (packed) stats.changed++;

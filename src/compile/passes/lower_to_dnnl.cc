@@ -1,7 +1,11 @@
-// Convolutions with constant float32 filters become com.epctx DnnlConv nodes (run by oneDNN),
-// and the element-wise work that follows them becomes their post-ops.
+// Convolutions and matrix products with constant float32 weights become com.epctx DnnlConv and
+// DnnlMatMul nodes (run by oneDNN), and the element-wise work that follows them becomes their
+// post-ops: bias additions, activations (single nodes, or chains such as an exported GELU that
+// elementwise_chain.h recognizes) and residual additions.
 #include <limits>
+#include <optional>
 
+#include "compile/passes/elementwise_chain.h"
 #include "compile/passes/passes.h"
 #include "exec/kernels/dnnl/post_ops.h"
 #include "util/status_macros.h"
@@ -148,7 +152,39 @@ Uses FindUses(const IrGraph& g) {
   return u;
 }
 
-// One fusion into the node at `k` (a DnnlConv), or false when none applies.
+// Whether two values have the same shape whatever the run: equal static dims, or unknown dims
+// with the same symbolic name.
+bool SameShape(const IrValue& a, const IrValue& b) {
+  if (!a.shape_known || !b.shape_known || a.shape.size() != b.shape.size()) return false;
+  for (size_t i = 0; i < a.shape.size(); ++i) {
+    if (a.shape[i] >= 0 || b.shape[i] >= 0) {
+      if (a.shape[i] != b.shape[i]) return false;
+      continue;
+    }
+    if (i >= a.dim_names.size() || i >= b.dim_names.size() || a.dim_names[i].empty() ||
+        a.dim_names[i] != b.dim_names[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsDnnl(const IrNode& n) {
+  return n.domain == "com.epctx" && (n.op_type == "DnnlConv" || n.op_type == "DnnlMatMul");
+}
+
+// A constant that is a bias for an output of `n` columns: [N] or [1, ..., 1, N].
+bool IsBiasFor(const IrGraph& g, int v, int64_t n) {
+  if (!IsFloatConstant(g, v)) return false;
+  const std::vector<int64_t>& s = ValueOf(g, v).shape;
+  if (s.empty() || s.back() != n) return false;
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    if (s[i] != 1) return false;
+  }
+  return true;
+}
+
+// One fusion into the node at `k` (a DnnlConv or DnnlMatMul), or false when none applies.
 bool FuseOne(IrGraph& g, size_t k, const Uses& uses, std::vector<bool>& dead) {
   IrNode& n = g.nodes[k];
   const int y = n.outputs[0];
@@ -156,34 +192,33 @@ bool FuseOne(IrGraph& g, size_t k, const Uses& uses, std::vector<bool>& dead) {
   const std::vector<int>& consumers = uses.consumers[static_cast<size_t>(y)];
   const IrValue& yv = ValueOf(g, y);
 
-  // y * sigmoid(y): Swish (SiLU).
-  if (uses.count[static_cast<size_t>(y)] == 2 && consumers.size() == 2) {
-    for (int pick = 0; pick < 2; ++pick) {
-      const int si = consumers[static_cast<size_t>(pick)];
-      const int mi = consumers[static_cast<size_t>(1 - pick)];
-      const IrNode& sig = g.nodes[static_cast<size_t>(si)];
-      const IrNode& mul = g.nodes[static_cast<size_t>(mi)];
-      if (dead[static_cast<size_t>(si)] || dead[static_cast<size_t>(mi)]) continue;
-      if (!IsOnnx(sig, "Sigmoid") || !IsOnnx(mul, "Mul") || mul.inputs.size() != 2) continue;
-      const int s = sig.outputs[0];
-      if (s < 0 || uses.count[static_cast<size_t>(s)] != 1 || IsGraphOutput(g, s)) continue;
-      if (!((mul.inputs[0] == y && mul.inputs[1] == s) ||
-            (mul.inputs[0] == s && mul.inputs[1] == y))) {
-        continue;
-      }
-      AppendPostOp(n, PostOpKind::kSwish, 1.0f, 0.0f);
-      n.outputs[0] = mul.outputs[0];
-      // The fused node takes the Mul's place, after both.
-      g.nodes[static_cast<size_t>(mi)] = std::move(n);
-      dead[k] = true;
-      dead[static_cast<size_t>(si)] = true;
-      return true;
-    }
+  // A chain of element-wise nodes computing one function of y (GELU, SiLU, ...).
+  if (std::optional<ElementwiseChain> chain = FindElementwiseChain(g, k, y, dead)) {
+    AppendPostOp(n, chain->function.kind, chain->function.alpha, chain->function.beta);
+    n.outputs[0] = chain->output;
+    for (size_t c : chain->nodes) dead[c] = true;
+    return true;
   }
   if (uses.count[static_cast<size_t>(y)] != 1 || consumers.size() != 1) return false;
   const size_t c = static_cast<size_t>(consumers[0]);
   if (dead[c]) return false;
   IrNode& next = g.nodes[c];
+  // MatMul + Add of a [N] constant: the bias, when nothing is applied before it.
+  if (n.op_type == "DnnlMatMul" && IsOnnx(next, "Add") && next.inputs.size() == 2 &&
+      (n.inputs.size() < 3 || n.inputs[2] < 0) && n.FindAttr("post_ops") == nullptr) {
+    const int64_t cols = ValueOf(g, n.inputs[1]).shape.back();  // W is still [K, N] here
+    const int bias = next.inputs[0] == y ? next.inputs[1] : next.inputs[0];
+    // A bias of higher rank than y would broadcast y up: not a bias.
+    const bool rank_ok = yv.shape_known ? ValueOf(g, bias).shape.size() <= yv.shape.size()
+                                        : ValueOf(g, bias).shape.size() <= 1;
+    if (bias != y && IsBiasFor(g, bias, cols) && rank_ok) {
+      n.inputs.resize(3, -1);
+      n.inputs[2] = bias;
+      n.outputs[0] = next.outputs[0];
+      dead[c] = true;
+      return true;
+    }
+  }
   PostOpKind kind;
   float alpha = 0, beta = 0;
   if (next.inputs[0] == y && ActivationPostOp(g, next, &kind, &alpha, &beta)) {
@@ -198,10 +233,7 @@ bool FuseOne(IrGraph& g, size_t k, const Uses& uses, std::vector<bool>& dead) {
     const int r = next.inputs[0] == y ? next.inputs[1] : next.inputs[0];
     if (r == y || r < 0) return false;
     const IrValue& rv = ValueOf(g, r);
-    if (!yv.fully_static() || !rv.fully_static() || rv.shape != yv.shape ||
-        rv.dtype != DataType::kFloat32) {
-      return false;
-    }
+    if (!SameShape(yv, rv) || rv.dtype != DataType::kFloat32) return false;
     AppendPostOp(n, PostOpKind::kAddTensor, 0.0f, 0.0f);
     n.inputs.resize(3, -1);
     n.inputs.push_back(r);
@@ -260,6 +292,121 @@ Result<PassStats> LowerConvsToDnnl(IrGraph& graph) {
   return stats;
 }
 
+namespace {
+
+// `b` as float32 [K, N], times alpha: a new constant unless it already is that.
+int PlainWeight(IrGraph& g, int b, bool transposed, float alpha) {
+  if (!transposed && alpha == 1.0f) return b;
+  const IrValue& v = ValueOf(g, b);
+  const int64_t rows = v.shape[0], cols = v.shape[1];
+  const float* src = reinterpret_cast<const float*>(v.constant->bytes.data());
+  std::vector<float> out(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const float x = src[i * cols + j] * alpha;
+      if (transposed) {
+        out[static_cast<size_t>(j * rows + i)] = x;
+      } else {
+        out[static_cast<size_t>(i * cols + j)] = x;
+      }
+    }
+  }
+  std::vector<int64_t> shape =
+      transposed ? std::vector<int64_t>{cols, rows} : std::vector<int64_t>{rows, cols};
+  return g.AddConstant(v.name + "_kn", ConstantData::FromVector<float>(
+                                           DataType::kFloat32, std::move(shape), std::move(out)));
+}
+
+// Gemm's C as a bias [N] (times beta), or -2 when C is not a constant row vector or scalar.
+int GemmBias(IrGraph& g, const IrNode& n, int64_t cols, float beta) {
+  if (n.inputs.size() < 3 || n.inputs[2] < 0) return -1;
+  const int c = n.inputs[2];
+  if (!IsFloatConstant(g, c)) return -2;
+  const IrValue& v = ValueOf(g, c);
+  const size_t count = v.constant->bytes.size() / sizeof(float);
+  const bool row = IsBiasFor(g, c, cols);
+  if (!row && count != 1) return -2;
+  if (row && beta == 1.0f && v.shape.size() == 1) return c;
+  const float* src = reinterpret_cast<const float*>(v.constant->bytes.data());
+  std::vector<float> bias(static_cast<size_t>(cols));
+  for (int64_t j = 0; j < cols; ++j) bias[static_cast<size_t>(j)] = beta * src[row ? j : 0];
+  return g.AddConstant(v.name + "_bias", ConstantData::FromVector<float>(DataType::kFloat32, {cols},
+                                                                         std::move(bias)));
+}
+
+float FloatAttr(const IrNode& n, std::string_view name, float fallback) {
+  const IrAttribute* a = n.FindAttr(name);
+  return a != nullptr && a->type == exec::AttrType::kFloat ? a->f : fallback;
+}
+
+int64_t IntAttr(const IrNode& n, std::string_view name, int64_t fallback) {
+  const IrAttribute* a = n.FindAttr(name);
+  return a != nullptr && a->type == exec::AttrType::kInt ? a->i : fallback;
+}
+
+// A FusedGemm/FusedConv's activation as its first post-op; false when it has none we know.
+bool TakeFusedActivation(IrNode& n) {
+  const IrAttribute* act = n.FindAttr("activation");
+  const IrAttribute* params = n.FindAttr("activation_params");
+  if (act == nullptr) return false;
+  if (act->s == "Relu") {
+    AppendPostOp(n, PostOpKind::kRelu, 0, 0);
+  } else if (act->s == "Sigmoid") {
+    AppendPostOp(n, PostOpKind::kSigmoid, 0, 0);
+  } else if (act->s == "Clip" && params != nullptr && params->floats.size() == 2) {
+    AppendPostOp(n, PostOpKind::kClip, params->floats[0], params->floats[1]);
+  } else {
+    return false;
+  }
+  RemoveAttr(n, "activation");
+  RemoveAttr(n, "activation_params");
+  return true;
+}
+
+}  // namespace
+
+Result<PassStats> LowerMatMulsToDnnl(IrGraph& graph) {
+  PassStats stats{"lower-matmul-dnnl", 0};
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    IrNode& n = graph.nodes[k];
+    const bool gemm = IsOnnx(n, "Gemm") || (n.domain == "com.epctx" && n.op_type == "FusedGemm");
+    if (!IsOnnx(n, "MatMul") && !gemm) continue;
+    if (n.inputs.size() < 2 || n.outputs.size() != 1 || n.inputs[0] < 0) continue;
+    if (!IsFloatConstant(graph, n.inputs[1]) || ValueOf(graph, n.inputs[1]).shape.size() != 2) {
+      continue;
+    }
+    // A's shape may be unknown here (exporters compute shapes at run time); the kernel checks
+    // its last dim against K on every run.
+    const IrValue& a = ValueOf(graph, n.inputs[0]);
+    if (a.dtype != DataType::kFloat32) continue;
+    const bool trans_b = gemm && IntAttr(n, "transB", 0) != 0;
+    const std::vector<int64_t> bs = ValueOf(graph, n.inputs[1]).shape;
+    const int64_t kdim = trans_b ? bs[1] : bs[0];
+    const int64_t ndim = trans_b ? bs[0] : bs[1];
+    if (a.shape_known && (a.shape.empty() || (a.shape.back() >= 0 && a.shape.back() != kdim))) {
+      continue;
+    }
+    int bias = -1;
+    if (gemm) {
+      if (IntAttr(n, "transA", 0) != 0 || (a.shape_known && a.shape.size() != 2)) continue;
+      bias = GemmBias(graph, n, ndim, FloatAttr(n, "beta", 1.0f));
+      if (bias == -2) continue;
+      if (n.op_type == "FusedGemm" && !TakeFusedActivation(graph.nodes[k])) continue;
+    }
+    IrNode& m = graph.nodes[k];  // AddConstant may not move nodes, but keep it explicit
+    const float alpha = gemm ? FloatAttr(m, "alpha", 1.0f) : 1.0f;
+    const int b = PlainWeight(graph, m.inputs[1], trans_b, alpha);
+    m.inputs = {m.inputs[0], b};
+    if (bias >= 0) m.inputs.push_back(bias);
+    for (std::string_view attr : {"transA", "transB", "alpha", "beta"}) RemoveAttr(m, attr);
+    m.op_type = "DnnlMatMul";
+    m.domain = "com.epctx";
+    stats.changed++;
+  }
+  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  return stats;
+}
+
 Result<PassStats> FuseDnnlPostOps(IrGraph& graph) {
   PassStats stats{"fuse-dnnl-post-ops", 0};
   for (bool changed = true; changed;) {
@@ -269,7 +416,7 @@ Result<PassStats> FuseDnnlPostOps(IrGraph& graph) {
     for (size_t k = 0; k < graph.nodes.size(); ++k) {
       if (dead[k]) continue;
       const IrNode& n = graph.nodes[k];
-      if (n.domain != "com.epctx" || n.op_type != "DnnlConv" || n.outputs.size() != 1) continue;
+      if (!IsDnnl(n) || n.outputs.size() != 1) continue;
       if (FuseOne(graph, k, uses, dead)) {
         stats.changed++;
         changed = true;

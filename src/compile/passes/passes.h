@@ -28,8 +28,12 @@ Result<PassStats> FuseActivations(IrGraph& graph);
 // Conv with a constant float32 filter becomes com.epctx DnnlConv (oneDNN; the filter is packed
 // later by PackWeights); a FusedConv's activation becomes its first post-op.
 Result<PassStats> LowerConvsToDnnl(IrGraph& graph);
-// Activations, SiLU (x * sigmoid(x)) and residual additions that follow a DnnlConv become its
-// post-ops.
+// MatMul with a constant float32 [K, N] weight, and Gemm (transA=0) with a constant B and a
+// constant row-vector or scalar C, become com.epctx DnnlMatMul (B as [K, N] with alpha folded in,
+// C as a bias times beta; the weight is packed later by PackWeights).
+Result<PassStats> LowerMatMulsToDnnl(IrGraph& graph);
+// Bias additions (DnnlMatMul), activations, element-wise chains such as GELU or SiLU, and residual
+// additions that follow a DnnlConv or DnnlMatMul become its post-ops.
 Result<PassStats> FuseDnnlPostOps(IrGraph& graph);
 // Chooses which activations stay in oneDNN's channel-blocked layout between convolutions and
 // inserts com.epctx Reorder nodes where the layout changes (plan_layouts.cc).

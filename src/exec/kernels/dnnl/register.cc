@@ -7,6 +7,7 @@ void RegisterDnnlKernels(KernelRegistry& registry) {
   onednn::RegisterDnnlConv(registry);
   onednn::RegisterDnnlReorder(registry);
   onednn::RegisterDnnlPool(registry);
+  onednn::RegisterDnnlMatMul(registry);
 }
 
 }  // namespace epctx::exec::kernels

@@ -34,4 +34,32 @@ Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
   return out;
 }
 
+Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
+                                       const float* b, bool transposed, float alpha) {
+  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeMatMulPrimitiveDesc(g, c, nullptr));
+  PackedWeight out;
+  const dnnl::memory::desc packed = pd.weights_desc();
+  EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
+  out.implementation = pd.impl_info_str();
+  EPCTX_ASSIGN_OR_RETURN(
+      out.bytes, Tensor::Allocate(DataType::kFloat32,
+                                  {static_cast<int64_t>(packed.get_size() / sizeof(float))}));
+  std::vector<float> scaled;
+  if (alpha != 1.0f) {
+    scaled.assign(b, b + g.k * g.n);
+    for (float& v : scaled) v *= alpha;
+    b = scaled.data();
+  }
+  try {
+    using tag = dnnl::memory::format_tag;
+    // [N, K] row-major is [K, N] with swapped strides: oneDNN's "ba".
+    dnnl::memory src = Wrap(PlainDesc({g.k, g.n}, transposed ? tag::ba : tag::ab), b);
+    dnnl::memory dst = Wrap(packed, out.bytes.data());
+    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, "packing matmul weights");
+  }
+  return out;
+}
+
 }  // namespace epctx::exec::kernels::onednn

@@ -8,6 +8,7 @@
 #include "epctx/status.h"
 #include "epctx/tensor.h"
 #include "exec/kernels/dnnl/conv_primitive.h"
+#include "exec/kernels/dnnl/matmul_primitive.h"
 
 namespace epctx::exec::kernels::onednn {
 
@@ -20,5 +21,10 @@ struct PackedWeight {
 // `oihw`: ONNX's filter [M, C/group, k...] as float32. The geometry is the one the kernel will
 // see (for dynamic shapes, a representative one).
 Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c, const float* oihw);
+
+// `b`: the weight as float32 [K, N], or [N, K] when `transposed` (Gemm's transB); `alpha`
+// scales it (Gemm's alpha).
+Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
+                                       const float* b, bool transposed, float alpha);
 
 }  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,150 @@
+// com.epctx DnnlMatMul: A [..., K] times a constant weight [K, N] that the compiler packed into
+// the layout oneDNN's matmul reads (`weights_format`), over the rows of A flattened to
+// [M, K]; bias, activations and a residual addition fused as post-ops. The output is
+// [..., N] (A's leading dims).
+//
+// Inputs: A, W (the packed bytes as float32 [n]), B (optional bias [N]), R (the residual,
+// present when post_ops adds one; the output's shape).
+#include <memory>
+#include <vector>
+
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/dnnl/dnnl_ops.h"
+#include "exec/kernels/dnnl/matmul_primitive.h"
+#include "exec/kernels/dnnl/primitive_memo.h"
+#include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernels/dnnl/weight_format.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+namespace {
+
+class DnnlMatMulKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+    auto k = std::unique_ptr<DnnlMatMulKernel>(new DnnlMatMulKernel());
+    const Attributes& attrs = *node.attrs;
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts("weights_shape"));
+    EPCTX_ASSIGN_OR_RETURN(k->format_, attrs.GetInts("weights_format"));
+    EPCTX_ASSIGN_OR_RETURN(k->config_.post_ops, ParsePostOps(attrs));
+    if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1) {
+      return EPCTX_ERROR(kInvalidArgument, "weights_shape {} is not a [K, N] matrix",
+                         ShapeToString(dims));
+    }
+    if (k->format_.empty()) return EPCTX_ERROR(kInvalidArgument, "weights_format is missing");
+    k->k_ = dims[0];
+    k->n_ = dims[1];
+    k->config_.has_bias = InputPresent(node, 2);
+    const bool wants_residual = ResidualIndex(k->config_.post_ops) >= 0;
+    if (wants_residual != InputPresent(node, 3)) {
+      return EPCTX_ERROR(kInvalidArgument, "post_ops {} a residual, but input R is {}",
+                         wants_residual ? "adds" : "does not add",
+                         InputPresent(node, 3) ? "present" : "absent");
+    }
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, DataType::kFloat32, "W"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kFloat32, "B"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 3, DataType::kFloat32, "R"));
+    k->format_hash_ = Hash64(std::as_bytes(std::span<const int64_t>(k->format_)));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, "A"));
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1, "W"));
+    const Tensor* b = ctx.input(2);
+    const Tensor* r = ctx.input(3);
+    EPCTX_RETURN_IF_ERROR(ExpectDtype(*a, DataType::kFloat32, "A"));
+    const std::vector<int64_t>& as = a->shape();
+    if (as.empty() || as.back() != k_) {
+      return EPCTX_ERROR(kInvalidArgument, "input A has shape {}, expected [..., {}]",
+                         ShapeToString(as), k_);
+    }
+    std::vector<int64_t> y_shape(as.begin(), as.end() - 1);
+    y_shape.push_back(n_);
+    const MatMulGeometry g{DimProduct(as) / k_, k_, n_};
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
+    if (y->element_count() == 0) return Status::Ok();
+    const int threads = ctx.num_threads();
+    std::shared_ptr<const CachedPrimitive> prim = memo_.Find(as, threads);
+    if (prim == nullptr) {
+      const std::string key = MatMulKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
+      EPCTX_ASSIGN_OR_RETURN(prim, GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
+      memo_.Remember(as, threads, prim);
+    }
+    if (w->dtype() != DataType::kFloat32 || w->byte_size() != prim->weights.get_size()) {
+      return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
+                         w->byte_size(), prim->weights.get_size());
+    }
+    if (b != nullptr && (b->dtype() != DataType::kFloat32 || b->element_count() != n_)) {
+      return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
+                         ShapeToString(b->shape()), n_);
+    }
+    if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y_shape)) {
+      return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
+                         ShapeToString(r->shape()), ShapeToString(y_shape));
+    }
+    std::unordered_map<int, dnnl::memory> args;
+    try {
+      using tag = dnnl::memory::format_tag;
+      args.emplace(DNNL_ARG_SRC, Wrap(PlainDesc({g.m, g.k}, tag::ab), a->data()));
+      args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w->data()));
+      if (b != nullptr) args.emplace(DNNL_ARG_BIAS, Wrap(PlainDesc({1, g.n}, tag::ab), b->data()));
+      args.emplace(DNNL_ARG_DST, Wrap(PlainDesc({g.m, g.n}, tag::ab), y->data()));
+      if (r != nullptr) {
+        args.emplace(
+            DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config_.post_ops)) | DNNL_ARG_SRC_1,
+            Wrap(PlainDesc({g.m, g.n}, tag::ab), r->data()));
+      }
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "preparing a matmul");
+    }
+    return ExecutePrimitive(*prim, args, threads, "a matmul");
+  }
+
+ private:
+  DnnlMatMulKernel() = default;
+
+  Result<CachedPrimitive> Make(const MatMulGeometry& g, int threads) const {
+    ThreadBudget budget(threads);
+    EPCTX_ASSIGN_OR_RETURN(auto pd, MakeMatMulPrimitiveDesc(g, config_, nullptr));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> wanted, EncodeWeightFormat(pd.weights_desc()));
+    if (wanted != format_) {
+      auto stored = DecodeBlockedWeightFormat(format_);
+      if (!stored.ok()) {
+        return EPCTX_ERROR(kUnsupported,
+                           "the weights were packed as {}, but for this input oneDNN wants {} "
+                           "and the stored layout cannot be used instead: {}",
+                           DescribeWeightFormat(format_), DescribeWeightFormat(wanted),
+                           stored.status().message());
+      }
+      EPCTX_ASSIGN_OR_RETURN(pd, MakeMatMulPrimitiveDesc(g, config_, &*stored));
+    }
+    try {
+      CachedPrimitive out;
+      out.primitive = dnnl::matmul(pd);
+      out.scratchpad_bytes = pd.scratchpad_desc().get_size();
+      out.implementation = pd.impl_info_str();
+      out.weights = pd.weights_desc();
+      return out;
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "creating a matmul");
+    }
+  }
+
+  int64_t k_ = 0;
+  int64_t n_ = 0;
+  std::vector<int64_t> format_;
+  uint64_t format_hash_ = 0;
+  MatMulConfig config_;
+  PrimitiveMemo memo_;
+};
+
+}  // namespace
+
+void RegisterDnnlMatMul(KernelRegistry& registry) {
+  registry.Register("com.epctx", "DnnlMatMul", 1, DnnlMatMulKernel::Create);
+}
+
+}  // namespace epctx::exec::kernels::onednn

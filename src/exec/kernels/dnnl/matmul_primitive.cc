@@ -1,0 +1,43 @@
+#include "exec/kernels/dnnl/matmul_primitive.h"
+
+#include <fmt/format.h>
+
+#include "exec/kernels/dnnl/runtime.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+
+Result<dnnl::matmul::primitive_desc> MakeMatMulPrimitiveDesc(const MatMulGeometry& g,
+                                                             const MatMulConfig& c,
+                                                             const dnnl::memory::desc* weights) {
+  try {
+    using dnnl::memory;
+    using tag = memory::format_tag;
+    const memory::desc src = PlainDesc({g.m, g.k}, tag::ab);
+    const memory::desc dst = PlainDesc({g.m, g.n}, tag::ab);
+    const memory::desc wei = weights != nullptr ? *weights : PlainDesc({g.k, g.n}, tag::any);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    EPCTX_ASSIGN_OR_RETURN(dnnl::post_ops chain, ToDnnlPostOps(c.post_ops, &dst));
+    attr.set_post_ops(chain);
+    if (c.has_bias) {
+      dnnl::matmul::desc desc(src, wei, PlainDesc({1, g.n}, tag::ab), dst);
+      return dnnl::matmul::primitive_desc(desc, attr, CpuEngine());
+    }
+    dnnl::matmul::desc desc(src, wei, dst);
+    return dnnl::matmul::primitive_desc(desc, attr, CpuEngine());
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, fmt::format("a matmul of [{}, {}] by [{}, {}]", g.m, g.k, g.k, g.n));
+  }
+}
+
+std::string MatMulKey(const MatMulGeometry& g, const MatMulConfig& c, int threads) {
+  std::string key =
+      fmt::format("matmul t{} m{} k{} n{} b{}", threads, g.m, g.k, g.n, c.has_bias ? 1 : 0);
+  for (const PostOp& op : c.post_ops) {
+    key += fmt::format(" p{}:{}:{}", static_cast<int>(op.kind), op.alpha, op.beta);
+  }
+  return key;
+}
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,34 @@
+// The primitive a kernel used last (for one input shape and thread count), so that steady runs
+// skip building the cache key; and running a cached primitive with its scratchpad.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "epctx/status.h"
+#include "exec/kernels/dnnl/primitive_cache.h"
+
+namespace epctx::exec::kernels::onednn {
+
+class PrimitiveMemo {
+ public:
+  // The remembered primitive for (shape, threads), or null.
+  std::shared_ptr<const CachedPrimitive> Find(const std::vector<int64_t>& shape, int threads);
+  void Remember(const std::vector<int64_t>& shape, int threads,
+                std::shared_ptr<const CachedPrimitive> primitive);
+
+ private:
+  std::mutex mutex_;  // sessions may run one kernel from several threads at once
+  std::shared_ptr<const CachedPrimitive> last_;
+  std::vector<int64_t> shape_;
+  int threads_ = 0;
+};
+
+// Runs `prim` on `args` with `threads` threads, adding its scratchpad (per calling thread).
+Status ExecutePrimitive(const CachedPrimitive& prim, std::unordered_map<int, dnnl::memory>& args,
+                        int threads, std::string_view what);
+
+}  // namespace epctx::exec::kernels::onednn
