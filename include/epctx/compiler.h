@@ -29,6 +29,7 @@ struct ModelCompileResult {
   std::string partition_name;
   bool compiled = false;
   std::string error;  // why it failed, when it did
+  StatusCode error_code = StatusCode::kOk;
   std::vector<std::string> warnings;
   size_t node_count = 0;
   uint64_t weight_bytes = 0;  // this model's weights before deduplication

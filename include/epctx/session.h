@@ -33,6 +33,11 @@ class SessionOptions {
   std::map<std::string, std::string> entries_;
 };
 
+// Checks one entry as a session or compiler would when it reads the options: an unknown key is
+// refused with the list of known keys, a bad value with the accepted values. For callers that
+// want the error when the entry is added rather than when it is used (the C API, Python).
+Status CheckConfigEntry(const std::string& key, const std::string& value);
+
 // One model input or output as the session sees it. Unknown dims are -1; `dim_names` holds the
 // symbolic name of such a dim where the model gives one (empty string otherwise).
 struct ValueInfo {
@@ -72,6 +77,8 @@ class Session {
 
   // Runs the model. Every model input must be given, with the declared dtype, rank and dims.
   // `output_names` empty means all outputs, in model order. Calls on one session are serialized.
+  // The returned tensors own their memory (nothing aliases the session, its arena or the blob), so
+  // they may outlive the session and be handed to another owner without a copy.
   Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
                                   const std::vector<std::string>& output_names = {});
 

@@ -241,10 +241,12 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
                         r.node_count, r.weight_bytes));
       } else {
         r.error = compiled.status().ToString();
+        r.error_code = compiled.status().code();
       }
       models.push_back(std::move(imported).value());
     } else {
       r.error = imported.status().ToString();
+      r.error_code = imported.status().code();
       models.emplace_back();
     }
     if (!r.compiled) {
@@ -293,6 +295,7 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
       undo();
       r.compiled = false;
       r.error = s.ToString();
+      r.error_code = s.code();
       return report;
     }
     written.push_back(r.context_model_path);
