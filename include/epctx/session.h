@@ -56,6 +56,20 @@ struct SessionOrigin {
   std::string fallback_reason;  // why the blob was not used, when it was not
 };
 
+// Model-level facts of the file the session was created from (ONNX ModelProto fields). For a
+// context model they are the context model's: producer "epctx", the original graph's name, and
+// the metadata recording the original model.
+struct ModelMetadata {
+  std::string producer_name;
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::string graph_name;
+  std::string graph_doc_string;
+  std::map<std::string, std::string> custom_metadata;  // metadata_props
+};
+
 class SessionImpl;
 
 class Session {
@@ -74,6 +88,7 @@ class Session {
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
   const SessionOrigin& origin() const;
+  const ModelMetadata& metadata() const;
 
   // Runs the model. Every model input must be given, with the declared dtype, rank and dims.
   // `output_names` empty means all outputs, in model order. Calls on one session are serialized.
