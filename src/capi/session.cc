@@ -22,23 +22,32 @@ Status Adopt(epctx::Result<std::unique_ptr<epctx::Session>> created, epctx_sessi
   return Status::Ok();
 }
 
-// The value `index` of `kind`, or an error naming the function, the index and the count.
-Status FindValue(const char* fn, const epctx_session* session, epctx_io_kind kind, size_t index,
-                 const epctx::ValueInfo** info) {
-  int k = static_cast<int>(kind);
+// The inputs or outputs of `session`, or an error naming the function when `kind` is neither.
+Status ValuesOf(const char* fn, const epctx_session* session, epctx_io_kind kind,
+                const std::vector<epctx::ValueInfo>** values) {
+  int k = static_cast<int>(kind);  // any int can arrive from C
   if (k != EPCTX_INPUT && k != EPCTX_OUTPUT) {
     return Status(StatusCode::kInvalidArgument,
                   std::string(fn) + ": kind " + std::to_string(k) +
                       " is neither EPCTX_INPUT (0) nor EPCTX_OUTPUT (1)");
   }
-  const auto& values = k == EPCTX_INPUT ? session->session->inputs() : session->session->outputs();
-  if (index >= values.size()) {
+  *values = k == EPCTX_INPUT ? &session->session->inputs() : &session->session->outputs();
+  return Status::Ok();
+}
+
+// The value `index` of `kind`, or an error naming the function, the index and the count.
+Status FindValue(const char* fn, const epctx_session* session, epctx_io_kind kind, size_t index,
+                 const epctx::ValueInfo** info) {
+  const std::vector<epctx::ValueInfo>* values = nullptr;
+  Status found = ValuesOf(fn, session, kind, &values);
+  if (!found.ok()) return found;
+  if (index >= values->size()) {
     return Status(StatusCode::kInvalidArgument,
                   std::string(fn) + ": index " + std::to_string(index) +
-                      " is out of range (the model has " + std::to_string(values.size()) + " " +
-                      (k == EPCTX_INPUT ? "inputs" : "outputs") + ")");
+                      " is out of range (the model has " + std::to_string(values->size()) + " " +
+                      (kind == EPCTX_INPUT ? "inputs" : "outputs") + ")");
   }
-  *info = &values[index];
+  *info = &(*values)[index];
   return Status::Ok();
 }
 
@@ -75,15 +84,10 @@ epctx_status* epctx_session_get_io_count(const epctx_session* session, epctx_io_
   return Guard(__func__, [&](const char* fn) {
     EPCTX_C_REQUIRE(session);
     EPCTX_C_REQUIRE(count);
-    int k = static_cast<int>(kind);
-    if (k != EPCTX_INPUT && k != EPCTX_OUTPUT) {
-      return Status(StatusCode::kInvalidArgument,
-                    std::string(fn) + ": kind " + std::to_string(k) +
-                        " is neither EPCTX_INPUT (0) nor EPCTX_OUTPUT (1)");
-    }
-    *count =
-        k == EPCTX_INPUT ? session->session->inputs().size() : session->session->outputs().size();
-    return Status::Ok();
+    const std::vector<epctx::ValueInfo>* values = nullptr;
+    Status found = ValuesOf(fn, session, kind, &values);
+    if (found.ok()) *count = values->size();
+    return found;
   });
 }
 

@@ -365,6 +365,9 @@ static void test_run_errors(epctx_session* session) {
               "epctx_session_get_io_shape: index 1 is out of range (the model has 1 outputs)");
   CHECK_ERROR(epctx_session_get_io_name(session, (epctx_io_kind)5, 0, &text),
               EPCTX_INVALID_ARGUMENT, "kind 5 is neither EPCTX_INPUT (0) nor EPCTX_OUTPUT (1)");
+  CHECK_ERROR(
+      epctx_session_get_io_count(session, (epctx_io_kind)-1, &rank), EPCTX_INVALID_ARGUMENT,
+      "epctx_session_get_io_count: kind -1 is neither EPCTX_INPUT (0) nor EPCTX_OUTPUT (1)");
   CHECK_ERROR(epctx_session_get_io_dim_name(session, EPCTX_INPUT, 0, 4, &text),
               EPCTX_INVALID_ARGUMENT, "dim 4 is out of range ('input' has rank 4)");
 }
