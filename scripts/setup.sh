@@ -10,6 +10,7 @@ PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler libcli11-dev nlohmann-json3-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  python3-dev pybind11-dev python3-pybind11 python3-pytest  # the Python module and its tests
   python3-matplotlib  # bench/run.sh's plots
 )
 

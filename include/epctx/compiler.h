@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct ModelCompileResult {
   std::string partition_name;
   bool compiled = false;
   std::string error;  // why it failed, when it did
+  StatusCode error_code = StatusCode::kOk;
   std::vector<std::string> warnings;
   size_t node_count = 0;
   uint64_t weight_bytes = 0;  // this model's weights before deduplication
@@ -60,6 +62,20 @@ class ModelCompiler {
   // CompileModels() writes for the same models in the same order.
   Result<CompileReport> CompileToFile(const std::string& model_path,
                                       const std::string& context_model_path) const;
+  // The same for an original model given as bytes (ONNX Runtime's "input model from buffer").
+  // Such a context model records no original model, so a blob that cannot serve is an error
+  // rather than a fallback; external data is refused (there is no folder to resolve it against).
+  Result<CompileReport> CompileToFile(std::span<const std::byte> model_bytes,
+                                      const std::string& context_model_path) const;
+
+  // Returns the context model's bytes instead of writing them. `ep.context_file_path` says where
+  // the caller will save them: the blob is written beside that path (DefaultBlobPathFor, or the
+  // shared blob with ep.share_ep_contexts) and referenced relative to it. Without that option
+  // only ep.context_embed_mode=1 works (the blob travels inside the returned bytes).
+  Result<std::string> CompileToBytes(const std::string& model_path,
+                                     CompileReport* report = nullptr) const;
+  Result<std::string> CompileToBytes(std::span<const std::byte> model_bytes,
+                                     CompileReport* report = nullptr) const;
 
   // Compiles several models into `output_dir`: one context model each (NAME_ctx.onnx; a repeated
   // NAME gets _1, _2, ... with a warning) and one shared blob in which identical weights are

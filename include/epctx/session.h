@@ -33,6 +33,11 @@ class SessionOptions {
   std::map<std::string, std::string> entries_;
 };
 
+// Checks one entry as a session or compiler would when it reads the options: an unknown key is
+// refused with the list of known keys, a bad value with the accepted values. For callers that
+// want the error when the entry is added rather than when it is used (the C API, Python).
+Status CheckConfigEntry(const std::string& key, const std::string& value);
+
 // One model input or output as the session sees it. Unknown dims are -1; `dim_names` holds the
 // symbolic name of such a dim where the model gives one (empty string otherwise).
 struct ValueInfo {
@@ -49,6 +54,20 @@ struct SessionOrigin {
   std::string blob_path;           // empty when the blob was embedded or compiled in memory
   std::string original_model_path;
   std::string fallback_reason;  // why the blob was not used, when it was not
+};
+
+// Model-level facts of the file the session was created from (ONNX ModelProto fields). For a
+// context model they are the context model's: producer "epctx", the original graph's name, and
+// the metadata recording the original model.
+struct ModelMetadata {
+  std::string producer_name;
+  std::string producer_version;
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::string graph_name;
+  std::string graph_doc_string;
+  std::map<std::string, std::string> custom_metadata;  // metadata_props
 };
 
 class SessionImpl;
@@ -69,9 +88,12 @@ class Session {
   const std::vector<ValueInfo>& inputs() const;
   const std::vector<ValueInfo>& outputs() const;
   const SessionOrigin& origin() const;
+  const ModelMetadata& metadata() const;
 
   // Runs the model. Every model input must be given, with the declared dtype, rank and dims.
   // `output_names` empty means all outputs, in model order. Calls on one session are serialized.
+  // The returned tensors own their memory (nothing aliases the session, its arena or the blob), so
+  // they may outlive the session and be handed to another owner without a copy.
   Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
                                   const std::vector<std::string>& output_names = {});
 

@@ -18,6 +18,9 @@
 namespace epctx {
 namespace {
 
+// How a model given as bytes is named in messages, as Session::CreateFromMemory names it.
+constexpr const char* kModelInMemory = "<model in memory>";
+
 compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std::string& partition,
                                   const std::string& context_model_path,
                                   const compile::EngineOptions& opts, bool main_context) {
@@ -33,7 +36,11 @@ compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std
   spec.opsets.erase("com.epctx");
   spec.input_value_infos = model.input_value_infos;
   spec.output_value_infos = model.output_value_infos;
-  spec.original_path = RelativePath(model.source.path, DirName(context_model_path));
+  // A model compiled from bytes has no file to fall back to, and a context model returned as bytes
+  // without ep.context_file_path has no known folder to record the original relative to.
+  if (!model.source.path.empty() && !context_model_path.empty()) {
+    spec.original_path = RelativePath(model.source.path, DirName(context_model_path));
+  }
   spec.original_size = model.source.size;
   spec.original_mtime_ns = model.source.mtime_ns;
   spec.original_hash = model.source.hash;
@@ -105,65 +112,114 @@ std::string SharedBlobPathFor(const std::string& first_context_model) {
   return (p.parent_path() / (stem + "_shared.epctx")).string();
 }
 
-Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path,
-                                                   const std::string& context_model_path) const {
-  EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options_));
-  EPCTX_RETURN_IF_ERROR(CheckContextModelPath(context_model_path));
+namespace {
+
+// The original model of one compile: a file, or bytes from memory.
+struct CompileInput {
+  std::string path;  // empty when the model came from memory
+  std::span<const std::byte> bytes;
+
+  Result<compile::ImportedModel> Import() const {
+    if (!path.empty()) return compile::ImportModelFile(path);
+    return compile::ImportModelBytes(bytes, kModelInMemory, "");
+  }
+  // The model's name inside the blob: the file's stem, or for bytes the stem of where the context
+  // model lives ("out/head_ctx.onnx" -> "head").
+  std::string PartitionStem(const std::string& context_location) const {
+    if (!path.empty()) return compile::PartitionNameFor(path);
+    if (context_location.empty()) return "model";
+    std::string stem = compile::PartitionNameFor(context_location);
+    if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, "_ctx") == 0)
+      stem.resize(stem.size() - 4);
+    return stem;
+  }
+};
+
+// Where the context model goes: written to `location`, or returned as bytes (`location` is then
+// ep.context_file_path, where the caller will save them; empty is fine with embed mode).
+struct CompileOutput {
+  std::string location;
+  std::string* bytes = nullptr;
+};
+
+Status Deliver(const CompileOutput& out, std::string ctx_bytes) {
+  if (out.bytes != nullptr) {
+    *out.bytes = std::move(ctx_bytes);
+    return Status::Ok();
+  }
+  return WriteFileAtomically(out.location, std::as_bytes(std::span(ctx_bytes)));
+}
+
+Result<CompileReport> CompileShared(const compile::EngineOptions& opts, const CompileInput& input,
+                                    const CompileOutput& out) {
+  if (opts.embed_mode) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "ep.context_embed_mode=1 cannot be combined with "
+                       "ep.share_ep_contexts: the shared blob is written by the last call");
+  }
+  SharedGroup& group = Group();
+  std::lock_guard<std::mutex> lock(group.mutex);
+  if (!group.open) {
+    group.writer = format::BlobWriter();
+    group.blob_path = SharedBlobPathFor(out.location);
+    group.partition_uses.clear();
+  }
+  bool main_context = !group.open;
+  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import());
+  std::string partition = UniquePartition(group.partition_uses, input.PartitionStem(out.location));
+  EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
+                         compile::CompileIntoBlob(model, partition, group.writer));
+  group.open = true;
+  compile::ContextModelSpec spec = SpecFor(model, partition, out.location, opts, main_context);
+  spec.blob_reference = RelativePath(group.blob_path, DirName(out.location));
+  EPCTX_ASSIGN_OR_RETURN(std::string ctx_bytes, compile::SerializeContextModel(spec));
+  EPCTX_RETURN_IF_ERROR(Deliver(out, std::move(ctx_bytes)));
+  CompileReport report;
+  report.context_model_path = out.location;
+  report.blob_path = group.blob_path;
+  report.node_count = compiled.program.node_count;
+  report.weight_bytes = group.writer.unique_weight_bytes();
+  report.weight_count = group.writer.weight_count();
+  report.blob_pending = !opts.stop_share_ep_contexts;
+  if (opts.stop_share_ep_contexts) {
+    group.open = false;
+    EPCTX_RETURN_IF_ERROR(group.writer.WriteToFile(group.blob_path));
+    EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(group.blob_path));
+    report.blob_size = id.size;
+  }
+  return report;
+}
+
+Result<CompileReport> CompileOne(const SessionOptions& options, const CompileInput& input,
+                                 CompileOutput out) {
+  EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options));
+  // Bytes go where the caller will save them, which only ep.context_file_path can say.
+  if (out.bytes != nullptr) out.location = opts.context_file_path;
+  if (out.bytes == nullptr || !out.location.empty()) {
+    EPCTX_RETURN_IF_ERROR(CheckContextModelPath(out.location));
+  } else if (!opts.embed_mode || opts.share_ep_contexts || opts.stop_share_ep_contexts) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "compiling to bytes writes the blob beside the context model: set "
+                       "ep.context_file_path to where the context model will be saved, or "
+                       "ep.context_embed_mode=1 to put the blob inside it");
+  }
   if (opts.share_ep_contexts || opts.stop_share_ep_contexts) {
-    if (opts.embed_mode) {
-      return EPCTX_ERROR(kInvalidArgument,
-                         "ep.context_embed_mode=1 cannot be combined with "
-                         "ep.share_ep_contexts: the shared blob is written by the last call");
-    }
-    SharedGroup& group = Group();
-    std::lock_guard<std::mutex> lock(group.mutex);
-    if (!group.open) {
-      group.writer = format::BlobWriter();
-      group.blob_path = SharedBlobPathFor(context_model_path);
-      group.partition_uses.clear();
-    }
-    bool main_context = !group.open;
-    EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, compile::ImportModelFile(model_path));
-    std::string partition =
-        UniquePartition(group.partition_uses, compile::PartitionNameFor(model_path));
-    EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
-                           compile::CompileIntoBlob(model, partition, group.writer));
-    group.open = true;
-    compile::ContextModelSpec spec =
-        SpecFor(model, partition, context_model_path, opts, main_context);
-    spec.blob_reference = RelativePath(group.blob_path, DirName(context_model_path));
-    EPCTX_ASSIGN_OR_RETURN(std::string ctx_bytes, compile::SerializeContextModel(spec));
-    EPCTX_RETURN_IF_ERROR(
-        WriteFileAtomically(context_model_path, std::as_bytes(std::span(ctx_bytes))));
-    CompileReport report;
-    report.context_model_path = context_model_path;
-    report.blob_path = group.blob_path;
-    report.node_count = compiled.program.node_count;
-    report.weight_bytes = group.writer.unique_weight_bytes();
-    report.weight_count = group.writer.weight_count();
-    report.blob_pending = !opts.stop_share_ep_contexts;
-    if (opts.stop_share_ep_contexts) {
-      group.open = false;
-      EPCTX_RETURN_IF_ERROR(group.writer.WriteToFile(group.blob_path));
-      EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(group.blob_path));
-      report.blob_size = id.size;
-    }
-    return report;
+    return CompileShared(opts, input, out);
   }
 
-  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, compile::ImportModelFile(model_path));
-  std::string partition = compile::PartitionNameFor(model_path);
+  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import());
+  std::string partition = input.PartitionStem(out.location);
   format::BlobWriter writer;
   EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
                          compile::CompileIntoBlob(model, partition, writer));
 
   CompileReport report;
-  report.context_model_path = context_model_path;
+  report.context_model_path = out.location;
   report.weight_bytes = writer.unique_weight_bytes();
   report.weight_count = writer.weight_count();
   report.node_count = compiled.program.node_count;
 
-  compile::ContextModelSpec spec = SpecFor(model, partition, context_model_path, opts, true);
+  compile::ContextModelSpec spec = SpecFor(model, partition, out.location, opts, true);
   std::string blob_path;
   AlignedBuffer embedded;
   if (opts.embed_mode) {
@@ -171,7 +227,7 @@ Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path
     spec.embedded_blob = embedded.bytes();
     report.blob_size = embedded.size();
   } else {
-    blob_path = DefaultBlobPathFor(context_model_path);
+    blob_path = DefaultBlobPathFor(out.location);
     spec.blob_reference = BaseName(blob_path);
   }
   EPCTX_ASSIGN_OR_RETURN(std::string ctx_bytes, compile::SerializeContextModel(spec));
@@ -182,13 +238,43 @@ Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path
     report.blob_size = blob_id.size;
     report.blob_path = blob_path;
   }
-  Status written = WriteFileAtomically(context_model_path, std::as_bytes(std::span(ctx_bytes)));
-  if (!written.ok()) {
+  Status delivered = Deliver(out, std::move(ctx_bytes));
+  if (!delivered.ok()) {
     // Leave no blob without its context model.
     if (!blob_path.empty()) ::unlink(blob_path.c_str());
-    return written;
+    return delivered;
   }
   return report;
+}
+
+Result<std::string> CompileToMemory(const SessionOptions& options, const CompileInput& input,
+                                    CompileReport* report) {
+  std::string bytes;
+  EPCTX_ASSIGN_OR_RETURN(CompileReport r, CompileOne(options, input, {"", &bytes}));
+  if (report != nullptr) *report = std::move(r);
+  return bytes;
+}
+
+}  // namespace
+
+Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path,
+                                                   const std::string& context_model_path) const {
+  return CompileOne(options_, {model_path, {}}, {context_model_path, nullptr});
+}
+
+Result<CompileReport> ModelCompiler::CompileToFile(std::span<const std::byte> model_bytes,
+                                                   const std::string& context_model_path) const {
+  return CompileOne(options_, {"", model_bytes}, {context_model_path, nullptr});
+}
+
+Result<std::string> ModelCompiler::CompileToBytes(const std::string& model_path,
+                                                  CompileReport* report) const {
+  return CompileToMemory(options_, {model_path, {}}, report);
+}
+
+Result<std::string> ModelCompiler::CompileToBytes(std::span<const std::byte> model_bytes,
+                                                  CompileReport* report) const {
+  return CompileToMemory(options_, {"", model_bytes}, report);
 }
 
 Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::string>& model_paths,
@@ -241,10 +327,12 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
                         r.node_count, r.weight_bytes));
       } else {
         r.error = compiled.status().ToString();
+        r.error_code = compiled.status().code();
       }
       models.push_back(std::move(imported).value());
     } else {
       r.error = imported.status().ToString();
+      r.error_code = imported.status().code();
       models.emplace_back();
     }
     if (!r.compiled) {
@@ -293,6 +381,7 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
       undo();
       r.compiled = false;
       r.error = s.ToString();
+      r.error_code = s.code();
       return report;
     }
     written.push_back(r.context_model_path);

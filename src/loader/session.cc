@@ -1,6 +1,7 @@
 // The public Session API over the session factory.
 #include "epctx/session.h"
 
+#include "loader/model_metadata.h"
 #include "loader/session_factory.h"
 #include "util/file.h"
 #include "util/status_macros.h"
@@ -16,6 +17,7 @@ Result<std::unique_ptr<Session>> Session::Create(const std::string& model_path,
   EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(model_path));
   loader::ModelSource source{file.bytes(), model_path, DirName(model_path), model_path};
   EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, loader::CreateSession(source, opts));
+  EPCTX_ASSIGN_OR_RETURN(impl->metadata(), loader::ReadModelMetadata(source.bytes, source.name));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
@@ -33,6 +35,7 @@ Result<std::unique_ptr<Session>> Session::CreateFromMemory(std::span<const std::
                        "Session::CreateFromMemory cannot write a context model");
   }
   EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, loader::CreateSession(source, opts));
+  EPCTX_ASSIGN_OR_RETURN(impl->metadata(), loader::ReadModelMetadata(source.bytes, source.name));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
@@ -44,6 +47,9 @@ const std::vector<ValueInfo>& Session::outputs() const {
 }
 const SessionOrigin& Session::origin() const {
   return impl_->origin();
+}
+const ModelMetadata& Session::metadata() const {
+  return impl_->metadata();
 }
 
 Result<std::vector<Tensor>> Session::Run(const std::unordered_map<std::string, Tensor>& inputs,

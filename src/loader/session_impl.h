@@ -24,6 +24,7 @@ class SessionImpl {
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
   SessionOrigin& origin() { return origin_; }
+  ModelMetadata& metadata() { return metadata_; }
 
   Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
                                   const std::vector<std::string>& output_names);
@@ -36,6 +37,7 @@ class SessionImpl {
   std::vector<ValueInfo> inputs_;
   std::vector<ValueInfo> outputs_;
   SessionOrigin origin_;
+  ModelMetadata metadata_;
   std::mutex run_mutex_;
   AlignedBuffer arena_;  // allocated at the first run
 };

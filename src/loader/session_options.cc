@@ -1,3 +1,4 @@
+#include "compile/options.h"
 #include "epctx/session.h"
 
 namespace epctx {
@@ -11,6 +12,13 @@ std::optional<std::string> SessionOptions::GetConfigEntry(const std::string& key
   auto it = entries_.find(key);
   if (it == entries_.end()) return std::nullopt;
   return it->second;
+}
+
+Status CheckConfigEntry(const std::string& key, const std::string& value) {
+  // One parser for every key: the entry is checked exactly as a session would read it.
+  SessionOptions one;
+  one.AddConfigEntry(key, value);
+  return compile::ParseEngineOptions(one).status();
 }
 
 }  // namespace epctx

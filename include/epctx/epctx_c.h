@@ -1,0 +1,209 @@
+/* The epctx C API: opaque handles and plain functions, enough to bind epctx from any language.
+ *
+ * Conventions:
+ * - A fallible function returns `epctx_status*`: NULL on success, otherwise an error the caller
+ *   owns and releases with epctx_status_release() (its code and message say what went wrong).
+ * - Every pointer argument is checked; a NULL where one is required is an EPCTX_INVALID_ARGUMENT
+ *   status, never a crash. Release functions accept NULL and do nothing.
+ * - Objects the caller creates (`*_create`) or receives as outputs (epctx_session_run's tensors)
+ *   are released with the matching `*_release`. Strings and arrays returned through `const`
+ *   out-pointers belong to the object they came from and live as long as it does.
+ * - The ABI is versioned: EPCTX_C_API_VERSION names the set of functions and their meaning this
+ *   header declares; epctx_c_api_version() returns the one the loaded library implements.
+ *   Functions are only added within a version; a changed or removed function raises it and the
+ *   symbol version node the functions are exported under (EPCTX_C_<version>).
+ * - On failure, out-pointers are left as they were.
+ * - The library is thread-safe: sessions may be used from several threads (runs of one session
+ *   are serialized); one options object must not be changed while another thread reads it.
+ */
+#ifndef EPCTX_EPCTX_C_H_
+#define EPCTX_EPCTX_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EPCTX_C_API_VERSION 1
+
+#if defined(__GNUC__)
+#define EPCTX_C_EXPORT __attribute__((visibility("default")))
+#else
+#define EPCTX_C_EXPORT
+#endif
+
+typedef struct epctx_status epctx_status;
+typedef struct epctx_session_options epctx_session_options;
+typedef struct epctx_session epctx_session;
+typedef struct epctx_tensor epctx_tensor;
+
+/* The same values as the C++ epctx::StatusCode. */
+typedef enum epctx_status_code {
+  EPCTX_OK = 0,
+  EPCTX_INVALID_ARGUMENT = 1,    /* the caller passed something unusable */
+  EPCTX_NOT_FOUND = 2,           /* a file, model, input or output that does not exist */
+  EPCTX_IO_ERROR = 3,            /* the operating system refused a read, write, map or stat */
+  EPCTX_CORRUPT = 4,             /* a file's bytes fail verification */
+  EPCTX_VERSION_MISMATCH = 5,    /* written by another format or engine version */
+  EPCTX_TARGET_MISMATCH = 6,     /* packed for another CPU target or build of the kernels */
+  EPCTX_STALE = 7,               /* the cache no longer matches its original model */
+  EPCTX_UNSUPPORTED = 8,         /* an operator, attribute or type the engine lacks */
+  EPCTX_FAILED_PRECONDITION = 9, /* a state the call cannot work in */
+  EPCTX_INTERNAL = 10            /* a bug in epctx, or out of memory */
+} epctx_status_code;
+
+/* Element types; the values are ONNX's TensorProto.DataType. */
+typedef enum epctx_data_type {
+  EPCTX_TYPE_UNDEFINED = 0,
+  EPCTX_TYPE_FLOAT32 = 1,
+  EPCTX_TYPE_UINT8 = 2,
+  EPCTX_TYPE_INT8 = 3,
+  EPCTX_TYPE_UINT16 = 4,
+  EPCTX_TYPE_INT16 = 5,
+  EPCTX_TYPE_INT32 = 6,
+  EPCTX_TYPE_INT64 = 7,
+  EPCTX_TYPE_STRING = 8, /* not supported as a tensor element type yet */
+  EPCTX_TYPE_BOOL = 9,
+  EPCTX_TYPE_FLOAT16 = 10,
+  EPCTX_TYPE_FLOAT64 = 11,
+  EPCTX_TYPE_UINT32 = 12,
+  EPCTX_TYPE_UINT64 = 13,
+  EPCTX_TYPE_BFLOAT16 = 16
+} epctx_data_type;
+
+/* Which side of a session a value is on. */
+typedef enum epctx_io_kind { EPCTX_INPUT = 0, EPCTX_OUTPUT = 1 } epctx_io_kind;
+
+typedef enum epctx_log_level {
+  EPCTX_LOG_DEBUG = 0,
+  EPCTX_LOG_INFO = 1,
+  EPCTX_LOG_WARNING = 2, /* the default */
+  EPCTX_LOG_ERROR = 3,
+  EPCTX_LOG_OFF = 4
+} epctx_log_level;
+
+/* ---- Versions and process-wide settings ---- */
+
+/* The EPCTX_C_API_VERSION the library implements; compare with the header's at start-up. */
+EPCTX_C_EXPORT uint32_t epctx_c_api_version(void);
+/* The engine's version, "0.1.0". */
+EPCTX_C_EXPORT const char* epctx_version(void);
+/* Messages go to stderr; an out-of-range level is an EPCTX_INVALID_ARGUMENT status. */
+EPCTX_C_EXPORT epctx_status* epctx_set_log_level(epctx_log_level level);
+
+/* ---- Status ---- */
+
+/* EPCTX_OK for NULL (success). */
+EPCTX_C_EXPORT epctx_status_code epctx_status_get_code(const epctx_status* status);
+/* The engine's message (names the file and the field); "" for NULL. */
+EPCTX_C_EXPORT const char* epctx_status_message(const epctx_status* status);
+/* "InvalidArgument", "NotFound", ...; "Unknown" outside the enum. */
+EPCTX_C_EXPORT const char* epctx_status_code_name(epctx_status_code code);
+EPCTX_C_EXPORT void epctx_status_release(epctx_status* status);
+
+/* ---- Session options: string key/value entries (README "Options") ---- */
+
+EPCTX_C_EXPORT epctx_status* epctx_session_options_create(epctx_session_options** out);
+EPCTX_C_EXPORT void epctx_session_options_release(epctx_session_options* options);
+/* Checked when added: an unknown key is refused with the list of known keys, a bad value with
+ * the accepted values. */
+EPCTX_C_EXPORT epctx_status* epctx_session_options_add_config_entry(epctx_session_options* options,
+                                                                    const char* key,
+                                                                    const char* value);
+/* `*value` is NULL when the key is not set; the string lives until the entry is set again or
+ * the options are released. */
+EPCTX_C_EXPORT epctx_status* epctx_session_options_get_config_entry(
+    const epctx_session_options* options, const char* key, const char** value);
+/* session.intra_op_num_threads: kernel threads, 0 = all cores. */
+EPCTX_C_EXPORT epctx_status* epctx_session_options_set_intra_op_num_threads(
+    epctx_session_options* options, int32_t num_threads);
+
+/* ---- Sessions ---- */
+
+/* `model_path` is a context model (NAME_ctx.onnx) or an original ONNX model. `options` may be
+ * NULL (defaults); the session keeps no reference to it. */
+EPCTX_C_EXPORT epctx_status* epctx_session_create(const char* model_path,
+                                                  const epctx_session_options* options,
+                                                  epctx_session** out);
+/* Model bytes from memory, needed only during the call. For a context model whose blob is a
+ * file, set ep.context_file_path to where the model would be on disk. */
+EPCTX_C_EXPORT epctx_status* epctx_session_create_from_memory(const void* model_data,
+                                                              size_t model_size,
+                                                              const epctx_session_options* options,
+                                                              epctx_session** out);
+EPCTX_C_EXPORT void epctx_session_release(epctx_session* session);
+
+EPCTX_C_EXPORT epctx_status* epctx_session_get_io_count(const epctx_session* session,
+                                                        epctx_io_kind kind, size_t* count);
+EPCTX_C_EXPORT epctx_status* epctx_session_get_io_name(const epctx_session* session,
+                                                       epctx_io_kind kind, size_t index,
+                                                       const char** name);
+EPCTX_C_EXPORT epctx_status* epctx_session_get_io_type(const epctx_session* session,
+                                                       epctx_io_kind kind, size_t index,
+                                                       epctx_data_type* type);
+/* `*dims` holds `*rank` dims; -1 is a dim the model leaves open. */
+EPCTX_C_EXPORT epctx_status* epctx_session_get_io_shape(const epctx_session* session,
+                                                        epctx_io_kind kind, size_t index,
+                                                        const int64_t** dims, size_t* rank);
+/* The symbolic name of an open dim ("batch"), "" when the model gives none. */
+EPCTX_C_EXPORT epctx_status* epctx_session_get_io_dim_name(const epctx_session* session,
+                                                           epctx_io_kind kind, size_t index,
+                                                           size_t dim, const char** name);
+
+/* `*from_blob` is 1 when the session runs from the context blob, 0 when it compiled the original
+ * model (directly, or as a fallback: see epctx_session_get_fallback_reason). */
+EPCTX_C_EXPORT epctx_status* epctx_session_is_from_context_blob(const epctx_session* session,
+                                                                int* from_blob);
+/* Why the blob was not used ("" when it was, or when the model was an original one). */
+EPCTX_C_EXPORT epctx_status* epctx_session_get_fallback_reason(const epctx_session* session,
+                                                               const char** reason);
+
+/* Runs the model. Inputs are tensors over caller memory (epctx_tensor_create_view), read in
+ * place; every model input must be given. `output_names` NULL means all outputs in model order,
+ * and then `output_count` must equal the model's output count. On success `outputs[i]` receives
+ * a new tensor the caller releases; on failure nothing is written to `outputs`. Calls on one
+ * session from several threads are serialized. */
+EPCTX_C_EXPORT epctx_status* epctx_session_run(epctx_session* session,
+                                               const char* const* input_names,
+                                               const epctx_tensor* const* inputs,
+                                               size_t input_count, const char* const* output_names,
+                                               size_t output_count, epctx_tensor** outputs);
+
+/* ---- Tensors ---- */
+
+/* A tensor over `data`, which is not copied: it must stay valid and unchanged until the tensor
+ * is released. `data_size` must equal the element count times the element size; `shape` may be
+ * NULL only when `rank` is 0 (a scalar), `data` only when `data_size` is 0. */
+EPCTX_C_EXPORT epctx_status* epctx_tensor_create_view(epctx_data_type type, const int64_t* shape,
+                                                      size_t rank, const void* data,
+                                                      size_t data_size, epctx_tensor** out);
+EPCTX_C_EXPORT void epctx_tensor_release(epctx_tensor* tensor);
+EPCTX_C_EXPORT epctx_status* epctx_tensor_get_type(const epctx_tensor* tensor,
+                                                   epctx_data_type* type);
+EPCTX_C_EXPORT epctx_status* epctx_tensor_get_shape(const epctx_tensor* tensor,
+                                                    const int64_t** dims, size_t* rank);
+/* The elements, C order; `*data_size` in bytes. An output tensor's memory is its own (the
+ * engine's), valid until the tensor is released. */
+EPCTX_C_EXPORT epctx_status* epctx_tensor_get_data(const epctx_tensor* tensor, const void** data,
+                                                   size_t* data_size);
+
+/* ---- Compiling original models into context models and blobs ---- */
+
+/* Writes `context_model_path` and its blob beside it ("<stem>.epctx"), or with
+ * ep.share_ep_contexts joins the process's shared blob (see the README). `options` may be NULL. */
+EPCTX_C_EXPORT epctx_status* epctx_compile_model(const char* model_path,
+                                                 const char* context_model_path,
+                                                 const epctx_session_options* options);
+/* Several models into `output_dir`: one NAME_ctx.onnx each and one shared blob with identical
+ * weights stored once; all or nothing (the status names every model that failed). */
+EPCTX_C_EXPORT epctx_status* epctx_compile_models(const char* const* model_paths,
+                                                  size_t model_count, const char* output_dir,
+                                                  const epctx_session_options* options);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* EPCTX_EPCTX_C_H_ */

@@ -1,0 +1,60 @@
+// What the C API's opaque handles hold, and the one place where C++ results become C statuses.
+// Uses only the public C++ API (include/epctx/).
+#pragma once
+
+#include <memory>
+#include <new>
+#include <string>
+
+#include "epctx/epctx.h"
+#include "epctx/epctx_c.h"
+
+struct epctx_status {
+  epctx::StatusCode code;
+  std::string message;
+};
+
+struct epctx_session_options {
+  epctx::SessionOptions options;
+};
+
+struct epctx_session {
+  std::unique_ptr<epctx::Session> session;
+};
+
+struct epctx_tensor {
+  epctx::Tensor tensor;
+};
+
+namespace epctx::capi {
+
+// Returned when even the status cannot be allocated; epctx_status_release leaves it alone.
+epctx_status* OutOfMemoryStatus();
+
+// NULL for OK; otherwise a new status (or OutOfMemoryStatus()).
+epctx_status* ToC(const Status& status) noexcept;
+
+// Runs `body(fn)`, a lambda returning Status, and turns its result into a C status. No exception
+// crosses into C: std::bad_alloc and anything else thrown become kInternal statuses.
+template <typename Body>
+epctx_status* Guard(const char* fn, Body&& body) noexcept {
+  try {
+    return ToC(body(fn));
+  } catch (const std::bad_alloc&) {
+    return OutOfMemoryStatus();
+  } catch (const std::exception& e) {
+    return ToC(Status(StatusCode::kInternal, std::string(fn) + ": " + e.what()));
+  } catch (...) {
+    return ToC(Status(StatusCode::kInternal, std::string(fn) + ": unknown exception"));
+  }
+}
+
+Status NullArgument(const char* fn, const char* arg);
+
+}  // namespace epctx::capi
+
+// Inside a Guard body: returns kInvalidArgument naming the function (`fn`) when `arg` is NULL.
+#define EPCTX_C_REQUIRE(arg)                                            \
+  do {                                                                  \
+    if ((arg) == nullptr) return ::epctx::capi::NullArgument(fn, #arg); \
+  } while (0)

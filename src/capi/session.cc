@@ -1,0 +1,220 @@
+// C sessions over epctx::Session: creation, input/output descriptions, origin, run.
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "capi/capi_types.h"
+
+using epctx::Status;
+using epctx::StatusCode;
+using epctx::capi::Guard;
+
+namespace {
+
+const epctx::SessionOptions& OptionsOrDefault(const epctx_session_options* options) {
+  static const epctx::SessionOptions kDefaults;
+  return options == nullptr ? kDefaults : options->options;
+}
+
+Status Adopt(epctx::Result<std::unique_ptr<epctx::Session>> created, epctx_session** out) {
+  if (!created.ok()) return created.status();
+  *out = new epctx_session{std::move(created).value()};
+  return Status::Ok();
+}
+
+// The inputs or outputs of `session`, or an error naming the function when `kind` is neither.
+Status ValuesOf(const char* fn, const epctx_session* session, epctx_io_kind kind,
+                const std::vector<epctx::ValueInfo>** values) {
+  int k = static_cast<int>(kind);  // any int can arrive from C
+  if (k != EPCTX_INPUT && k != EPCTX_OUTPUT) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(fn) + ": kind " + std::to_string(k) +
+                      " is neither EPCTX_INPUT (0) nor EPCTX_OUTPUT (1)");
+  }
+  *values = k == EPCTX_INPUT ? &session->session->inputs() : &session->session->outputs();
+  return Status::Ok();
+}
+
+// The value `index` of `kind`, or an error naming the function, the index and the count.
+Status FindValue(const char* fn, const epctx_session* session, epctx_io_kind kind, size_t index,
+                 const epctx::ValueInfo** info) {
+  const std::vector<epctx::ValueInfo>* values = nullptr;
+  Status found = ValuesOf(fn, session, kind, &values);
+  if (!found.ok()) return found;
+  if (index >= values->size()) {
+    return Status(StatusCode::kInvalidArgument,
+                  std::string(fn) + ": index " + std::to_string(index) +
+                      " is out of range (the model has " + std::to_string(values->size()) + " " +
+                      (kind == EPCTX_INPUT ? "inputs" : "outputs") + ")");
+  }
+  *info = &(*values)[index];
+  return Status::Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+epctx_status* epctx_session_create(const char* model_path, const epctx_session_options* options,
+                                   epctx_session** out) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(model_path);
+    EPCTX_C_REQUIRE(out);
+    return Adopt(epctx::Session::Create(model_path, OptionsOrDefault(options)), out);
+  });
+}
+
+epctx_status* epctx_session_create_from_memory(const void* model_data, size_t model_size,
+                                               const epctx_session_options* options,
+                                               epctx_session** out) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(model_data);
+    EPCTX_C_REQUIRE(out);
+    std::span<const std::byte> bytes(static_cast<const std::byte*>(model_data), model_size);
+    return Adopt(epctx::Session::CreateFromMemory(bytes, OptionsOrDefault(options)), out);
+  });
+}
+
+void epctx_session_release(epctx_session* session) {
+  delete session;
+}
+
+epctx_status* epctx_session_get_io_count(const epctx_session* session, epctx_io_kind kind,
+                                         size_t* count) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(session);
+    EPCTX_C_REQUIRE(count);
+    const std::vector<epctx::ValueInfo>* values = nullptr;
+    Status found = ValuesOf(fn, session, kind, &values);
+    if (found.ok()) *count = values->size();
+    return found;
+  });
+}
+
+epctx_status* epctx_session_get_io_name(const epctx_session* session, epctx_io_kind kind,
+                                        size_t index, const char** name) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(session);
+    EPCTX_C_REQUIRE(name);
+    const epctx::ValueInfo* info = nullptr;
+    Status found = FindValue(fn, session, kind, index, &info);
+    if (found.ok()) *name = info->name.c_str();
+    return found;
+  });
+}
+
+epctx_status* epctx_session_get_io_type(const epctx_session* session, epctx_io_kind kind,
+                                        size_t index, epctx_data_type* type) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(session);
+    EPCTX_C_REQUIRE(type);
+    const epctx::ValueInfo* info = nullptr;
+    Status found = FindValue(fn, session, kind, index, &info);
+    if (found.ok()) *type = static_cast<epctx_data_type>(info->dtype);
+    return found;
+  });
+}
+
+epctx_status* epctx_session_get_io_shape(const epctx_session* session, epctx_io_kind kind,
+                                         size_t index, const int64_t** dims, size_t* rank) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(session);
+    EPCTX_C_REQUIRE(dims);
+    EPCTX_C_REQUIRE(rank);
+    const epctx::ValueInfo* info = nullptr;
+    Status found = FindValue(fn, session, kind, index, &info);
+    if (found.ok()) {
+      *dims = info->shape.data();
+      *rank = info->shape.size();
+    }
+    return found;
+  });
+}
+
+epctx_status* epctx_session_get_io_dim_name(const epctx_session* session, epctx_io_kind kind,
+                                            size_t index, size_t dim, const char** name) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(session);
+    EPCTX_C_REQUIRE(name);
+    const epctx::ValueInfo* info = nullptr;
+    Status found = FindValue(fn, session, kind, index, &info);
+    if (!found.ok()) return found;
+    if (dim >= info->shape.size()) {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(fn) + ": dim " + std::to_string(dim) + " is out of range ('" +
+                        info->name + "' has rank " + std::to_string(info->shape.size()) + ")");
+    }
+    static const std::string kNone;
+    *name = dim < info->dim_names.size() ? info->dim_names[dim].c_str() : kNone.c_str();
+    return Status::Ok();
+  });
+}
+
+epctx_status* epctx_session_is_from_context_blob(const epctx_session* session, int* from_blob) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(session);
+    EPCTX_C_REQUIRE(from_blob);
+    *from_blob = session->session->origin().from_context_blob ? 1 : 0;
+    return Status::Ok();
+  });
+}
+
+epctx_status* epctx_session_get_fallback_reason(const epctx_session* session, const char** reason) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(session);
+    EPCTX_C_REQUIRE(reason);
+    *reason = session->session->origin().fallback_reason.c_str();
+    return Status::Ok();
+  });
+}
+
+epctx_status* epctx_session_run(epctx_session* session, const char* const* input_names,
+                                const epctx_tensor* const* inputs, size_t input_count,
+                                const char* const* output_names, size_t output_count,
+                                epctx_tensor** outputs) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(session);
+    if (input_count > 0) {
+      EPCTX_C_REQUIRE(input_names);
+      EPCTX_C_REQUIRE(inputs);
+    }
+    if (output_count > 0) EPCTX_C_REQUIRE(outputs);
+    std::unordered_map<std::string, epctx::Tensor> feed;
+    for (size_t i = 0; i < input_count; ++i) {
+      EPCTX_C_REQUIRE(input_names[i]);
+      EPCTX_C_REQUIRE(inputs[i]);
+      if (!feed.emplace(input_names[i], inputs[i]->tensor).second) {
+        return Status(StatusCode::kInvalidArgument,
+                      std::string(fn) + ": input '" + input_names[i] + "' is given twice");
+      }
+    }
+    std::vector<std::string> wanted;
+    if (output_names == nullptr) {
+      size_t all = session->session->outputs().size();
+      if (output_count != all) {
+        return Status(StatusCode::kInvalidArgument,
+                      std::string(fn) + ": output_names is NULL (all outputs), so output_count " +
+                          "must be the model's " + std::to_string(all) + ", not " +
+                          std::to_string(output_count));
+      }
+    } else {
+      for (size_t i = 0; i < output_count; ++i) {
+        EPCTX_C_REQUIRE(output_names[i]);
+        wanted.emplace_back(output_names[i]);
+      }
+    }
+    if (output_count == 0) {
+      return Status(StatusCode::kInvalidArgument, std::string(fn) + ": no outputs requested");
+    }
+    auto result = session->session->Run(feed, wanted);
+    if (!result.ok()) return result.status();
+    // Everything is allocated before anything is handed out, so a failure leaks nothing.
+    std::vector<std::unique_ptr<epctx_tensor>> made;
+    made.reserve(result->size());
+    for (epctx::Tensor& t : *result) made.push_back(std::make_unique<epctx_tensor>(std::move(t)));
+    for (size_t i = 0; i < made.size(); ++i) outputs[i] = made[i].release();
+    return Status::Ok();
+  });
+}
+
+}  // extern "C"

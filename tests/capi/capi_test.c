@@ -1,0 +1,500 @@
+/* The C API from C: compiles the two ResNet-18 heads into one shared blob, runs both through
+ * sessions from a path and from memory against PyTorch's saved outputs, and checks that every
+ * pointer argument and every error path returns the documented status instead of crashing.
+ *
+ * Usage: capi_test MODELS_DIR   (the folder tests/models/export_torchvision.py writes) */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "epctx/epctx_c.h"
+
+static int g_failures = 0;
+static int g_checks = 0;
+
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    ++g_checks;                                                                \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fputc('\n', stderr);                                                     \
+      ++g_failures;                                                            \
+    }                                                                          \
+  } while (0)
+
+/* Expects `expr` to succeed; prints the status message otherwise. */
+#define CHECK_OK(expr) expect_ok((expr), #expr, __LINE__)
+/* Expects an error with `code` whose message contains `text`. */
+#define CHECK_ERROR(expr, code, text) expect_error((expr), (code), (text), #expr, __LINE__)
+
+static int expect_ok(epctx_status* status, const char* what, int line) {
+  ++g_checks;
+  if (status == NULL) return 1;
+  fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, line, what,
+          epctx_status_code_name(epctx_status_get_code(status)), epctx_status_message(status));
+  epctx_status_release(status);
+  ++g_failures;
+  return 0;
+}
+
+static void expect_error(epctx_status* status, epctx_status_code code, const char* text,
+                         const char* what, int line) {
+  ++g_checks;
+  if (status == NULL) {
+    fprintf(stderr, "%s:%d: %s succeeded, expected %s\n", __FILE__, line, what,
+            epctx_status_code_name(code));
+    ++g_failures;
+    return;
+  }
+  if (epctx_status_get_code(status) != code || strstr(epctx_status_message(status), text) == NULL) {
+    fprintf(stderr, "%s:%d: %s: expected %s containing \"%s\", got %s: %s\n", __FILE__, line, what,
+            epctx_status_code_name(code), text,
+            epctx_status_code_name(epctx_status_get_code(status)), epctx_status_message(status));
+    ++g_failures;
+  }
+  epctx_status_release(status);
+}
+
+/* ---- files ---- */
+
+static char* read_file(const char* path, size_t* size) {
+  FILE* f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char* bytes = malloc(n > 0 ? (size_t)n : 1);
+  if (bytes != NULL && fread(bytes, 1, (size_t)n, f) != (size_t)n) {
+    free(bytes);
+    bytes = NULL;
+  }
+  fclose(f);
+  *size = (size_t)n;
+  return bytes;
+}
+
+/* A little-endian float32, C-order .npy file (format 1.0, as numpy.save writes it). */
+typedef struct {
+  char* file;
+  const float* values;
+  size_t count;
+} npy_f32;
+
+static int read_npy_f32(const char* path, npy_f32* out) {
+  size_t size = 0;
+  out->file = read_file(path, &size);
+  if (out->file == NULL || size < 10 || memcmp(out->file, "\x93NUMPY\x01", 7) != 0) return 0;
+  size_t header = (unsigned char)out->file[8] | ((size_t)(unsigned char)out->file[9] << 8);
+  if (10 + header > size) return 0;
+  if (strstr(out->file + 10, "'descr': '<f4'") == NULL) return 0;
+  if (strstr(out->file + 10, "'fortran_order': False") == NULL) return 0;
+  out->values = (const float*)(out->file + 10 + header);
+  out->count = (size - 10 - header) / sizeof(float);
+  return 1;
+}
+
+static char g_models[4096];
+static char g_dir[256];
+
+static const char* model_file(const char* name) {
+  static char path[8][4352];
+  static int next = 0;
+  char* p = path[next++ % 8];
+  snprintf(p, 4352, "%s/%s", g_models, name);
+  return p;
+}
+
+static const char* out_file(const char* name) {
+  static char path[8][512];
+  static int next = 0;
+  char* p = path[next++ % 8];
+  snprintf(p, 512, "%s/%s", g_dir, name);
+  return p;
+}
+
+/* ---- checks ---- */
+
+/* Every function, every required pointer NULL: an InvalidArgument naming the function and the
+ * argument, never a crash. */
+static void test_null_arguments(void) {
+  epctx_session_options* options = NULL;
+  epctx_tensor* tensor = NULL;
+  const char* text = NULL;
+  const int64_t* dims = NULL;
+  size_t n = 0;
+  int flag = 0;
+  epctx_data_type type;
+  int64_t shape[1] = {1};
+  float value = 0;
+  CHECK_ERROR(epctx_session_options_create(NULL), EPCTX_INVALID_ARGUMENT,
+              "epctx_session_options_create: argument 'out' is NULL");
+  CHECK_OK(epctx_session_options_create(&options));
+  CHECK_ERROR(epctx_session_options_add_config_entry(NULL, "k", "v"), EPCTX_INVALID_ARGUMENT,
+              "argument 'options' is NULL");
+  CHECK_ERROR(epctx_session_options_add_config_entry(options, NULL, "v"), EPCTX_INVALID_ARGUMENT,
+              "argument 'key' is NULL");
+  CHECK_ERROR(epctx_session_options_add_config_entry(options, "k", NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'value' is NULL");
+  CHECK_ERROR(epctx_session_options_get_config_entry(NULL, "k", &text), EPCTX_INVALID_ARGUMENT,
+              "argument 'options' is NULL");
+  CHECK_ERROR(epctx_session_options_get_config_entry(options, NULL, &text), EPCTX_INVALID_ARGUMENT,
+              "argument 'key' is NULL");
+  CHECK_ERROR(epctx_session_options_get_config_entry(options, "k", NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'value' is NULL");
+  CHECK_ERROR(epctx_session_options_set_intra_op_num_threads(NULL, 1), EPCTX_INVALID_ARGUMENT,
+              "epctx_session_options_set_intra_op_num_threads: argument 'options' is NULL");
+
+  epctx_session* session = NULL;
+  CHECK_ERROR(epctx_session_create(NULL, options, &session), EPCTX_INVALID_ARGUMENT,
+              "epctx_session_create: argument 'model_path' is NULL");
+  CHECK_ERROR(epctx_session_create("m.onnx", options, NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'out' is NULL");
+  CHECK_ERROR(epctx_session_create_from_memory(NULL, 4, options, &session), EPCTX_INVALID_ARGUMENT,
+              "argument 'model_data' is NULL");
+  CHECK_ERROR(epctx_session_create_from_memory("abcd", 4, options, NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'out' is NULL");
+  CHECK(session == NULL, "a failed create wrote its out-pointer");
+
+  CHECK_ERROR(epctx_session_get_io_count(NULL, EPCTX_INPUT, &n), EPCTX_INVALID_ARGUMENT,
+              "epctx_session_get_io_count: argument 'session' is NULL");
+  CHECK_ERROR(epctx_session_get_io_name(NULL, EPCTX_INPUT, 0, &text), EPCTX_INVALID_ARGUMENT,
+              "argument 'session' is NULL");
+  CHECK_ERROR(epctx_session_get_io_type(NULL, EPCTX_INPUT, 0, &type), EPCTX_INVALID_ARGUMENT,
+              "argument 'session' is NULL");
+  CHECK_ERROR(epctx_session_get_io_shape(NULL, EPCTX_INPUT, 0, &dims, &n), EPCTX_INVALID_ARGUMENT,
+              "argument 'session' is NULL");
+  CHECK_ERROR(epctx_session_get_io_dim_name(NULL, EPCTX_INPUT, 0, 0, &text), EPCTX_INVALID_ARGUMENT,
+              "argument 'session' is NULL");
+  CHECK_ERROR(epctx_session_is_from_context_blob(NULL, &flag), EPCTX_INVALID_ARGUMENT,
+              "argument 'session' is NULL");
+  CHECK_ERROR(epctx_session_get_fallback_reason(NULL, &text), EPCTX_INVALID_ARGUMENT,
+              "argument 'session' is NULL");
+  CHECK_ERROR(epctx_session_run(NULL, NULL, NULL, 0, NULL, 0, NULL), EPCTX_INVALID_ARGUMENT,
+              "epctx_session_run: argument 'session' is NULL");
+
+  CHECK_ERROR(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, shape, 1, &value, sizeof value, NULL),
+              EPCTX_INVALID_ARGUMENT, "epctx_tensor_create_view: argument 'out' is NULL");
+  CHECK_ERROR(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, NULL, 1, &value, sizeof value, &tensor),
+              EPCTX_INVALID_ARGUMENT, "argument 'shape' is NULL");
+  CHECK_ERROR(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, shape, 1, NULL, sizeof value, &tensor),
+              EPCTX_INVALID_ARGUMENT, "argument 'data' is NULL");
+  CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, shape, 1, &value, sizeof value, &tensor));
+  CHECK_ERROR(epctx_tensor_get_type(NULL, &type), EPCTX_INVALID_ARGUMENT,
+              "argument 'tensor' is NULL");
+  CHECK_ERROR(epctx_tensor_get_type(tensor, NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'type' is NULL");
+  CHECK_ERROR(epctx_tensor_get_shape(tensor, NULL, &n), EPCTX_INVALID_ARGUMENT,
+              "argument 'dims' is NULL");
+  CHECK_ERROR(epctx_tensor_get_shape(tensor, &dims, NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'rank' is NULL");
+  CHECK_ERROR(epctx_tensor_get_data(tensor, NULL, &n), EPCTX_INVALID_ARGUMENT,
+              "argument 'data' is NULL");
+  CHECK_ERROR(epctx_tensor_get_data(tensor, (const void**)&dims, NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'data_size' is NULL");
+
+  CHECK_ERROR(epctx_compile_model(NULL, "o.onnx", NULL), EPCTX_INVALID_ARGUMENT,
+              "epctx_compile_model: argument 'model_path' is NULL");
+  CHECK_ERROR(epctx_compile_model("m.onnx", NULL, NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'context_model_path' is NULL");
+  CHECK_ERROR(epctx_compile_models(NULL, 1, "dir", NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'model_paths' is NULL");
+  const char* one_null[1] = {NULL};
+  CHECK_ERROR(epctx_compile_models(one_null, 1, "dir", NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'model_paths[i]' is NULL");
+  CHECK_ERROR(epctx_compile_models(one_null, 1, NULL, NULL), EPCTX_INVALID_ARGUMENT,
+              "argument 'output_dir' is NULL");
+
+  /* NULL statuses and objects: success, "" and no-op releases. */
+  CHECK(epctx_status_get_code(NULL) == EPCTX_OK, "NULL status is not OK");
+  CHECK(strcmp(epctx_status_message(NULL), "") == 0, "NULL status has a message");
+  epctx_status_release(NULL);
+  epctx_session_release(NULL);
+  epctx_session_options_release(NULL);
+  epctx_tensor_release(NULL);
+  epctx_tensor_release(tensor);
+  epctx_session_options_release(options);
+}
+
+static void test_versions_and_codes(void) {
+  CHECK(epctx_c_api_version() == EPCTX_C_API_VERSION, "library implements C API %u, header %d",
+        (unsigned)epctx_c_api_version(), EPCTX_C_API_VERSION);
+  CHECK(strlen(epctx_version()) > 0, "empty engine version");
+  CHECK(strcmp(epctx_status_code_name(EPCTX_NOT_FOUND), "NotFound") == 0, "%s",
+        epctx_status_code_name(EPCTX_NOT_FOUND));
+  CHECK(strcmp(epctx_status_code_name((epctx_status_code)99), "Unknown") == 0, "%s",
+        epctx_status_code_name((epctx_status_code)99));
+  CHECK_ERROR(epctx_set_log_level((epctx_log_level)7), EPCTX_INVALID_ARGUMENT,
+              "log level 7 is not one of");
+  CHECK_OK(epctx_set_log_level(EPCTX_LOG_ERROR)); /* the fallback test warns on purpose */
+}
+
+static void test_options(void) {
+  epctx_session_options* options = NULL;
+  const char* value = "unchanged";
+  CHECK_OK(epctx_session_options_create(&options));
+  CHECK_ERROR(epctx_session_options_add_config_entry(options, "ep.no_such_key", "1"),
+              EPCTX_INVALID_ARGUMENT,
+              "unknown option \"ep.no_such_key\" (known: ep.context_enable, ep.context_file_path");
+  CHECK_ERROR(epctx_session_options_add_config_entry(options, "epctx.fallback", "maybe"),
+              EPCTX_INVALID_ARGUMENT,
+              "option epctx.fallback must be \"allow\" or \"deny\", got \"maybe\"");
+  CHECK_ERROR(epctx_session_options_set_intra_op_num_threads(options, -1), EPCTX_INVALID_ARGUMENT,
+              "session.intra_op_num_threads must be an integer from 0 to 1024, got \"-1\"");
+  CHECK_OK(epctx_session_options_get_config_entry(options, "epctx.fallback", &value));
+  CHECK(value == NULL, "a refused entry was stored: %s", value);
+  CHECK_OK(epctx_session_options_set_intra_op_num_threads(options, 2));
+  CHECK_OK(epctx_session_options_get_config_entry(options, "session.intra_op_num_threads", &value));
+  CHECK(value != NULL && strcmp(value, "2") == 0, "threads entry is %s", value ? value : "NULL");
+  epctx_session_options_release(options);
+}
+
+/* Runs `session` on the model's saved input and compares with PyTorch's saved output. */
+static void run_and_compare(epctx_session* session, const char* stem, int by_name) {
+  char name[256];
+  npy_f32 input = {0}, reference = {0};
+  snprintf(name, sizeof name, "%s.input.npy", stem);
+  CHECK(read_npy_f32(model_file(name), &input), "cannot read %s", model_file(name));
+  snprintf(name, sizeof name, "%s.output.npy", stem);
+  CHECK(read_npy_f32(model_file(name), &reference), "cannot read %s", model_file(name));
+  if (input.values == NULL || reference.values == NULL) {
+    free(input.file);
+    free(reference.file);
+    return;
+  }
+  int64_t shape[4] = {1, 3, 224, 224};
+  epctx_tensor* x = NULL;
+  CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, shape, 4, input.values,
+                                    input.count * sizeof(float), &x));
+  const char* input_names[1] = {"input"};
+  const epctx_tensor* inputs[1] = {x};
+  const char* output_names[1] = {"output"};
+  epctx_tensor* outputs[1] = {NULL};
+  if (!CHECK_OK(epctx_session_run(session, input_names, inputs, 1, by_name ? output_names : NULL, 1,
+                                  outputs))) {
+    epctx_tensor_release(x);
+    free(input.file);
+    free(reference.file);
+    return;
+  }
+  epctx_data_type type;
+  const int64_t* dims = NULL;
+  size_t rank = 0, size = 0;
+  const void* data = NULL;
+  CHECK_OK(epctx_tensor_get_type(outputs[0], &type));
+  CHECK_OK(epctx_tensor_get_shape(outputs[0], &dims, &rank));
+  CHECK_OK(epctx_tensor_get_data(outputs[0], &data, &size));
+  CHECK(type == EPCTX_TYPE_FLOAT32, "%s: output type %d", stem, (int)type);
+  CHECK(rank == 2 && dims[0] == 1 && (size_t)dims[1] == reference.count, "%s: output rank %zu",
+        stem, rank);
+  CHECK(size == reference.count * sizeof(float), "%s: %zu output bytes", stem, size);
+  if (size == reference.count * sizeof(float)) {
+    const float* out = data;
+    double max_ref = 0, max_diff = 0;
+    for (size_t i = 0; i < reference.count; ++i) {
+      if (fabs(reference.values[i]) > max_ref) max_ref = fabs(reference.values[i]);
+    }
+    size_t mismatches = 0;
+    for (size_t i = 0; i < reference.count; ++i) {
+      double diff = fabs(out[i] - reference.values[i]);
+      if (diff > max_diff) max_diff = diff;
+      if (diff > 1e-4 * max_ref + 1e-4 * fabs(reference.values[i])) ++mismatches;
+    }
+    CHECK(max_ref > 0, "%s: the reference is all zeros", stem);
+    CHECK(mismatches == 0, "%s: %zu of %zu outputs differ from PyTorch (max diff %g)", stem,
+          mismatches, reference.count, max_diff);
+  }
+  epctx_tensor_release(outputs[0]);
+  epctx_tensor_release(x);
+  free(input.file);
+  free(reference.file);
+}
+
+static void test_run_errors(epctx_session* session) {
+  float small[4] = {0};
+  int64_t wrong_shape[4] = {1, 1, 2, 2};
+  epctx_tensor* x = NULL;
+  CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, wrong_shape, 4, small, sizeof small, &x));
+  const char* input_names[2] = {"input", "input"};
+  const epctx_tensor* inputs[2] = {x, x};
+  const char* bad_output[1] = {"nope"};
+  epctx_tensor* outputs[2] = {NULL, NULL};
+  CHECK_ERROR(epctx_session_run(session, input_names, inputs, 1, NULL, 1, outputs),
+              EPCTX_INVALID_ARGUMENT,
+              "input 'input' has shape [1,1,2,2], expected [1,3,224,224] (dim 1 differs)");
+  CHECK_ERROR(epctx_session_run(session, NULL, NULL, 0, NULL, 1, outputs), EPCTX_INVALID_ARGUMENT,
+              "missing input 'input' (float32 [1,3,224,224])");
+  CHECK_ERROR(epctx_session_run(session, input_names, inputs, 2, NULL, 1, outputs),
+              EPCTX_INVALID_ARGUMENT, "epctx_session_run: input 'input' is given twice");
+  CHECK_ERROR(epctx_session_run(session, input_names, inputs, 1, NULL, 2, outputs),
+              EPCTX_INVALID_ARGUMENT, "output_count must be the model's 1, not 2");
+  CHECK_ERROR(epctx_session_run(session, input_names, inputs, 1, NULL, 1, NULL),
+              EPCTX_INVALID_ARGUMENT, "argument 'outputs' is NULL");
+  CHECK_ERROR(epctx_session_run(session, NULL, inputs, 1, NULL, 1, outputs), EPCTX_INVALID_ARGUMENT,
+              "argument 'input_names' is NULL");
+  const epctx_tensor* null_input[1] = {NULL};
+  CHECK_ERROR(epctx_session_run(session, input_names, null_input, 1, NULL, 1, outputs),
+              EPCTX_INVALID_ARGUMENT, "argument 'inputs[i]' is NULL");
+  /* Outputs are checked after the inputs: a well-formed input, an unknown output. */
+  int64_t shape[4] = {1, 3, 224, 224};
+  size_t count = 3 * 224 * 224;
+  float* zeros = calloc(count, sizeof(float));
+  epctx_tensor* good = NULL;
+  CHECK_OK(
+      epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, shape, 4, zeros, count * sizeof(float), &good));
+  const epctx_tensor* good_inputs[1] = {good};
+  CHECK_ERROR(epctx_session_run(session, input_names, good_inputs, 1, bad_output, 1, outputs),
+              EPCTX_INVALID_ARGUMENT, "unknown output 'nope'; the model's outputs are: output");
+  CHECK_ERROR(epctx_session_run(session, input_names, good_inputs, 1, bad_output, 0, outputs),
+              EPCTX_INVALID_ARGUMENT, "epctx_session_run: no outputs requested");
+  CHECK(outputs[0] == NULL && outputs[1] == NULL, "a failed run wrote outputs");
+  epctx_tensor_release(good);
+  free(zeros);
+  epctx_tensor_release(x);
+
+  const int64_t* dims = NULL;
+  const char* text = NULL;
+  size_t rank = 0;
+  CHECK_ERROR(epctx_session_get_io_shape(session, EPCTX_OUTPUT, 1, &dims, &rank),
+              EPCTX_INVALID_ARGUMENT,
+              "epctx_session_get_io_shape: index 1 is out of range (the model has 1 outputs)");
+  CHECK_ERROR(epctx_session_get_io_name(session, (epctx_io_kind)5, 0, &text),
+              EPCTX_INVALID_ARGUMENT, "kind 5 is neither EPCTX_INPUT (0) nor EPCTX_OUTPUT (1)");
+  CHECK_ERROR(
+      epctx_session_get_io_count(session, (epctx_io_kind)-1, &rank), EPCTX_INVALID_ARGUMENT,
+      "epctx_session_get_io_count: kind -1 is neither EPCTX_INPUT (0) nor EPCTX_OUTPUT (1)");
+  CHECK_ERROR(epctx_session_get_io_dim_name(session, EPCTX_INPUT, 0, 4, &text),
+              EPCTX_INVALID_ARGUMENT, "dim 4 is out of range ('input' has rank 4)");
+}
+
+static void test_tensor_errors(void) {
+  float data[6] = {0};
+  int64_t shape[2] = {2, 3};
+  int64_t negative[2] = {2, -3};
+  int64_t huge[2] = {INT64_MAX, 4};
+  epctx_tensor* t = NULL;
+  CHECK_ERROR(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, shape, 2, data, 20, &t),
+              EPCTX_INVALID_ARGUMENT, "data_size is 20 bytes, but shape [2,3] of float32 takes 24");
+  CHECK_ERROR(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, negative, 2, data, 24, &t),
+              EPCTX_INVALID_ARGUMENT, "shape [2,?] has a negative dim or too many elements");
+  CHECK_ERROR(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, huge, 2, data, 24, &t),
+              EPCTX_INVALID_ARGUMENT, "too many elements");
+  CHECK_ERROR(epctx_tensor_create_view(EPCTX_TYPE_STRING, shape, 2, data, 24, &t),
+              EPCTX_UNSUPPORTED, "element type string has no fixed size");
+  CHECK(t == NULL, "a failed create_view wrote its out-pointer");
+  /* A scalar: rank 0, shape may be NULL. */
+  CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, NULL, 0, data, sizeof(float), &t));
+  size_t rank = 9;
+  const int64_t* dims = NULL;
+  CHECK_OK(epctx_tensor_get_shape(t, &dims, &rank));
+  CHECK(rank == 0, "scalar rank %zu", rank);
+  epctx_tensor_release(t);
+}
+
+static void test_session_description(epctx_session* session, size_t classes) {
+  size_t n = 0, rank = 0;
+  const char* text = NULL;
+  const int64_t* dims = NULL;
+  epctx_data_type type;
+  int from_blob = 0;
+  CHECK_OK(epctx_session_get_io_count(session, EPCTX_INPUT, &n));
+  CHECK(n == 1, "%zu inputs", n);
+  CHECK_OK(epctx_session_get_io_count(session, EPCTX_OUTPUT, &n));
+  CHECK(n == 1, "%zu outputs", n);
+  CHECK_OK(epctx_session_get_io_name(session, EPCTX_INPUT, 0, &text));
+  CHECK(strcmp(text, "input") == 0, "input name %s", text);
+  CHECK_OK(epctx_session_get_io_type(session, EPCTX_INPUT, 0, &type));
+  CHECK(type == EPCTX_TYPE_FLOAT32, "input type %d", (int)type);
+  CHECK_OK(epctx_session_get_io_shape(session, EPCTX_INPUT, 0, &dims, &rank));
+  CHECK(rank == 4 && dims[0] == 1 && dims[1] == 3 && dims[2] == 224 && dims[3] == 224,
+        "input rank %zu", rank);
+  CHECK_OK(epctx_session_get_io_dim_name(session, EPCTX_INPUT, 0, 0, &text));
+  CHECK(strcmp(text, "") == 0, "fixed dim has name %s", text);
+  CHECK_OK(epctx_session_get_io_shape(session, EPCTX_OUTPUT, 0, &dims, &rank));
+  CHECK(rank == 2 && dims[1] == (int64_t)classes, "output dims[1] %lld",
+        rank == 2 ? (long long)dims[1] : -1LL);
+  CHECK_OK(epctx_session_is_from_context_blob(session, &from_blob));
+  CHECK(from_blob == 1, "session does not run from the blob");
+  CHECK_OK(epctx_session_get_fallback_reason(session, &text));
+  CHECK(strcmp(text, "") == 0, "fallback reason: %s", text);
+}
+
+static int file_exists(const char* path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s MODELS_DIR\n", argv[0]);
+    return 2;
+  }
+  snprintf(g_models, sizeof g_models, "%s", argv[1]);
+  snprintf(g_dir, sizeof g_dir, "/tmp/epctx_capi_XXXXXX");
+  if (mkdtemp(g_dir) == NULL) {
+    perror("mkdtemp");
+    return 2;
+  }
+
+  test_versions_and_codes();
+  test_null_arguments();
+  test_options();
+  test_tensor_errors();
+
+  /* Two models with one trunk into one shared blob. */
+  const char* models[2] = {model_file("resnet18_cls.onnx"), model_file("resnet18_reg.onnx")};
+  CHECK(file_exists(models[0]) && file_exists(models[1]),
+        "test models missing in %s (run tests/models/export_torchvision.py)", g_models);
+  CHECK_OK(epctx_compile_models(models, 2, g_dir, NULL));
+  CHECK(file_exists(out_file("resnet18_cls_ctx.onnx")), "no context model written");
+  CHECK(file_exists(out_file("resnet18_cls_shared.epctx")), "no shared blob written");
+  CHECK_ERROR(epctx_compile_model(model_file("no_such_model.onnx"), out_file("x_ctx.onnx"), NULL),
+              EPCTX_NOT_FOUND, "no_such_model.onnx");
+  const char* missing[2] = {models[0], model_file("no_such_model.onnx")};
+  CHECK_ERROR(epctx_compile_models(missing, 2, g_dir, NULL), EPCTX_NOT_FOUND,
+              "nothing was written: '");
+
+  epctx_session_options* options = NULL;
+  CHECK_OK(epctx_session_options_create(&options));
+  CHECK_OK(epctx_session_options_add_config_entry(options, "epctx.fallback", "deny"));
+  epctx_session* cls = NULL;
+  epctx_session* reg = NULL;
+  if (CHECK_OK(epctx_session_create(out_file("resnet18_cls_ctx.onnx"), options, &cls))) {
+    test_session_description(cls, 10);
+    run_and_compare(cls, "resnet18_cls", 0);
+    run_and_compare(cls, "resnet18_cls", 1);
+    test_run_errors(cls);
+  }
+
+  /* From memory: the blob path resolves only with ep.context_file_path. */
+  size_t size = 0;
+  char* bytes = read_file(out_file("resnet18_reg_ctx.onnx"), &size);
+  CHECK(bytes != NULL, "cannot read the context model back");
+  CHECK_ERROR(epctx_session_create_from_memory(bytes, size, options, &reg), EPCTX_INVALID_ARGUMENT,
+              "set ep.context_file_path so that the blob");
+  CHECK_OK(epctx_session_options_add_config_entry(options, "ep.context_file_path",
+                                                  out_file("resnet18_reg_ctx.onnx")));
+  if (CHECK_OK(epctx_session_create_from_memory(bytes, size, options, &reg))) {
+    test_session_description(reg, 4);
+    run_and_compare(reg, "resnet18_reg", 0);
+  }
+  free(bytes);
+  CHECK_ERROR(epctx_session_create(out_file("absent_ctx.onnx"), NULL, &cls), EPCTX_NOT_FOUND,
+              "absent_ctx.onnx");
+
+  epctx_session_release(cls);
+  epctx_session_release(reg);
+  epctx_session_options_release(options);
+  unlink(out_file("resnet18_cls_ctx.onnx"));
+  unlink(out_file("resnet18_reg_ctx.onnx"));
+  unlink(out_file("resnet18_cls_shared.epctx"));
+  if (rmdir(g_dir) != 0) perror("rmdir (files left behind)");
+
+  printf("%d checks, %d failed\n", g_checks, g_failures);
+  return g_failures == 0 ? 0 : 1;
+}
