@@ -1,7 +1,7 @@
 // `epctx perf MODEL`: session creation, inference and memory in the spirit of
 // onnxruntime_perf_test, whose output lines it mirrors so that scripts can read either.
 //
-// Steps, in order (memory is sampled after each; see perf_memory.h for what is counted):
+// Steps, in order (memory is sampled after each; see perf/memory.h for what is counted):
 //  1. `--creations C` timed creations. The first session stays alive and runs once right away
 //     (the first inference). Later creations are made while it lives, so they reuse the loaded
 //     blob, as further sessions of one model do in an application; each is destroyed at once.
@@ -28,11 +28,11 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "epctx/session.h"
-#include "perf_cold.h"
-#include "perf_memory.h"
-#include "perf_processes.h"
-#include "perf_progress.h"
-#include "perf_report.h"
+#include "perf/cold.h"
+#include "perf/memory.h"
+#include "perf/processes.h"
+#include "perf/progress.h"
+#include "perf/report.h"
 #include "run_inputs.h"
 #include "util/status_macros.h"
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "perf_cold.h"
-#include "perf_memory.h"
-#include "perf_processes.h"
+#include "perf/cold.h"
+#include "perf/memory.h"
+#include "perf/processes.h"
 
 namespace epctx::cli {
 

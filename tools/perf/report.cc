@@ -1,10 +1,10 @@
-#include "perf_report.h"
+#include "perf/report.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
-#include "perf_stats.h"
+#include "perf/stats.h"
 
 namespace epctx::cli {
 namespace {
