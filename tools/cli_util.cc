@@ -3,29 +3,40 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <system_error>
 
 #include "util/status_macros.h"
 
 namespace epctx::cli {
 
+std::vector<std::string> SplitConfigEntries(const std::string& arg) {
+  std::vector<std::string> out;
+  std::istringstream in(arg);
+  for (std::string entry; in >> entry;) out.push_back(std::move(entry));
+  return out;
+}
+
 void AddConfigOption(CLI::App& app, std::vector<std::string>* entries) {
   CLI::Validator key_value(
       [](std::string& arg) -> std::string {
-        size_t bar = arg.find('|');
-        if (bar == std::string::npos) {
-          return "expected KEY|VALUE (key and value separated by '|'), as in "
-                 "-C \"session.intra_op_num_threads|4\"; got '" +
-                 arg + "'";
+        for (const std::string& entry : SplitConfigEntries(arg)) {
+          size_t bar = entry.find('|');
+          if (bar == std::string::npos) {
+            return "expected KEY|VALUE (key and value separated by '|'), as in "
+                   "-C \"session.intra_op_num_threads|4\"; got '" +
+                   entry + "'";
+          }
+          if (bar == 0) return "empty key in '" + entry + "'";
         }
-        if (bar == 0) return "empty key in '" + arg + "'";
         return {};
       },
       "");
   app.add_option("-C,--config", *entries,
-                 "Session or compile option as \"KEY|VALUE\" (repeatable), e.g. "
-                 "-C \"session.intra_op_num_threads|4\", -C \"epctx.fallback|deny\"")
-      ->type_name("KEY|VALUE")
+                 "Session or compile options as \"KEY|VALUE\", several in one argument "
+                 "separated by spaces, and repeatable, e.g. "
+                 "-C \"session.intra_op_num_threads|4 epctx.fallback|deny\"")
+      ->type_name("\"KEY|VALUE ...\"")
       ->check(key_value)
       ->allow_extra_args(false);
 }
@@ -33,14 +44,16 @@ void AddConfigOption(CLI::App& app, std::vector<std::string>* entries) {
 Result<SessionOptions> MakeSessionOptions(const std::vector<std::string>& entries) {
   SessionOptions options;
   std::set<std::string> seen;
-  for (const std::string& entry : entries) {
-    size_t bar = entry.find('|');
-    std::string key = entry.substr(0, bar);
-    std::string value = bar == std::string::npos ? std::string() : entry.substr(bar + 1);
-    if (!seen.insert(key).second) {
-      return EPCTX_ERROR(kInvalidArgument, "option '{}' is given twice with -C", key);
+  for (const std::string& arg : entries) {
+    for (const std::string& entry : SplitConfigEntries(arg)) {
+      size_t bar = entry.find('|');
+      std::string key = entry.substr(0, bar);
+      std::string value = bar == std::string::npos ? std::string() : entry.substr(bar + 1);
+      if (!seen.insert(key).second) {
+        return EPCTX_ERROR(kInvalidArgument, "option '{}' is given twice with -C", key);
+      }
+      options.AddConfigEntry(std::move(key), std::move(value));
     }
-    options.AddConfigEntry(std::move(key), std::move(value));
   }
   return options;
 }

@@ -14,10 +14,14 @@ class App;
 
 namespace epctx::cli {
 
-// Adds the repeatable `-C,--config "KEY|VALUE"` option (ONNX Runtime's ep_weight_sharing_ctx_gen
-// spelling: key and value separated by '|') to `app`, collecting the raw arguments in `entries`.
-// A value without '|' or with an empty key is a usage error.
+// Adds the repeatable `-C,--config "KEY|VALUE[ KEY|VALUE...]"` option (the spelling of ONNX
+// Runtime's onnxruntime_perf_test and ep_weight_sharing_ctx_gen: key and value separated by '|',
+// entries by spaces, so no key or value can hold a space) to `app`, collecting the raw arguments
+// in `entries`. An entry without '|' or with an empty key is a usage error.
 void AddConfigOption(CLI::App& app, std::vector<std::string>* entries);
+
+// The whitespace-separated entries of one -C (or -i, -f) argument.
+std::vector<std::string> SplitConfigEntries(const std::string& arg);
 
 // The options the -C arguments describe. A key given twice is an error; unknown keys are left for
 // the library to refuse.

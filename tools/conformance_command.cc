@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "commands.h"
-#include "conformance_baseline.h"
-#include "conformance_execute.h"
-#include "conformance_isolation.h"
-#include "conformance_markdown.h"
-#include "conformance_report.h"
+#include "conformance/baseline.h"
+#include "conformance/execute.h"
+#include "conformance/isolation.h"
+#include "conformance/markdown.h"
+#include "conformance/report.h"
 #include "util/file.h"
 #include "util/status_macros.h"
 

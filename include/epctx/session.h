@@ -22,6 +22,7 @@ namespace epctx {
 //   ep.context_node_name_prefix, ep.share_ep_contexts, ep.stop_share_ep_contexts,
 //   epctx.fallback ("allow" | "deny"), epctx.verify_weights ("0" | "1"),
 //   epctx.load_mode ("mmap" | "populate" | "prefetch" | "read"),
+//   epctx.profile_file (a path: profile the session, see Session::EndProfiling),
 //   session.intra_op_num_threads (0 = all cores).
 class SessionOptions {
  public:
@@ -96,6 +97,13 @@ class Session {
   // they may outlive the session and be handed to another owner without a copy.
   Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
                                   const std::vector<std::string>& output_names = {});
+
+  // With epctx.profile_file set: writes the profile (session creation, then every run node by
+  // node, as a Chrome-trace JSON array in ONNX Runtime's profiler format) to that file and stops
+  // profiling; returns the file's path. Returns "" when the session is not profiled or the
+  // profile was already written. A profiled session not ended this way writes its profile when
+  // destroyed (a failure is then only logged).
+  Result<std::string> EndProfiling();
 
  private:
   explicit Session(std::unique_ptr<SessionImpl> impl);

@@ -97,6 +97,14 @@ const std::vector<Key>& Keys() {
                                 ParseBool("ep.stop_share_ep_contexts", v));
          return Status::Ok();
        }},
+      {"epctx.profile_file", "",
+       "write a profile of session creation and of every run, node by node, to this file when "
+       "the session ends (Session::EndProfiling or its destruction): a Chrome-trace JSON array "
+       "as ONNX Runtime's profiler writes; empty: no profiling",
+       [](const std::string& v, EngineOptions& o) {
+         o.profile_file = v;
+         return Status::Ok();
+       }},
       {"session.intra_op_num_threads", "0", "threads for kernels; 0 = all cores",
        [](const std::string& v, EngineOptions& o) {
          int n = -1;

@@ -34,6 +34,7 @@ struct EngineOptions {
   int intra_op_num_threads = 0;                      // session.intra_op_num_threads (0: all cores)
   bool share_ep_contexts = false;                    // ep.share_ep_contexts
   bool stop_share_ep_contexts = false;               // ep.stop_share_ep_contexts
+  std::string profile_file;                          // epctx.profile_file ("": no profiling)
 };
 
 Result<EngineOptions> ParseEngineOptions(const SessionOptions& options);

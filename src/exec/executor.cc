@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "program_generated.h"
@@ -30,7 +31,56 @@ std::string_view ViewOf(const flatbuffers::String* s) {
   return s == nullptr ? std::string_view() : s->string_view();
 }
 
+// The observer of the observed run this thread is inside, for the bodies its kernels run.
+struct ActiveObserver {
+  NodeObserver* observer = nullptr;
+  int depth = 0;
+};
+thread_local ActiveObserver t_active;
+
+class ActiveObserverScope {
+ public:
+  explicit ActiveObserverScope(ActiveObserver now) : saved_(t_active) { t_active = now; }
+  ~ActiveObserverScope() { t_active = saved_; }
+  ActiveObserverScope(const ActiveObserverScope&) = delete;
+  ActiveObserverScope& operator=(const ActiveObserverScope&) = delete;
+
+ private:
+  ActiveObserver saved_;
+};
+
 }  // namespace
+
+std::string_view ObservedNode::name() const {
+  return ViewOf(program_.nodes_[index_].node->name());
+}
+std::string_view ObservedNode::op_type() const {
+  return ViewOf(program_.nodes_[index_].node->op_type());
+}
+const Kernel& ObservedNode::kernel() const {
+  return *program_.nodes_[index_].kernel;
+}
+size_t ObservedNode::input_count() const {
+  return program_.nodes_[index_].inputs.size();
+}
+size_t ObservedNode::output_count() const {
+  return program_.nodes_[index_].outputs.size();
+}
+const Tensor* ObservedNode::value(int32_t v) const {
+  if (v < 0) return nullptr;
+  const Tensor& t = values_[static_cast<size_t>(v)];
+  return t.empty() ? nullptr : &t;
+}
+const Tensor* ObservedNode::input(size_t i) const {
+  return value(program_.nodes_[index_].inputs[i]);
+}
+bool ObservedNode::input_is_weight(size_t i) const {
+  int32_t v = program_.nodes_[index_].inputs[i];
+  return v >= 0 && !program_.weights_[static_cast<size_t>(v)].empty();
+}
+const Tensor* ObservedNode::output(size_t i) const {
+  return value(program_.nodes_[index_].outputs[i]);
+}
 
 Attributes AttributesFromNode(const fb::Node& node) {
   Attributes attrs;
@@ -237,7 +287,8 @@ class BoundProgram::RunContext final : public KernelContext {
 };
 
 Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
-                                              std::span<std::byte> arena) const {
+                                              std::span<std::byte> arena,
+                                              NodeObserver* observer) const {
   if (inputs.size() != inputs_.size()) {
     return EPCTX_ERROR(kInvalidArgument, "program takes {} inputs, {} given", inputs_.size(),
                        inputs.size());
@@ -250,11 +301,24 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
   std::vector<uint8_t> heap_owned(values.size(), 0);
   for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs_[i])] = inputs[i];
 
+  ActiveObserver active = observer != nullptr ? ActiveObserver{observer, 0}
+                          : t_active.observer != nullptr
+                              ? ActiveObserver{t_active.observer, t_active.depth + 1}
+                              : ActiveObserver{};
+  std::optional<ActiveObserverScope> scope;
+  if (active.observer != nullptr) scope.emplace(active);
+
   RunContext ctx(*this, values, heap_owned, arena);
   for (size_t k = 0; k < nodes_.size(); ++k) {
     const BoundNode& n = nodes_[k];
     ctx.SetNode(&n);
+    if (active.observer != nullptr) {
+      active.observer->BeforeNode(ObservedNode(*this, k, active.depth, values));
+    }
     Status s = n.kernel->Run(ctx);
+    if (active.observer != nullptr && s.ok()) {
+      active.observer->AfterNode(ObservedNode(*this, k, active.depth, values));
+    }
     if (!s.ok()) {
       return Status(s.code(), fmt::format("{} node '{}': {}", n.node->op_type()->string_view(),
                                           ViewOf(n.node->name()), s.message()));

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "epctx/status.h"
@@ -20,6 +21,43 @@ namespace epctx::exec {
 
 // Weight `index` of the blob as a read-only view that keeps the blob alive.
 using WeightResolver = std::function<Result<Tensor>(uint32_t index)>;
+
+// One node of a running program, as a NodeObserver sees it. Valid during the call only.
+class ObservedNode {
+ public:
+  size_t index() const { return index_; }  // position in its program
+  int depth() const { return depth_; }     // 0: the main graph; n: inside n control-flow bodies
+  std::string_view name() const;
+  std::string_view op_type() const;
+  const Kernel& kernel() const;
+  size_t input_count() const;
+  const Tensor* input(size_t i) const;  // nullptr when omitted
+  bool input_is_weight(size_t i) const;
+  size_t output_count() const;
+  const Tensor* output(size_t i) const;  // nullptr before the node ran, or when omitted
+
+ private:
+  friend class BoundProgram;
+  ObservedNode(const BoundProgram& program, size_t index, int depth,
+               const std::vector<Tensor>& values)
+      : program_(program), index_(index), depth_(depth), values_(values) {}
+  const Tensor* value(int32_t v) const;
+  const BoundProgram& program_;
+  size_t index_;
+  int depth_;
+  const std::vector<Tensor>& values_;
+};
+
+// Told about every node a Run executes (profiling). A Run given an observer passes it on to the
+// control-flow bodies its kernels run on the same thread. Without one, a run costs one branch per
+// node more than before.
+class NodeObserver {
+ public:
+  virtual ~NodeObserver() = default;
+  virtual void BeforeNode(const ObservedNode& node) = 0;
+  // After the kernel returned successfully (not called when it failed).
+  virtual void AfterNode(const ObservedNode& node) = 0;
+};
 
 class BoundProgram {
  public:
@@ -47,7 +85,10 @@ class BoundProgram {
   // `inputs` in the program's input order (already checked by the caller); returns every program
   // output in order, each in memory of its own. `arena` holds at least arena_bytes() bytes,
   // 64-byte aligned, and is not used by anyone else during the call.
-  Result<std::vector<Tensor>> Run(std::span<const Tensor> inputs, std::span<std::byte> arena) const;
+  // `observer` (may be null) sees every node; when null, a run nested in an observed run on this
+  // thread (a control-flow body) reports to that run's observer.
+  Result<std::vector<Tensor>> Run(std::span<const Tensor> inputs, std::span<std::byte> arena,
+                                  NodeObserver* observer = nullptr) const;
 
  private:
   struct Slot {
@@ -61,6 +102,7 @@ class BoundProgram {
     std::vector<int32_t> outputs;
     const fb::Node* node = nullptr;
   };
+  friend class ObservedNode;
   class RunContext;
   struct BindState;
   static Result<std::unique_ptr<BoundProgram>> BindAt(BindState& state, uint32_t index, int depth);

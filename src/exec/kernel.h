@@ -67,6 +67,9 @@ class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual Status Run(KernelContext& ctx) = 0;
+  // Whose code computes the node ("epctx" for our own kernels; a kernel built on a library names
+  // it). Profiles report it per node.
+  virtual std::string_view implementation() const { return "epctx"; }
 };
 
 using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const NodeInfo&)>;

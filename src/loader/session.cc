@@ -11,18 +11,41 @@ namespace epctx {
 Session::Session(std::unique_ptr<SessionImpl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
 
+namespace {
+
+// Creates the session from `source`, profiled (epctx.profile_file) from `start` on when asked.
+Result<std::unique_ptr<SessionImpl>> CreateImpl(const loader::ModelSource& source,
+                                                const compile::EngineOptions& opts,
+                                                loader::Profiler::Clock::time_point start) {
+  std::unique_ptr<loader::Profiler> profiler;
+  if (!opts.profile_file.empty()) {
+    profiler = std::make_unique<loader::Profiler>(opts.profile_file, start);
+  }
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl,
+                         loader::CreateSession(source, opts, profiler.get()));
+  if (profiler != nullptr) {
+    profiler->RecordSession("session_initialization", start);
+    impl->SetProfiler(std::move(profiler));
+  }
+  return impl;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Session>> Session::Create(const std::string& model_path,
                                                  const SessionOptions& options) {
+  auto start = loader::Profiler::Clock::now();
   EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options));
   EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(model_path));
   loader::ModelSource source{file.bytes(), model_path, DirName(model_path), model_path};
-  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, loader::CreateSession(source, opts));
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, CreateImpl(source, opts, start));
   EPCTX_ASSIGN_OR_RETURN(impl->metadata(), loader::ReadModelMetadata(source.bytes, source.name));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
 Result<std::unique_ptr<Session>> Session::CreateFromMemory(std::span<const std::byte> model_bytes,
                                                            const SessionOptions& options) {
+  auto start = loader::Profiler::Clock::now();
   EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options));
   std::string dir = opts.context_file_path.empty() ? "" : DirName(opts.context_file_path);
   std::string name = opts.context_file_path.empty() ? "<model in memory>"
@@ -34,7 +57,7 @@ Result<std::unique_ptr<Session>> Session::CreateFromMemory(std::span<const std::
                        "ep.context_enable=1 needs a model file path; "
                        "Session::CreateFromMemory cannot write a context model");
   }
-  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, loader::CreateSession(source, opts));
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, CreateImpl(source, opts, start));
   EPCTX_ASSIGN_OR_RETURN(impl->metadata(), loader::ReadModelMetadata(source.bytes, source.name));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -55,6 +78,10 @@ const ModelMetadata& Session::metadata() const {
 Result<std::vector<Tensor>> Session::Run(const std::unordered_map<std::string, Tensor>& inputs,
                                          const std::vector<std::string>& output_names) {
   return impl_->Run(inputs, output_names);
+}
+
+Result<std::string> Session::EndProfiling() {
+  return impl_->EndProfiling();
 }
 
 }  // namespace epctx

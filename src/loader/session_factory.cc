@@ -22,6 +22,32 @@ BlobLoadOptions CompiledHereOptions(const compile::EngineOptions& o) {
   return b;
 }
 
+// Runs `step`; when profiling, records it as a Session event named `name`.
+template <typename Step>
+auto Profiled(Profiler* profiler, std::string_view name, Profiler::Args args, Step&& step) {
+  Profiler::Clock::time_point start = Profiler::Clock::now();
+  auto result = step();
+  if (profiler != nullptr) profiler->RecordSession(name, start, std::move(args));
+  return result;
+}
+
+Result<std::unique_ptr<SessionImpl>> BindProfiled(std::shared_ptr<const LoadedBlob> blob,
+                                                  const std::string& partition,
+                                                  const compile::EngineOptions& options,
+                                                  Profiler* profiler) {
+  return Profiled(profiler, "program_binding", {{"partition_name", partition}}, [&] {
+    return SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads);
+  });
+}
+
+Result<std::shared_ptr<const LoadedBlob>> LoadCompiled(AlignedBuffer bytes, const std::string& name,
+                                                       const compile::EngineOptions& options,
+                                                       Profiler* profiler) {
+  return Profiled(profiler, "blob_load", {{"blob", name}}, [&] {
+    return LoadBlobFromBuffer(std::move(bytes), name, CompiledHereOptions(options));
+  });
+}
+
 // kStale when the original model beside the context model no longer matches the recorded size
 // and mtime. The content hash is not computed here: that would make load O(model bytes).
 Status CheckNotStale(const compile::ContextModelInfo& ctx, const std::string& original_path) {
@@ -49,16 +75,25 @@ Result<std::unique_ptr<SessionImpl>> FromContext(const compile::ContextModelInfo
                                                  const ModelSource& source,
                                                  const std::string& original_path,
                                                  const compile::EngineOptions& options,
-                                                 std::string* blob_path) {
+                                                 Profiler* profiler, std::string* blob_path) {
   EPCTX_RETURN_IF_ERROR(CheckNotStale(ctx, original_path));
   std::shared_ptr<const LoadedBlob> blob;
+  Profiler::Args args = {{"load_mode", compile::LoadModeName(options.load_mode)}};
   if (ctx.embed) {
-    AlignedBuffer buffer(ctx.embedded_blob.size(), AlignedBuffer::Fill::kUninitialized);
-    if (!buffer.valid()) return EPCTX_ERROR(kInternal, "out of memory for the embedded blob");
-    std::memcpy(buffer.data(), ctx.embedded_blob.data(), ctx.embedded_blob.size());
-    EPCTX_ASSIGN_OR_RETURN(blob,
-                           LoadBlobFromBuffer(std::move(buffer), source.name + " (embedded blob)",
-                                              BlobOptionsFrom(options)));
+    args.emplace_back("blob", "(embedded in the context model)");
+    EPCTX_ASSIGN_OR_RETURN(
+        blob,
+        Profiled(profiler, "blob_load", std::move(args),
+                 [&]() -> Result<std::shared_ptr<const LoadedBlob>> {
+                   AlignedBuffer buffer(ctx.embedded_blob.size(),
+                                        AlignedBuffer::Fill::kUninitialized);
+                   if (!buffer.valid()) {
+                     return EPCTX_ERROR(kInternal, "out of memory for the embedded blob");
+                   }
+                   std::memcpy(buffer.data(), ctx.embedded_blob.data(), ctx.embedded_blob.size());
+                   return LoadBlobFromBuffer(std::move(buffer), source.name + " (embedded blob)",
+                                             BlobOptionsFrom(options));
+                 }));
   } else {
     if (source.dir.empty()) {
       return EPCTX_ERROR(kInvalidArgument,
@@ -67,47 +102,54 @@ Result<std::unique_ptr<SessionImpl>> FromContext(const compile::ContextModelInfo
                          ctx.blob_reference);
     }
     *blob_path = JoinPath(source.dir, ctx.blob_reference);
-    EPCTX_ASSIGN_OR_RETURN(blob,
-                           BlobRegistry::Global().Acquire(*blob_path, BlobOptionsFrom(options)));
+    args.emplace_back("blob", *blob_path);
+    EPCTX_ASSIGN_OR_RETURN(blob, Profiled(profiler, "blob_load", std::move(args), [&] {
+                             return BlobRegistry::Global().Acquire(*blob_path,
+                                                                   BlobOptionsFrom(options));
+                           }));
   }
-  return SessionImpl::Bind(std::move(blob), ctx.partition_name, options.intra_op_num_threads);
+  return BindProfiled(std::move(blob), ctx.partition_name, options, profiler);
 }
 
 Result<std::unique_ptr<SessionImpl>> FromOriginalFile(const std::string& path,
-                                                      const compile::EngineOptions& options) {
+                                                      const compile::EngineOptions& options,
+                                                      Profiler* profiler) {
   std::string partition = compile::PartitionNameFor(path);
   EPCTX_ASSIGN_OR_RETURN(compile::MemoryBlob compiled,
-                         compile::CompileFileToMemory(path, partition));
+                         Profiled(profiler, "model_compile", {{"model", path}},
+                                  [&] { return compile::CompileFileToMemory(path, partition); }));
   EPCTX_ASSIGN_OR_RETURN(
       std::shared_ptr<const LoadedBlob> blob,
-      LoadBlobFromBuffer(std::move(compiled.bytes), path + " (compiled in memory)",
-                         CompiledHereOptions(options)));
-  return SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads);
+      LoadCompiled(std::move(compiled.bytes), path + " (compiled in memory)", options, profiler));
+  return BindProfiled(std::move(blob), partition, options, profiler);
 }
 
 Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source,
-                                                       const compile::EngineOptions& options) {
+                                                       const compile::EngineOptions& options,
+                                                       Profiler* profiler) {
   std::string partition = "model";
-  EPCTX_ASSIGN_OR_RETURN(
-      compile::MemoryBlob compiled,
-      compile::CompileBytesToMemory(source.bytes, source.name, source.dir, partition));
-  EPCTX_ASSIGN_OR_RETURN(
-      std::shared_ptr<const LoadedBlob> blob,
-      LoadBlobFromBuffer(std::move(compiled.bytes), source.name + " (compiled in memory)",
-                         CompiledHereOptions(options)));
-  return SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads);
+  EPCTX_ASSIGN_OR_RETURN(compile::MemoryBlob compiled,
+                         Profiled(profiler, "model_compile", {{"model", source.name}}, [&] {
+                           return compile::CompileBytesToMemory(source.bytes, source.name,
+                                                                source.dir, partition);
+                         }));
+  EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const LoadedBlob> blob,
+                         LoadCompiled(std::move(compiled.bytes),
+                                      source.name + " (compiled in memory)", options, profiler));
+  return BindProfiled(std::move(blob), partition, options, profiler);
 }
 
 // An original model: compiled in memory, or with ep.context_enable=1 compiled to a context model
 // on disk which is then loaded like any other.
 Result<std::unique_ptr<SessionImpl>> FromOriginal(const ModelSource& source,
-                                                  const compile::EngineOptions& options) {
+                                                  const compile::EngineOptions& options,
+                                                  Profiler* profiler) {
   if (!options.context_enable) {
     std::unique_ptr<SessionImpl> impl;
     if (!source.path.empty()) {
-      EPCTX_ASSIGN_OR_RETURN(impl, FromOriginalFile(source.path, options));
+      EPCTX_ASSIGN_OR_RETURN(impl, FromOriginalFile(source.path, options, profiler));
     } else {
-      EPCTX_ASSIGN_OR_RETURN(impl, FromOriginalBytes(source, options));
+      EPCTX_ASSIGN_OR_RETURN(impl, FromOriginalBytes(source, options, profiler));
     }
     impl->origin().original_model_path = source.path;
     return impl;
@@ -126,29 +168,36 @@ Result<std::unique_ptr<SessionImpl>> FromOriginal(const ModelSource& source,
   if (!options.node_name_prefix.empty()) {
     compile_options.AddConfigEntry("ep.context_node_name_prefix", options.node_name_prefix);
   }
-  EPCTX_RETURN_IF_ERROR(
-      ModelCompiler(compile_options).CompileToFile(source.path, ctx_path).status());
+  EPCTX_RETURN_IF_ERROR(Profiled(
+      profiler, "model_compile", {{"model", source.path}, {"context_model", ctx_path}}, [&] {
+        return ModelCompiler(compile_options).CompileToFile(source.path, ctx_path).status();
+      }));
   EPCTX_ASSIGN_OR_RETURN(MappedFile ctx_file, MappedFile::Open(ctx_path));
   ModelSource ctx_source{ctx_file.bytes(), ctx_path, DirName(ctx_path), ctx_path};
   compile::EngineOptions no_write = options;
   no_write.context_enable = false;
-  return CreateSession(ctx_source, no_write);
+  return CreateSession(ctx_source, no_write, profiler);
 }
 
 }  // namespace
 
 Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
-                                                   const compile::EngineOptions& options) {
-  EPCTX_ASSIGN_OR_RETURN(std::optional<compile::ContextModelInfo> ctx,
-                         compile::ParseContextModel(source.bytes, source.name));
-  if (!ctx.has_value()) return FromOriginal(source, options);
+                                                   const compile::EngineOptions& options,
+                                                   Profiler* profiler) {
+  // ORT's names for reading the model from a path or from bytes.
+  EPCTX_ASSIGN_OR_RETURN(
+      std::optional<compile::ContextModelInfo> ctx,
+      Profiled(profiler, source.path.empty() ? "model_loading_array" : "model_loading_uri",
+               {{"model", source.name}},
+               [&] { return compile::ParseContextModel(source.bytes, source.name); }));
+  if (!ctx.has_value()) return FromOriginal(source, options, profiler);
 
   std::string original_path;
   if (!ctx->original_path.empty() && !source.dir.empty()) {
     original_path = JoinPath(source.dir, ctx->original_path);
   }
   std::string blob_path;
-  auto from_blob = FromContext(*ctx, source, original_path, options, &blob_path);
+  auto from_blob = FromContext(*ctx, source, original_path, options, profiler, &blob_path);
   std::string blob_name = ctx->embed ? "(embedded in the context model)" : "'" + blob_path + "'";
   if (from_blob.ok()) {
     SessionOrigin& origin = (*from_blob)->origin();
@@ -171,7 +220,7 @@ Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
   }
   Logger().warn("'{}': context blob {} not used: {}; falling back to the original model '{}'",
                 source.name, blob_name, why.message(), original_path);
-  auto fallback = FromOriginalFile(original_path, options);
+  auto fallback = FromOriginalFile(original_path, options, profiler);
   if (!fallback.ok()) {
     return EPCTX_ERROR(kFailedPrecondition,
                        "'{}' cannot be loaded: context blob {}: {}; original "

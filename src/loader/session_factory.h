@@ -8,6 +8,7 @@
 
 #include "compile/options.h"
 #include "epctx/status.h"
+#include "loader/profiler.h"
 #include "loader/session_impl.h"
 
 namespace epctx::loader {
@@ -19,7 +20,9 @@ struct ModelSource {
   std::string path;                  // the file's path; empty when given from memory
 };
 
+// `profiler` (may be null) records the steps of the creation.
 Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
-                                                   const compile::EngineOptions& options);
+                                                   const compile::EngineOptions& options,
+                                                   Profiler* profiler = nullptr);
 
 }  // namespace epctx::loader

@@ -1,6 +1,7 @@
 #include "loader/session_impl.h"
 
 #include "program_generated.h"
+#include "util/logging.h"
 #include "util/status_macros.h"
 
 namespace epctx {
@@ -130,13 +131,28 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
                          program_->arena_bytes());
     }
   }
-  EPCTX_ASSIGN_OR_RETURN(
-      std::vector<Tensor> all,
-      program_->Run(ordered, arena_.valid() ? arena_.mutable_bytes() : std::span<std::byte>()));
+  std::span<std::byte> arena = arena_.valid() ? arena_.mutable_bytes() : std::span<std::byte>();
+  loader::Profiler::Clock::time_point start = loader::Profiler::Clock::now();
+  EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> all, program_->Run(ordered, arena, profiler_.get()));
+  if (profiler_ != nullptr) profiler_->RecordSession("model_run", start);
   if (output_names.empty()) return all;
   std::vector<Tensor> out;
   for (size_t pos : selected) out.push_back(all[pos]);
   return out;
+}
+
+Result<std::string> SessionImpl::EndProfiling() {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  if (profiler_ == nullptr) return std::string();
+  return profiler_->End();
+}
+
+SessionImpl::~SessionImpl() {
+  if (profiler_ == nullptr) return;
+  auto written = profiler_->End();
+  if (!written.ok()) {
+    Logger().warn("profile '{}' not written: {}", profiler_->path(), written.status().message());
+  }
 }
 
 }  // namespace epctx

@@ -10,6 +10,7 @@
 #include "epctx/session.h"
 #include "exec/executor.h"
 #include "loader/blob_registry.h"
+#include "loader/profiler.h"
 #include "util/aligned_buffer.h"
 
 namespace epctx {
@@ -29,7 +30,14 @@ class SessionImpl {
   Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
                                   const std::vector<std::string>& output_names);
 
+  // Profiling (epctx.profile_file): the profiler that recorded the creation takes the runs too.
+  void SetProfiler(std::unique_ptr<loader::Profiler> profiler) { profiler_ = std::move(profiler); }
+  Result<std::string> EndProfiling();
+  // Writes a profile not ended yet.
+  ~SessionImpl();
+
  private:
+  SessionImpl() = default;
   Status CheckInput(const ValueInfo& expected, const Tensor& given) const;
 
   std::shared_ptr<const loader::LoadedBlob> blob_;
@@ -39,7 +47,8 @@ class SessionImpl {
   SessionOrigin origin_;
   ModelMetadata metadata_;
   std::mutex run_mutex_;
-  AlignedBuffer arena_;  // allocated at the first run
+  AlignedBuffer arena_;                         // allocated at the first run
+  std::unique_ptr<loader::Profiler> profiler_;  // null unless profiling
 };
 
 }  // namespace epctx

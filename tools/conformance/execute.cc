@@ -1,4 +1,4 @@
-#include "conformance_execute.h"
+#include "conformance/execute.h"
 
 #include <memory>
 #include <string>

@@ -1,4 +1,4 @@
-#include "conformance_classify.h"
+#include "conformance/classify.h"
 
 #include <algorithm>
 #include <map>

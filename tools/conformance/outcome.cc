@@ -1,4 +1,4 @@
-#include "conformance_outcome.h"
+#include "conformance/outcome.h"
 
 namespace epctx::cli::conformance {
 

@@ -1,4 +1,4 @@
-#include "perf_progress.h"
+#include "perf/progress.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "conformance_baseline.h"
+#include "conformance/baseline.h"
 
 #include <span>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "perf_processes.h"
+#include "perf/processes.h"
 
 #include <fcntl.h>
 #include <poll.h>

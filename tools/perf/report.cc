@@ -1,10 +1,11 @@
-#include "perf_report.h"
+#include "perf/report.h"
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
-#include "perf_stats.h"
+#include "perf/result_file.h"
+#include "perf/stats.h"
 
 namespace epctx::cli {
 namespace {
@@ -27,14 +28,60 @@ Stats Subsequent(const PerfResult& r) {
   return Summarize(std::vector<double>(r.creation_s.begin() + 1, r.creation_s.end()));
 }
 
+double Sum(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum;
+}
+
+nlohmann::json InputsJson(const PerfResult& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const InputUsed& in : r.inputs) {
+    out.push_back({{"name", in.name},
+                   {"dtype", in.dtype},
+                   {"shape", in.shape},
+                   {"source", in.generated ? "generated" : "file"}});
+  }
+  return out;
+}
+
+// The timed runs, as onnxruntime_perf_test reports them, and ours.
+void RunsJson(const PerfResult& r, nlohmann::json& j) {
+  j["test_mode"] = r.test_mode;
+  j["inferences"] = r.latency_s.size();
+  j["concurrent_runs"] = r.concurrent;
+  j["requests_per_thread"] = r.requests_per_thread;
+  if (r.exit_after_creation) {
+    j["first_inference_ms"] = nullptr;
+    j["latency_ms"] = nullptr;
+    return;
+  }
+  Stats lat = Summarize(r.latency_s);
+  j["first_inference_ms"] = Ms(r.first_inference_s);
+  j["total_inference_time_cost_ms"] = Ms(Sum(r.latency_s));
+  j["run_seconds"] = r.run_seconds;
+  j["avg_cpu_usage_percent"] = r.cpu_usage_percent;
+  j["latency_ms"] = {{"mean", Ms(lat.mean)},
+                     {"p50", Ms(lat.Percentile(50))},
+                     {"p90", Ms(lat.Percentile(90))},
+                     {"p99", Ms(lat.Percentile(99))},
+                     {"min", Ms(lat.min)},
+                     {"max", Ms(lat.max)}};
+}
+
 }  // namespace
 
 void PrintJson(const PerfResult& r) {
   Stats all = Summarize(r.creation_s);
   Stats later = Subsequent(r);
-  Stats lat = Summarize(r.latency_s);
   nlohmann::json j;
   j["model"] = r.model;
+  j["notes"] = r.notes;
+  j["exit_after_session_creation"] = r.exit_after_creation;
+  j["model_from_memory"] = r.from_memory;
+  j["context_model_path"] = r.context_model_path;
+  j["session_config"] = r.session_config;
+  j["inputs"] = InputsJson(r);
   j["load_mode"] = r.load_mode;
   j["from_context_blob"] = r.from_context_blob;
   j["fallback_reason"] = r.fallback_reason;
@@ -52,16 +99,10 @@ void PrintJson(const PerfResult& r) {
     j["more_sessions_creation_ms"] = {
         {"median", Ms(more.median)}, {"min", Ms(more.min)}, {"max", Ms(more.max)}};
   }
-  j["first_inference_ms"] = Ms(r.first_inference_s);
-  j["test_mode"] = r.test_mode;
-  j["inferences"] = r.latency_s.size();
-  j["latency_ms"] = {{"mean", Ms(lat.mean)},
-                     {"p50", Ms(lat.Percentile(50))},
-                     {"p90", Ms(lat.Percentile(90))},
-                     {"p99", Ms(lat.Percentile(99))},
-                     {"min", Ms(lat.min)},
-                     {"max", Ms(lat.max)}};
+  RunsJson(r, j);
   j["peak_rss_bytes"] = r.peak_rss_bytes;
+  j["result_file"] = r.result_file;
+  j["profile_file"] = r.profile_file;
   j["memory"] = nlohmann::json::array();
   for (const MemorySample& m : r.memory) j["memory"].push_back(MemoryJson(m));
   if (r.cold) {
@@ -78,10 +119,12 @@ void PrintJson(const PerfResult& r) {
     const ProcessesReport& p = *r.processes;
     nlohmann::json children = nlohmann::json::array();
     for (const ChildReport& c : p.children) {
-      children.push_back({{"pid", c.pid},
-                          {"creation_ms", c.creation_ms},
-                          {"first_inference_ms", c.first_inference_ms},
-                          {"memory", MemoryJson(c.memory)}});
+      children.push_back(
+          {{"pid", c.pid},
+           {"creation_ms", c.creation_ms},
+           {"first_inference_ms",
+            r.exit_after_creation ? nlohmann::json(nullptr) : nlohmann::json(c.first_inference_ms)},
+           {"memory", MemoryJson(c.memory)}});
     }
     j["processes"] = {{"count", p.count},
                       {"rss_sum_bytes", p.rss_sum_bytes},
@@ -100,11 +143,27 @@ void PrintJson(const PerfResult& r) {
   std::printf("%s\n", j.dump(2).c_str());
 }
 
+// onnxruntime_perf_test's lines after its timed runs (performance_runner.cc), in its order.
+void PrintOrtRunLines(const PerfResult& r) {
+  size_t n = r.latency_s.size();
+  double total = Sum(r.latency_s);
+  std::printf("First inference time cost: %.3f ms\n", Ms(r.first_inference_s));
+  std::printf("Total inference time cost: %.6f s\n", total);
+  std::printf("Total inference requests: %zu\n", n);
+  std::printf("Average inference time cost: %.3f ms\n",
+              n > 0 ? Ms(total / static_cast<double>(n)) : 0.0);
+  std::printf("Total inference run time: %.6f s\n", r.run_seconds);
+  std::printf("Number of inferences per second: %.2f\n",
+              r.run_seconds > 0 ? static_cast<double>(n) / r.run_seconds : 0.0);
+  std::printf("Avg CPU usage: %d %%\n", r.cpu_usage_percent);
+}
+
 void PrintText(const PerfResult& r) {
   Stats later = Subsequent(r);
-  Stats lat = Summarize(r.latency_s);
-  std::printf("Model: %s (%s, load mode %s)\n", r.model.c_str(),
-              r.from_context_blob ? "context blob" : "compiled in memory", r.load_mode.c_str());
+  for (const std::string& note : r.notes) std::printf("%s\n", note.c_str());
+  std::printf("Model: %s (%s, load mode %s%s)\n", r.model.c_str(),
+              r.from_context_blob ? "context blob" : "compiled in memory", r.load_mode.c_str(),
+              r.from_memory ? ", handed over from memory" : "");
   if (!r.fallback_reason.empty()) {
     std::printf("Context blob not used: %s\n", r.fallback_reason.c_str());
   }
@@ -127,7 +186,18 @@ void PrintText(const PerfResult& r) {
                 r.cold ? "each cold" : "blob already loaded by the first session", later.min,
                 later.median, later.max);
   }
-  std::printf("First inference time cost: %.3f ms\n", Ms(r.first_inference_s));
+  if (!r.exit_after_creation) PrintOrtRunLines(r);
+  std::printf("Peak working set size: %llu bytes\n",
+              static_cast<unsigned long long>(r.peak_rss_bytes));
+  if (r.concurrent > 1) {
+    std::string counts;
+    for (int c : r.requests_per_thread) counts += (counts.empty() ? "" : ", ") + std::to_string(c);
+    std::printf("Concurrent runs: %d threads on one session; requests per thread: %s\n",
+                r.concurrent, counts.c_str());
+  }
+  if (r.statistics && !r.latency_s.empty()) {
+    std::printf("%s", LatencyStatistics(r.latency_s).c_str());
+  }
   if (r.cold && r.cold_first_run_s.size() > 1) {
     Stats c = Summarize(r.cold_first_run_s);
     std::printf(
@@ -135,19 +205,6 @@ void PrintText(const PerfResult& r) {
         "%.3f ms\n",
         Ms(c.min), Ms(c.median), Ms(c.max));
   }
-  size_t n = r.latency_s.size();
-  std::printf("Total inference requests: %zu\n", n);
-  std::printf("Total inference run time: %.6f s\n", r.run_seconds);
-  std::printf("Average inference time cost: %.3f ms\n", Ms(lat.mean));
-  std::printf("Number of inferences per second: %.2f\n",
-              r.run_seconds > 0 ? static_cast<double>(n) / r.run_seconds : 0.0);
-  std::printf(
-      "P50 Latency: %.6f s\nP90 Latency: %.6f s\nP95 Latency: %.6f s\nP99 Latency: "
-      "%.6f s\nP999 Latency: %.6f s\n",
-      lat.Percentile(50), lat.Percentile(90), lat.Percentile(95), lat.Percentile(99),
-      lat.Percentile(99.9));
-  std::printf("Peak working set size: %llu bytes\n",
-              static_cast<unsigned long long>(r.peak_rss_bytes));
   if (!r.more_sessions_s.empty()) {
     Stats more = Summarize(r.more_sessions_s);
     std::printf("Sessions 2..%d created while the first lives: median %.6f s\n", r.sessions,
@@ -182,6 +239,8 @@ void PrintText(const PerfResult& r) {
         r.original_creation_s.front() / r.creation_s.front(),
         orig.median / (r.creation_s.size() > 1 ? later.median : r.creation_s.front()));
   }
+  if (!r.result_file.empty()) std::printf("\nResults appended to %s\n", r.result_file.c_str());
+  if (!r.profile_file.empty()) std::printf("Profile written to %s\n", r.profile_file.c_str());
 }
 
 }  // namespace epctx::cli

@@ -1,4 +1,4 @@
-#include "conformance_report.h"
+#include "conformance/report.h"
 
 #include <fmt/format.h>
 

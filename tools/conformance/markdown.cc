@@ -1,4 +1,4 @@
-#include "conformance_markdown.h"
+#include "conformance/markdown.h"
 
 #include <fmt/format.h>
 

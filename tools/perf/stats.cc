@@ -1,4 +1,4 @@
-#include "perf_stats.h"
+#include "perf/stats.h"
 
 #include <algorithm>
 

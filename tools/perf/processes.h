@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "epctx/status.h"
-#include "perf_memory.h"
+#include "perf/memory.h"
 
 namespace epctx::cli {
 

@@ -1,4 +1,4 @@
-#include "conformance_compare.h"
+#include "conformance/compare.h"
 
 #include <cmath>
 #include <cstdint>

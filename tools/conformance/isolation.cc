@@ -1,4 +1,4 @@
-#include "conformance_isolation.h"
+#include "conformance/isolation.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -3,10 +3,10 @@
 
 #include <string>
 
-#include "conformance_compare.h"
-#include "conformance_model_info.h"
-#include "conformance_outcome.h"
-#include "conformance_suite.h"
+#include "conformance/compare.h"
+#include "conformance/model_info.h"
+#include "conformance/outcome.h"
+#include "conformance/suite.h"
 
 namespace epctx::cli::conformance {
 

@@ -1,4 +1,4 @@
-#include "conformance_suite.h"
+#include "conformance/suite.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "conformance_report.h"
+#include "conformance/report.h"
 
 namespace epctx::cli::conformance {
 

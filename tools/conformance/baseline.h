@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "conformance_outcome.h"
+#include "conformance/outcome.h"
 #include "epctx/status.h"
 
 namespace epctx::cli::conformance {

@@ -1,4 +1,4 @@
-#include "perf_memory.h"
+#include "perf/memory.h"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>

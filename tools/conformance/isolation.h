@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <functional>
 
-#include "conformance_outcome.h"
+#include "conformance/outcome.h"
 #include "epctx/status.h"
 
 namespace epctx::cli::conformance {

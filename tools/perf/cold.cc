@@ -1,7 +1,7 @@
 // Reads the context model's EPContext node through the compiler's parser (the public API exposes
 // the blob path only once a session exists, and creating one would warm the very files --cold is
 // about to drop).
-#include "perf_cold.h"
+#include "perf/cold.h"
 
 #include <fmt/format.h>
 

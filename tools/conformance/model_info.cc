@@ -1,4 +1,4 @@
-#include "conformance_model_info.h"
+#include "conformance/model_info.h"
 
 #include <onnx/onnx_pb.h>
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "conformance_model_info.h"
-#include "conformance_suite.h"
+#include "conformance/model_info.h"
+#include "conformance/suite.h"
 
 namespace epctx::cli::conformance {
 

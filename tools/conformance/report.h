@@ -1,14 +1,14 @@
 // The results of a conformance run and their reports: one line per test, the summary, JSON.
-// (The Markdown table is in conformance_markdown.h.)
+// (The Markdown table is in conformance/markdown.h.)
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "conformance_classify.h"
-#include "conformance_model_info.h"
-#include "conformance_outcome.h"
-#include "conformance_suite.h"
+#include "conformance/classify.h"
+#include "conformance/model_info.h"
+#include "conformance/outcome.h"
+#include "conformance/suite.h"
 
 namespace epctx::cli::conformance {
 
