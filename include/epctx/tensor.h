@@ -49,6 +49,10 @@ class Tensor {
 
   Tensor() = default;
 
+  // The same memory (and owner) seen with another shape of the same element count; an empty
+  // tensor when the counts differ.
+  Tensor Reshaped(std::vector<int64_t> shape) const;
+
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t element_count() const { return element_count_; }

@@ -30,6 +30,17 @@ struct ValueIndex {
   }
 };
 
+// Ops whose output 0 is input 0 seen with another shape (their kernels share the memory when
+// the plan allows).
+bool IsViewOp(const IrNode& n) {
+  if (!n.domain.empty()) return false;
+  for (std::string_view op :
+       {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
+    if (n.op_type == op) return true;
+  }
+  return false;
+}
+
 // `graph`: the program index of the attribute's body, -1 for other attributes.
 Offset<fb::Attribute> BuildAttribute(FlatBufferBuilder& fbb, const IrAttribute& a, int32_t graph) {
   auto name = fbb.CreateString(a.name);
@@ -121,7 +132,47 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
     lifetimes.push_back({bytes, first[p], std::max(first[p], last[p])});
     planned.push_back(p);
   }
-  ArenaPlan plan = PlanArena(lifetimes, format::kTensorAlignment);
+  // Outputs that only view their input differently (Reshape and the like) share its memory: the
+  // two values become one lifetime, so the kernel can skip the copy (KernelContext::ShareInput).
+  std::vector<int> group(count, -1);  // planned index of each program value
+  for (size_t i = 0; i < planned.size(); ++i) group[planned[i]] = static_cast<int>(i);
+  std::vector<int> root(lifetimes.size());
+  for (size_t i = 0; i < root.size(); ++i) root[i] = static_cast<int>(i);
+  auto find = [&](int i) {
+    while (root[static_cast<size_t>(i)] != i) i = root[static_cast<size_t>(i)];
+    return i;
+  };
+  for (const IrNode& n : graph.nodes) {
+    if (!IsViewOp(n) || n.inputs.empty() || n.outputs.empty()) continue;
+    const int in = index.Add(n.inputs[0]), out = index.Add(n.outputs[0]);
+    if (in < 0 || out < 0) continue;
+    const int a = group[static_cast<size_t>(in)], b = group[static_cast<size_t>(out)];
+    if (a < 0 || b < 0) continue;
+    const int ra = find(a), rb = find(b);
+    if (ra == rb ||
+        lifetimes[static_cast<size_t>(ra)].bytes != lifetimes[static_cast<size_t>(rb)].bytes) {
+      continue;
+    }
+    Lifetime& keep = lifetimes[static_cast<size_t>(ra)];
+    const Lifetime& gone = lifetimes[static_cast<size_t>(rb)];
+    keep.first = std::min(keep.first, gone.first);
+    keep.last = std::max(keep.last, gone.last);
+    root[static_cast<size_t>(rb)] = ra;
+  }
+  std::vector<Lifetime> merged;
+  std::vector<int> merged_index(lifetimes.size(), -1);
+  for (size_t i = 0; i < lifetimes.size(); ++i) {
+    if (find(static_cast<int>(i)) != static_cast<int>(i)) continue;
+    merged_index[i] = static_cast<int>(merged.size());
+    merged.push_back(lifetimes[i]);
+  }
+  ArenaPlan merged_plan = PlanArena(merged, format::kTensorAlignment);
+  ArenaPlan plan;
+  plan.arena_bytes = merged_plan.arena_bytes;
+  for (size_t i = 0; i < lifetimes.size(); ++i) {
+    plan.offsets.push_back(merged_plan.offsets[static_cast<size_t>(
+        merged_index[static_cast<size_t>(find(static_cast<int>(i)))])]);
+  }
   // The reader's limits: a program beyond them would be refused at load.
   if (count > format::kMaxValuesPerProgram || graph.nodes.size() > format::kMaxNodesPerProgram ||
       plan.arena_bytes > static_cast<uint64_t>(format::kMaxArenaBytes)) {

@@ -278,6 +278,33 @@ class BoundProgram::RunContext final : public KernelContext {
   }
   int num_threads() const override { return program_.num_threads_; }
 
+  bool ShareInput(size_t output, size_t input, const std::vector<int64_t>& shape) override {
+    if (output >= node_->outputs.size() || input >= node_->inputs.size()) return false;
+    const int32_t in = node_->inputs[input];
+    const int32_t out = node_->outputs[output];
+    if (in < 0 || out < 0) return false;
+    const Tensor& x = values_[static_cast<size_t>(in)];
+    if (x.empty()) return false;
+    Tensor view = x.Reshaped(shape);
+    if (view.empty()) return false;
+    const Slot& from = program_.slots_[static_cast<size_t>(in)];
+    const Slot& to = program_.slots_[static_cast<size_t>(out)];
+    if (heap_owned_[static_cast<size_t>(in)]) {
+      // Heap memory stays alive, unchanged, as long as any tensor refers to it.
+      heap_owned_[static_cast<size_t>(out)] = 1;
+    } else if (from.arena_offset >= 0 && to.arena_offset != from.arena_offset) {
+      // Arena memory is reused after the input's last reader; only an output the memory plan
+      // placed at the same offset (planned as one lifetime) may share it.
+      return false;
+    } else {
+      // The input's own arena place, or memory that outlives the run (a weight, a graph input):
+      // handed out as a copy if the output is a graph output.
+      heap_owned_[static_cast<size_t>(out)] = 0;
+    }
+    values_[static_cast<size_t>(out)] = std::move(view);
+    return true;
+  }
+
  private:
   const BoundProgram& program_;
   std::vector<Tensor>& values_;

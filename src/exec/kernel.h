@@ -61,6 +61,15 @@ class KernelContext {
                                          std::vector<int64_t> shape) = 0;
   // Threads the kernel may use (ParallelFor's thread count).
   virtual int num_threads() const = 0;
+  // Makes output `output` the memory of input `input` seen with `shape` (same element count),
+  // with no copy, when the executor can keep that memory unchanged for as long as the output
+  // lives; false when it cannot (the kernel then copies).
+  virtual bool ShareInput(size_t output, size_t input, const std::vector<int64_t>& shape) {
+    (void)output;
+    (void)input;
+    (void)shape;
+    return false;
+  }
 };
 
 class Kernel {

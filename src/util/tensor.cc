@@ -116,4 +116,13 @@ Tensor Tensor::View(DataType type, std::vector<int64_t> shape, const void* data,
   return Tensor(type, std::move(shape), count, data, std::move(owner));
 }
 
+Tensor Tensor::Reshaped(std::vector<int64_t> shape) const {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) return Tensor();
+  }
+  if (count != element_count_) return Tensor();
+  return Tensor(dtype_, std::move(shape), count, data_, owner_);
+}
+
 }  // namespace epctx

@@ -33,4 +33,10 @@ Status CopyToOutput(KernelContext& ctx, size_t index, const Tensor& in,
   return Status::Ok();
 }
 
+Status ViewOrCopy(KernelContext& ctx, size_t index, size_t input, const Tensor& in,
+                  std::vector<int64_t> shape) {
+  if (ctx.ShareInput(index, input, shape)) return Status::Ok();
+  return CopyToOutput(ctx, index, in, std::move(shape));
+}
+
 }  // namespace epctx::exec::kernels

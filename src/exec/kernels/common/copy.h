@@ -1,5 +1,6 @@
-// Kernels that only change how a tensor is viewed (Identity, Reshape, Flatten, Squeeze, ...)
-// still write a fresh output: outputs never alias inputs.
+// Copying a tensor into an output, and outputs that only change how an input is viewed
+// (Identity, Reshape, Flatten, Squeeze, ...): those share the input's memory when the executor
+// allows it and copy otherwise.
 #pragma once
 
 #include <cstdint>
@@ -13,5 +14,10 @@ namespace epctx::exec::kernels {
 
 // Allocates output `index` with `shape` (same element count as `in`) and copies `in` into it.
 Status CopyToOutput(KernelContext& ctx, size_t index, const Tensor& in, std::vector<int64_t> shape);
+
+// Output `index` is input `input` (`in`) seen with `shape`: shared when the executor allows it
+// (KernelContext::ShareInput), copied otherwise.
+Status ViewOrCopy(KernelContext& ctx, size_t index, size_t input, const Tensor& in,
+                  std::vector<int64_t> shape);
 
 }  // namespace epctx::exec::kernels

@@ -4,15 +4,13 @@
 //
 // Inputs: X, W (the packed bytes as float32 [n]), B (optional), R (the residual, present when
 // post_ops adds one; same shape and layout as the output).
-#include <atomic>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/dnnl/conv_primitive.h"
 #include "exec/kernels/dnnl/dnnl_ops.h"
-#include "exec/kernels/dnnl/primitive_cache.h"
+#include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
 #include "util/hash.h"
@@ -95,13 +93,8 @@ class DnnlConvKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
     if (y->element_count() == 0) return Status::Ok();
-    void* scratch = nullptr;
-    if (prim->scratchpad_bytes > 0) {
-      EPCTX_ASSIGN_OR_RETURN(scratch, ThreadScratchpad(prim->scratchpad_bytes));
-    }
+    std::unordered_map<int, dnnl::memory> args;
     try {
-      ThreadBudget budget(threads);
-      std::unordered_map<int, dnnl::memory> args;
       args.emplace(DNNL_ARG_SRC, Wrap(ActivationDesc(g.src_dims(), config_.src_layout), x->data()));
       args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w->data()));
       if (b != nullptr) args.emplace(DNNL_ARG_BIAS, Wrap(prim->bias, b->data()));
@@ -111,19 +104,13 @@ class DnnlConvKernel final : public Kernel {
             DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config_.post_ops)) | DNNL_ARG_SRC_1,
             Wrap(prim->residual, r->data()));
       }
-      if (scratch != nullptr) {
-        args.emplace(
-            DNNL_ARG_SCRATCHPAD,
-            Wrap(dnnl::memory::desc({static_cast<int64_t>(prim->scratchpad_bytes)},
-                                    dnnl::memory::data_type::u8, dnnl::memory::format_tag::x),
-                 scratch));
-      }
-      prim->primitive.execute(ThreadStream(), args);
     } catch (const dnnl::error& e) {
-      return FromDnnlError(e, "running a convolution");
+      return FromDnnlError(e, "preparing a convolution");
     }
-    return Status::Ok();
+    return ExecutePrimitive(*prim, args, threads, "a convolution");
   }
+
+  std::string_view implementation() const override { return memo_.implementation(); }
 
  private:
   DnnlConvKernel() = default;
@@ -132,17 +119,11 @@ class DnnlConvKernel final : public Kernel {
   Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const ConvGeometry& g,
                                                               const std::vector<int64_t>& x_shape,
                                                               int threads) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (last_ != nullptr && last_shape_ == x_shape && last_threads_ == threads) return last_;
-    }
+    if (auto prim = memo_.Find(x_shape, threads)) return prim;
     const std::string key = ConvKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
-    std::lock_guard<std::mutex> lock(mutex_);
-    last_ = prim;
-    last_shape_ = x_shape;
-    last_threads_ = threads;
+    memo_.Remember(x_shape, threads, prim);
     return prim;
   }
 
@@ -167,7 +148,7 @@ class DnnlConvKernel final : public Kernel {
       CachedPrimitive out;
       out.primitive = dnnl::convolution_forward(pd);
       out.scratchpad_bytes = pd.scratchpad_desc().get_size();
-      out.implementation = pd.impl_info_str();
+      out.implementation = std::string("onednn:") + pd.impl_info_str();
       out.weights = pd.weights_desc();
       out.bias = pd.bias_desc();
       out.residual = ActivationDesc(g.dst_dims(), config_.dst_layout);
@@ -184,10 +165,7 @@ class DnnlConvKernel final : public Kernel {
   uint64_t format_hash_ = 0;
   ConvConfig config_;
 
-  std::mutex mutex_;
-  std::shared_ptr<const CachedPrimitive> last_;
-  std::vector<int64_t> last_shape_;
-  int last_threads_ = 0;
+  PrimitiveMemo memo_;
 };
 
 }  // namespace

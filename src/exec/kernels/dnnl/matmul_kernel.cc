@@ -103,6 +103,8 @@ class DnnlMatMulKernel final : public Kernel {
     return ExecutePrimitive(*prim, args, threads, "a matmul");
   }
 
+  std::string_view implementation() const override { return memo_.implementation(); }
+
  private:
   DnnlMatMulKernel() = default;
 
@@ -125,7 +127,7 @@ class DnnlMatMulKernel final : public Kernel {
       CachedPrimitive out;
       out.primitive = dnnl::matmul(pd);
       out.scratchpad_bytes = pd.scratchpad_desc().get_size();
-      out.implementation = pd.impl_info_str();
+      out.implementation = std::string("onednn:") + pd.impl_info_str();
       out.weights = pd.weights_desc();
       return out;
     } catch (const dnnl::error& e) {

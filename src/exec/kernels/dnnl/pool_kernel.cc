@@ -13,7 +13,7 @@
 #include "exec/kernels/dnnl/activation_layout.h"
 #include "exec/kernels/dnnl/conv_primitive.h"
 #include "exec/kernels/dnnl/dnnl_ops.h"
-#include "exec/kernels/dnnl/primitive_cache.h"
+#include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/nn/window.h"
 #include "util/status_macros.h"
@@ -56,6 +56,8 @@ class DnnlPoolKernel final : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
+  std::string_view implementation() const override { return memo_.implementation(); }
+
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "X"));
     EPCTX_RETURN_IF_ERROR(ExpectDtype(*x, DataType::kFloat32, "X"));
@@ -73,57 +75,48 @@ class DnnlPoolKernel final : public Kernel {
     const dnnl::algorithm alg = max_           ? dnnl::algorithm::pooling_max
                                 : include_pad_ ? dnnl::algorithm::pooling_avg_include_padding
                                                : dnnl::algorithm::pooling_avg_exclude_padding;
-    const std::string key = fmt::format(
-        "pool t{} a{} L{} s{} d{} k{} st{} dl{} pb{} pe{}", threads, static_cast<int>(alg),
-        static_cast<int>(layout_), fmt::join(g.src, ","), fmt::join(g.dst, ","),
-        fmt::join(g.kernel, ","), fmt::join(g.strides, ","), fmt::join(g.dilations, ","),
-        fmt::join(g.pad_begin, ","), fmt::join(g.pad_end, ","));
-    EPCTX_ASSIGN_OR_RETURN(
-        std::shared_ptr<const CachedPrimitive> prim,
-        GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
-          ThreadBudget budget(threads);
-          try {
-            using dims = dnnl::memory::dims;
-            dims dilation;
-            for (int64_t d : g.dilations) dilation.push_back(d - 1);
-            dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_md,
-                                                dst_md, dims(g.strides.begin(), g.strides.end()),
-                                                dims(g.kernel.begin(), g.kernel.end()), dilation,
-                                                dims(g.pad_begin.begin(), g.pad_begin.end()),
-                                                dims(g.pad_end.begin(), g.pad_end.end()));
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            dnnl::pooling_v2_forward::primitive_desc pd(desc, attr, CpuEngine());
-            CachedPrimitive out;
-            out.primitive = dnnl::pooling_v2_forward(pd);
-            out.scratchpad_bytes = pd.scratchpad_desc().get_size();
-            out.implementation = pd.impl_info_str();
-            return out;
-          } catch (const dnnl::error& e) {
-            return FromDnnlError(e, fmt::format("pooling {} with kernel {}", fmt::join(g.src, "x"),
-                                                fmt::join(g.kernel, "x")));
-          }
-        }));
-    void* scratch = nullptr;
-    if (prim->scratchpad_bytes > 0) {
-      EPCTX_ASSIGN_OR_RETURN(scratch, ThreadScratchpad(prim->scratchpad_bytes));
+    std::shared_ptr<const CachedPrimitive> prim = memo_.Find(x->shape(), threads);
+    if (prim == nullptr) {
+      const std::string key = fmt::format(
+          "pool t{} a{} L{} s{} d{} k{} st{} dl{} pb{} pe{}", threads, static_cast<int>(alg),
+          static_cast<int>(layout_), fmt::join(g.src, ","), fmt::join(g.dst, ","),
+          fmt::join(g.kernel, ","), fmt::join(g.strides, ","), fmt::join(g.dilations, ","),
+          fmt::join(g.pad_begin, ","), fmt::join(g.pad_end, ","));
+      EPCTX_ASSIGN_OR_RETURN(
+          prim, GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
+            ThreadBudget budget(threads);
+            try {
+              using dims = dnnl::memory::dims;
+              dims dilation;
+              for (int64_t d : g.dilations) dilation.push_back(d - 1);
+              dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_md,
+                                                  dst_md, dims(g.strides.begin(), g.strides.end()),
+                                                  dims(g.kernel.begin(), g.kernel.end()), dilation,
+                                                  dims(g.pad_begin.begin(), g.pad_begin.end()),
+                                                  dims(g.pad_end.begin(), g.pad_end.end()));
+              dnnl::primitive_attr attr;
+              attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+              dnnl::pooling_v2_forward::primitive_desc pd(desc, attr, CpuEngine());
+              CachedPrimitive out;
+              out.primitive = dnnl::pooling_v2_forward(pd);
+              out.scratchpad_bytes = pd.scratchpad_desc().get_size();
+              out.implementation = std::string("onednn:") + pd.impl_info_str();
+              return out;
+            } catch (const dnnl::error& e) {
+              return FromDnnlError(e, fmt::format("pooling {} with kernel {}",
+                                                  fmt::join(g.src, "x"), fmt::join(g.kernel, "x")));
+            }
+          }));
+      memo_.Remember(x->shape(), threads, prim);
     }
+    std::unordered_map<int, dnnl::memory> args;
     try {
-      ThreadBudget budget(threads);
-      std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, Wrap(src_md, x->data())},
-                                                 {DNNL_ARG_DST, Wrap(dst_md, y->data())}};
-      if (scratch != nullptr) {
-        args.emplace(
-            DNNL_ARG_SCRATCHPAD,
-            Wrap(dnnl::memory::desc({static_cast<int64_t>(prim->scratchpad_bytes)},
-                                    dnnl::memory::data_type::u8, dnnl::memory::format_tag::x),
-                 scratch));
-      }
-      prim->primitive.execute(ThreadStream(), args);
+      args.emplace(DNNL_ARG_SRC, Wrap(src_md, x->data()));
+      args.emplace(DNNL_ARG_DST, Wrap(dst_md, y->data()));
     } catch (const dnnl::error& e) {
-      return FromDnnlError(e, "running a pooling");
+      return FromDnnlError(e, "preparing a pooling");
     }
-    return Status::Ok();
+    return ExecutePrimitive(*prim, args, threads, "a pooling");
   }
 
  private:
@@ -181,6 +174,7 @@ class DnnlPoolKernel final : public Kernel {
   bool include_pad_ = false;
   ActivationLayout layout_ = ActivationLayout::kPlain;
   int64_t channels_ = 0;
+  PrimitiveMemo memo_;
   WindowAttrs window_;
 };
 

@@ -18,7 +18,8 @@ namespace epctx::exec::kernels::onednn {
 struct CachedPrimitive {
   dnnl::primitive primitive;
   size_t scratchpad_bytes = 0;
-  std::string implementation;  // oneDNN's name for the code it runs, e.g. "jit:avx512_core"
+  std::string
+      implementation;  // "onednn:" and oneDNN's name for its code ("onednn:jit:avx512_core")
   // Layouts the primitive reads and writes (the kernel wraps its tensors in them).
   dnnl::memory::desc weights;
   dnnl::memory::desc bias;

@@ -15,9 +15,18 @@ std::shared_ptr<const CachedPrimitive> PrimitiveMemo::Find(const std::vector<int
 void PrimitiveMemo::Remember(const std::vector<int64_t>& shape, int threads,
                              std::shared_ptr<const CachedPrimitive> primitive) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (first_ == nullptr && primitive != nullptr) {
+    first_ = primitive;
+    name_.store(&first_->implementation, std::memory_order_release);
+  }
   last_ = std::move(primitive);
   shape_ = shape;
   threads_ = threads;
+}
+
+std::string_view PrimitiveMemo::implementation() const {
+  const std::string* name = name_.load(std::memory_order_acquire);
+  return name != nullptr ? std::string_view(*name) : std::string_view("onednn");
 }
 
 Status ExecutePrimitive(const CachedPrimitive& prim, std::unordered_map<int, dnnl::memory>& args,

@@ -2,9 +2,12 @@
 // skip building the cache key; and running a cached primitive with its scratchpad.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -19,8 +22,12 @@ class PrimitiveMemo {
   std::shared_ptr<const CachedPrimitive> Find(const std::vector<int64_t>& shape, int threads);
   void Remember(const std::vector<int64_t>& shape, int threads,
                 std::shared_ptr<const CachedPrimitive> primitive);
+  // "onednn:" and oneDNN's name of the first primitive this kernel ran ("onednn" before).
+  std::string_view implementation() const;
 
  private:
+  std::shared_ptr<const CachedPrimitive> first_;  // kept, so that its name stays valid
+  std::atomic<const std::string*> name_{nullptr};
   std::mutex mutex_;  // sessions may run one kernel from several threads at once
   std::shared_ptr<const CachedPrimitive> last_;
   std::vector<int64_t> shape_;

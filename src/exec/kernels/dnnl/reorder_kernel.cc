@@ -9,7 +9,7 @@
 #include "exec/kernels/dnnl/activation_layout.h"
 #include "exec/kernels/dnnl/conv_primitive.h"
 #include "exec/kernels/dnnl/dnnl_ops.h"
-#include "exec/kernels/dnnl/primitive_cache.h"
+#include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
 
 #include "util/status_macros.h"
@@ -33,6 +33,8 @@ class ReorderKernel final : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
+  std::string_view implementation() const override { return memo_.implementation(); }
+
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "X"));
     EPCTX_RETURN_IF_ERROR(ExpectDtype(*x, DataType::kFloat32, "X"));
@@ -47,39 +49,46 @@ class ReorderKernel final : public Kernel {
                            ctx.AllocateOutput(0, DataType::kFloat32, PhysicalShape(dims, to_)));
     if (y->element_count() == 0) return Status::Ok();
     const int threads = ctx.num_threads();
-    const std::string key =
-        fmt::format("reorder t{} {} to {}", threads, fmt::join(dims, ","), static_cast<int>(to_));
     const dnnl::memory::desc src = ActivationDesc(dims, from_);
     const dnnl::memory::desc dst = ActivationDesc(dims, to_);
-    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
-                           GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
-                             ThreadBudget budget(threads);
-                             try {
-                               CachedPrimitive out;
-                               dnnl::reorder::primitive_desc pd(CpuEngine(), src, CpuEngine(), dst);
-                               out.primitive = dnnl::reorder(pd);
-                               out.implementation = pd.impl_info_str();
-                               return out;
-                             } catch (const dnnl::error& e) {
-                               return FromDnnlError(e, "creating a reorder");
-                             }
-                           }));
-    try {
-      ThreadBudget budget(threads);
-      dnnl::memory in = Wrap(src, x->data());
-      dnnl::memory out = Wrap(dst, y->data());
-      prim->primitive.execute(ThreadStream(), {{DNNL_ARG_FROM, in}, {DNNL_ARG_TO, out}});
-    } catch (const dnnl::error& e) {
-      return FromDnnlError(e, "running a reorder");
+    std::shared_ptr<const CachedPrimitive> prim = memo_.Find(x->shape(), threads);
+    if (prim == nullptr) {
+      const std::string key =
+          fmt::format("reorder t{} {} to {}", threads, fmt::join(dims, ","), static_cast<int>(to_));
+      EPCTX_ASSIGN_OR_RETURN(
+          prim, GetOrCreatePrimitive(key, [&] { return MakeReorder(src, dst, threads); }));
+      memo_.Remember(x->shape(), threads, prim);
     }
-    return Status::Ok();
+    std::unordered_map<int, dnnl::memory> args;
+    try {
+      args.emplace(DNNL_ARG_FROM, Wrap(src, x->data()));
+      args.emplace(DNNL_ARG_TO, Wrap(dst, y->data()));
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "preparing a reorder");
+    }
+    return ExecutePrimitive(*prim, args, threads, "a reorder");
   }
 
  private:
   ReorderKernel() = default;
+
+  static Result<CachedPrimitive> MakeReorder(const dnnl::memory::desc& src,
+                                             const dnnl::memory::desc& dst, int threads) {
+    ThreadBudget budget(threads);
+    try {
+      CachedPrimitive out;
+      dnnl::reorder::primitive_desc pd(CpuEngine(), src, CpuEngine(), dst);
+      out.primitive = dnnl::reorder(pd);
+      out.implementation = std::string("onednn:") + pd.impl_info_str();
+      return out;
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "creating a reorder");
+    }
+  }
   ActivationLayout to_ = ActivationLayout::kPlain;
   ActivationLayout from_ = ActivationLayout::kPlain;
   int64_t channels_ = 0;
+  PrimitiveMemo memo_;
 };
 
 }  // namespace

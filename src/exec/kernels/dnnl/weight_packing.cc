@@ -12,7 +12,7 @@ Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
   PackedWeight out;
   const dnnl::memory::desc packed = pd.weights_desc();
   EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
-  out.implementation = pd.impl_info_str();
+  out.implementation = std::string("onednn:") + pd.impl_info_str();
   const size_t bytes = packed.get_size();
   EPCTX_ASSIGN_OR_RETURN(
       out.bytes,
@@ -40,7 +40,7 @@ Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConf
   PackedWeight out;
   const dnnl::memory::desc packed = pd.weights_desc();
   EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
-  out.implementation = pd.impl_info_str();
+  out.implementation = std::string("onednn:") + pd.impl_info_str();
   EPCTX_ASSIGN_OR_RETURN(
       out.bytes, Tensor::Allocate(DataType::kFloat32,
                                   {static_cast<int64_t>(packed.get_size() / sizeof(float))}));

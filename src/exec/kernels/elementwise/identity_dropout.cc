@@ -20,7 +20,7 @@ class IdentityKernel final : public Kernel {
   }
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
-    return CopyToOutput(ctx, 0, *x, x->shape());
+    return ViewOrCopy(ctx, 0, 0, *x, x->shape());
   }
 };
 
@@ -112,7 +112,7 @@ class DropoutKernel final : public Kernel {
     if (ctx.input_count() > 2) {
       EPCTX_RETURN_IF_ERROR(CheckDeterministic(ctx.input(1), ctx.input(2)));
     }
-    EPCTX_RETURN_IF_ERROR(CopyToOutput(ctx, 0, *x, x->shape()));
+    EPCTX_RETURN_IF_ERROR(ViewOrCopy(ctx, 0, 0, *x, x->shape()));
     if (!want_mask_) return Status::Ok();
     const DataType type = mask_kind_ == MaskKind::kBool ? DataType::kBool : x->dtype();
     EPCTX_ASSIGN_OR_RETURN(Tensor * mask, ctx.AllocateOutput(1, type, x->shape()));

@@ -24,8 +24,8 @@ class FlattenKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "axis {} is out of range for rank {}", axis_, rank);
     }
     const size_t axis = static_cast<size_t>(axis_ < 0 ? axis_ + rank : axis_);
-    return CopyToOutput(
-        ctx, 0, *x,
+    return ViewOrCopy(
+        ctx, 0, 0, *x,
         {DimProduct(x->shape(), 0, axis), DimProduct(x->shape(), axis, x->shape().size())});
   }
 

@@ -76,7 +76,7 @@ class ReshapeKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> requested, ReadIndexVector(*s, "shape"));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
                            ResolveShape(x->shape(), std::move(requested), allow_zero_));
-    return CopyToOutput(ctx, 0, *x, std::move(shape));
+    return ViewOrCopy(ctx, 0, 0, *x, std::move(shape));
   }
 
  private:

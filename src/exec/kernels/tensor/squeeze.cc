@@ -48,7 +48,7 @@ class SqueezeKernel final : public Kernel {
     for (size_t i = 0; i < xs.size(); ++i) {
       if (!drop[i]) shape.push_back(xs[i]);
     }
-    return CopyToOutput(ctx, 0, *x, std::move(shape));
+    return ViewOrCopy(ctx, 0, 0, *x, std::move(shape));
   }
 
  private:

@@ -46,7 +46,7 @@ class UnsqueezeKernel final : public Kernel {
     for (int64_t i = 0; i < rank; ++i) {
       shape.push_back(inserted[static_cast<size_t>(i)] ? 1 : xs[next++]);
     }
-    return CopyToOutput(ctx, 0, *x, std::move(shape));
+    return ViewOrCopy(ctx, 0, 0, *x, std::move(shape));
   }
 
  private:
