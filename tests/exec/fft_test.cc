@@ -1,7 +1,7 @@
 // The FFT plans of the signal/ kernels (fft_plan.h, dft_plan.h, dft_plan_cache.h) against a
 // direct DFT summed in long double: complex lines both ways and real lines (onesided and full)
 // in float and double, at lengths that take every radix, the generic odd radix and Bluestein,
-// with several lane counts and input strides.
+// with several lane counts (one vector register of them among them) and input strides.
 //
 // Error bound, per output element: kBoundSlack * eps(T) * log2(2n) * sqrt(n) * max|x|. An FFT
 // adds rounding error in each of its ~log2(n) passes, and the errors of the n terms of an output
@@ -24,6 +24,7 @@
 #include "exec/kernels/signal/dft_plan.h"
 #include "exec/kernels/signal/dft_plan_cache.h"
 #include "exec/kernels/signal/fft_plan.h"
+#include "exec/kernels/signal/vector_width.h"
 
 namespace epctx::exec::kernels {
 namespace {
@@ -138,8 +139,10 @@ template <typename T>
 void CheckAllLengths(uint32_t seed) {
   std::mt19937 rng(seed);
   for (int64_t n : kLengths) {
-    // Full batches of 16 lanes only where the direct sums stay cheap.
-    for (int64_t lanes : {int64_t{1}, int64_t{3}, n < 256 ? int64_t{16} : int64_t{0}}) {
+    // One register of lanes (the plans' fixed-width first stage) and two, where the direct
+    // sums stay cheap.
+    const int64_t full = kMaxLanes<T>;
+    for (int64_t lanes : {int64_t{1}, int64_t{3}, n < 512 ? full : 0, n < 256 ? 2 * full : 0}) {
       if (lanes == 0) continue;
       const int64_t stride = lanes == 3 ? 5 : lanes;  // one layout with gaps between positions
       CheckComplex<T>(n, lanes, stride, false, rng);

@@ -15,6 +15,7 @@
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/signal/dft_plan.h"
 #include "exec/kernels/signal/dft_plan_cache.h"
+#include "exec/kernels/signal/lane_transpose.h"
 #include "exec/kernels/signal/line_batches.h"
 #include "exec/kernels/signal/signal_ops.h"
 #include "util/status_macros.h"
@@ -31,23 +32,33 @@ struct DftLayout {
   int64_t components = 1;  // 1 (real) or 2 (complex) input values per element
 };
 
-// Loads lines [first, first + lanes) (line = outer index * inner + inner index), padded with
-// zeros or truncated to n, into re (and im for complex input) as [position][lane].
+// The first element of each line in [first, first + lanes) (line = outer index * inner + inner
+// index) in a tensor whose axis has length `len` and whose elements hold `width` values.
+template <typename T>
+void LinePointers(const DftLayout& l, T* base, int64_t len, int64_t width, int64_t first,
+                  int64_t lanes, T** at) {
+  for (int64_t lane = 0; lane < lanes; ++lane) {
+    const int64_t line = first + lane, o = line / l.inner, i = line % l.inner;
+    at[lane] = base + (o * len * l.inner + i) * width;
+  }
+}
+
+// Loads lines [first, first + lanes), padded with zeros or truncated to n, into re (and im for
+// complex input) as [position][lane].
 template <typename T>
 void LoadLines(const DftLayout& l, const T* x, int64_t n, int64_t first, int64_t lanes, T* re,
                T* im) {
   const int64_t copy_len = std::min(l.in_len, n);
   const int64_t step = l.inner * l.components;  // between positions of one line
-  for (int64_t lane = 0; lane < lanes; ++lane) {
-    const int64_t line = first + lane, o = line / l.inner, i = line % l.inner;
-    const T* src = x + (o * l.in_len * l.inner + i) * l.components;
-    for (int64_t j = 0; j < copy_len; ++j) re[j * lanes + lane] = src[j * step];
-    if (l.components == 2) {
-      for (int64_t j = 0; j < copy_len; ++j) im[j * lanes + lane] = src[j * step + 1];
-    }
-  }
+  const T* src[kMaxLanes<T>] = {};
+  LinePointers(l, x, l.in_len, l.components, first, lanes, src);
+  LoadLanes(src, step, static_cast<const T*>(nullptr), copy_len, lanes, re);
   std::fill(re + copy_len * lanes, re + n * lanes, T(0));
-  if (l.components == 2) std::fill(im + copy_len * lanes, im + n * lanes, T(0));
+  if (l.components == 2) {
+    for (int64_t lane = 0; lane < lanes; ++lane) ++src[lane];
+    LoadLanes(src, step, static_cast<const T*>(nullptr), copy_len, lanes, im);
+    std::fill(im + copy_len * lanes, im + n * lanes, T(0));
+  }
 }
 
 template <typename T>
@@ -77,15 +88,9 @@ Status TransformLines(const DftPlan<T>& plan, const DftLayout& l, bool inverse, 
     } else {
       plan.Complex(in_re, in_im, lanes, lanes, inverse, out_re, out_im, work);
     }
-    const int64_t step = l.inner * 2;
-    for (int64_t lane = 0; lane < lanes; ++lane) {
-      const int64_t line = first + lane, o = line / l.inner, i = line % l.inner;
-      T* dst = y + (o * l.out_len * l.inner + i) * 2;
-      for (int64_t k = 0; k < l.out_len; ++k) {
-        dst[k * step] = out_re[k * lanes + lane] * scale;
-        dst[k * step + 1] = out_im[k * lanes + lane] * im_sign;
-      }
-    }
+    T* dst[kMaxLanes<T>] = {};
+    LinePointers(l, y, l.out_len, 2, first, lanes, dst);
+    StoreLanes(out_re, out_im, scale, im_sign, l.out_len, lanes, dst, l.inner * 2);
   });
   return Status::Ok();
 }

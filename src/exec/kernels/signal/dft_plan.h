@@ -36,8 +36,6 @@ class DftPlan {
 
  private:
   DftPlan() = default;
-  void SplitHalfSpectrum(const T* z_re, const T* z_im, int64_t lanes, int64_t bins, T* out_re,
-                         T* out_im) const;
 
   std::unique_ptr<const FftPlan<T>> full_;
   // Even n: the transform of n/2, and exp(-2*pi*i*k/n) / 2 for k in [0, n/2].

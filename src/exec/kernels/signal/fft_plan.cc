@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "exec/kernels/signal/fft_stages.h"
+#include "exec/kernels/signal/vector_width.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -65,6 +66,22 @@ int64_t SmoothLengthAtLeast(int64_t target) {
     }
   }
   return best;
+}
+
+template <typename T, int kCount>
+void RunStage(int radix, const FftStage<T>& s, const T* odd_cos, const T* odd_sin) {
+  switch (radix) {
+    case 2:
+      return FftRadix2Stage<T, kCount>(s);
+    case 3:
+      return FftRadix3Stage<T, kCount>(s);
+    case 4:
+      return FftRadix4Stage<T, kCount>(s);
+    case 5:
+      return FftRadix5Stage<T, kCount>(s);
+    default:
+      return FftOddRadixStage(s, radix, odd_cos, odd_sin);
+  }
 }
 
 }  // namespace
@@ -195,23 +212,13 @@ void FftPlan<T>::RunStages(const T* in_re, const T* in_im, int64_t in_stride, in
     s.m = stage.m;
     s.tw_re = twiddle_re_.data() + stage.twiddles;
     s.tw_im = twiddle_im_.data() + stage.twiddles;
-    switch (stage.radix) {
-      case 2:
-        FftRadix2Stage(s);
-        break;
-      case 3:
-        FftRadix3Stage(s);
-        break;
-      case 4:
-        FftRadix4Stage(s);
-        break;
-      case 5:
-        FftRadix5Stage(s);
-        break;
-      default:
-        FftOddRadixStage(s, stage.radix, odd_cos_.data() + stage.odd_radix,
-                         odd_sin_.data() + stage.odd_radix);
-        break;
+    // The first stage of a full batch has one register of lanes per butterfly.
+    if (i == 0 && lanes == kMaxLanes<T>) {
+      RunStage<T, kMaxLanes<T>>(stage.radix, s, odd_cos_.data() + stage.odd_radix,
+                                odd_sin_.data() + stage.odd_radix);
+    } else {
+      RunStage<T, 0>(stage.radix, s, odd_cos_.data() + stage.odd_radix,
+                     odd_sin_.data() + stage.odd_radix);
     }
     s.x_re = s.y_re;
     s.x_im = s.y_im;

@@ -36,13 +36,15 @@ struct FftStage {
   const T* tw_im;
 };
 
-template <typename T>
+// kCount > 0: the stage is compiled for s.count == kCount (the first stage of a full batch,
+// whose inner loop is then one vector operation without loop control); 0: any count.
+template <typename T, int kCount>
 void FftRadix2Stage(const FftStage<T>& s);
-template <typename T>
+template <typename T, int kCount>
 void FftRadix3Stage(const FftStage<T>& s);
-template <typename T>
+template <typename T, int kCount>
 void FftRadix4Stage(const FftStage<T>& s);
-template <typename T>
+template <typename T, int kCount>
 void FftRadix5Stage(const FftStage<T>& s);
 // Any odd p, in O(p^2) per butterfly; cos_p and sin_p hold cos(2*pi*t/p) and sin(2*pi*t/p)
 // for t in [0, p).

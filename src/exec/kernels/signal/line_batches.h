@@ -1,7 +1,7 @@
 // How DFT and STFT share out their independent lines (signal lines, frames): in batches of up
-// to one vector register of lanes, so the FFT's inner loops vectorise across lines, over the
-// context's threads, each worker with its own slice of one scratch block taken on the calling
-// thread (so a steady-state run allocates nothing).
+// to one vector register of lanes (kSignalVectorBytes), so the FFT's inner loops vectorise across
+// lines, over the context's threads, each worker with its own slice of one scratch block taken on
+// the calling thread (so a steady-state run allocates nothing).
 #pragma once
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "exec/kernels/common/scratch.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/signal/dft_plan.h"
+#include "exec/kernels/signal/vector_width.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -30,14 +31,15 @@ struct LineBatches {
 template <typename T>
 LineBatches PlanLineBatches(const DftPlan<T>& plan, int64_t lines, size_t buffer_per_lane,
                             int available_threads) {
-  constexpr int64_t kMaxLanes = 64 / sizeof(T);  // one AVX-512 register
+  constexpr int64_t kMax = kMaxLanes<T>;
   LineBatches b;
+  // A power of two (lane_transpose.h has kernels for those), as many as the budget allows.
   const size_t lane_bytes = (buffer_per_lane + plan.scratch_size(1)) * sizeof(T);
-  b.lanes =
-      std::clamp<int64_t>(static_cast<int64_t>(kLineBatchScratchBytes / lane_bytes), 1, kMaxLanes);
+  const int64_t fit = static_cast<int64_t>(kLineBatchScratchBytes / lane_bytes);
+  while (b.lanes * 2 <= std::min(fit, kMax)) b.lanes *= 2;
   b.threads = ThreadsFor(available_threads, lines * plan.size() * 8);
   // Smaller batches when there are too few to keep every thread busy to the end.
-  while (b.lanes > kMaxLanes / 4 && (lines + b.lanes - 1) / b.lanes < 4 * b.threads) b.lanes /= 2;
+  while (b.lanes > kMax / 4 && (lines + b.lanes - 1) / b.lanes < 4 * b.threads) b.lanes /= 2;
   b.lanes = std::max<int64_t>(1, std::min(b.lanes, lines));
   b.batches = lines == 0 ? 0 : (lines + b.lanes - 1) / b.lanes;
   b.threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(b.threads, b.batches)));

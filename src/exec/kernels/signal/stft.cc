@@ -14,6 +14,7 @@
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/signal/dft_plan.h"
 #include "exec/kernels/signal/dft_plan_cache.h"
+#include "exec/kernels/signal/lane_transpose.h"
 #include "exec/kernels/signal/line_batches.h"
 #include "exec/kernels/signal/signal_ops.h"
 #include "util/status_macros.h"
@@ -31,22 +32,15 @@ struct StftLayout {
 template <typename T>
 void LoadFrames(const StftLayout& l, const T* x, const T* window, int64_t n, int64_t first,
                 int64_t lanes, T* re, T* im) {
+  const T* src[kMaxLanes<T>] = {};
   for (int64_t lane = 0; lane < lanes; ++lane) {
     const int64_t bf = first + lane, b = bf / l.frames, f = bf % l.frames;
-    const T* src = x + (b * l.length + f * l.step) * l.components;
-    if (l.components == 1) {
-      if (window != nullptr) {
-        for (int64_t j = 0; j < n; ++j) re[j * lanes + lane] = src[j] * window[j];
-      } else {
-        for (int64_t j = 0; j < n; ++j) re[j * lanes + lane] = src[j];
-      }
-    } else {
-      for (int64_t j = 0; j < n; ++j) {
-        const T w = window != nullptr ? window[j] : T(1);
-        re[j * lanes + lane] = src[2 * j] * w;
-        im[j * lanes + lane] = src[2 * j + 1] * w;
-      }
-    }
+    src[lane] = x + (b * l.length + f * l.step) * l.components;
+  }
+  LoadLanes(src, l.components, window, n, lanes, re);
+  if (l.components == 2) {
+    for (int64_t lane = 0; lane < lanes; ++lane) ++src[lane];
+    LoadLanes(src, 2, window, n, lanes, im);
   }
 }
 
@@ -74,13 +68,9 @@ Status TransformFrames(const DftPlan<T>& plan, const StftLayout& l, const T* x, 
     } else {
       plan.Complex(in_re, in_im, lanes, lanes, false, out_re, out_im, work);
     }
-    for (int64_t lane = 0; lane < lanes; ++lane) {
-      T* dst = y + (first + lane) * l.bins * 2;
-      for (int64_t k = 0; k < l.bins; ++k) {
-        dst[2 * k] = out_re[k * lanes + lane];
-        dst[2 * k + 1] = out_im[k * lanes + lane];
-      }
-    }
+    T* dst[kMaxLanes<T>] = {};
+    for (int64_t lane = 0; lane < lanes; ++lane) dst[lane] = y + (first + lane) * l.bins * 2;
+    StoreLanes(out_re, out_im, T(1), T(1), l.bins, lanes, dst, 2);
   });
   return Status::Ok();
 }
