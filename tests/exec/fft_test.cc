@@ -24,6 +24,7 @@
 #include "exec/kernels/signal/dft_plan.h"
 #include "exec/kernels/signal/dft_plan_cache.h"
 #include "exec/kernels/signal/fft_plan.h"
+#include "exec/kernels/signal/unit_roots.h"
 #include "exec/kernels/signal/vector_width.h"
 
 namespace epctx::exec::kernels {
@@ -161,7 +162,7 @@ TEST(FftPlanTest, Float64MatchesDirectSum) {
   CheckAllLengths<double>(2);
 }
 
-TEST(FftPlanTest, LargePrimesTakeBluestein) {
+TEST(FftPlanTest, PlansPickTheirMethod) {
   // Every prime factor at most kMaxOddRadix: stages; any larger one: Bluestein.
   for (int64_t n : {1, 2, 7, 46, 49, 143, 400, 1000, 1024}) {
     auto plan = FftPlan<float>::Create(n);
@@ -173,6 +174,40 @@ TEST(FftPlanTest, LargePrimesTakeBluestein) {
     ASSERT_TRUE(plan.ok());
     EXPECT_TRUE((*plan)->uses_bluestein()) << n;
   }
+  // Fewer lanes than a register take two factors from kMinSplitLength on (so the test lengths
+  // above it cover that path), a full register never does.
+  for (int64_t n : {128, 400, 1000, 1024}) {
+    auto plan = FftPlan<double>::Create(n);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_TRUE((*plan)->splits(1)) << n;
+    EXPECT_TRUE((*plan)->splits(3)) << n;
+    EXPECT_FALSE((*plan)->splits(kMaxLanes<double>)) << n;
+  }
+  for (int64_t n : {30, 97, 401}) {
+    auto plan = FftPlan<double>::Create(n);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_FALSE((*plan)->splits(1)) << n;
+  }
+}
+
+TEST(UnitRootsTest, WithinAnUlpOfTheLongDoubleValue) {
+  // Lengths with and without the factors 2, 4 and 8 the octant reduction works with.
+  const long double pi = 3.141592653589793238462643383279502884L;
+  for (int64_t n : {1, 2, 3, 7, 12, 97, 401, 1000, 1024}) {
+    const UnitRoots roots(n);
+    for (int64_t t = 0; t < 2 * n; ++t) {
+      const long double angle =
+          -2 * pi * static_cast<long double>(t % n) / static_cast<long double>(n);
+      EXPECT_NEAR(roots.re(t), static_cast<double>(std::cos(angle)), 0x1p-53) << n << " " << t;
+      EXPECT_NEAR(roots.im(t), static_cast<double>(std::sin(angle)), 0x1p-53) << n << " " << t;
+    }
+  }
+  // Exact where the value is exact.
+  const UnitRoots eight(8);
+  EXPECT_EQ(eight.re(2), 0.0);
+  EXPECT_EQ(eight.im(2), -1.0);
+  EXPECT_EQ(eight.re(4), -1.0);
+  EXPECT_EQ(eight.im(6), 1.0);
 }
 
 TEST(FftPlanTest, RefusesLengthsOutOfRange) {

@@ -1,10 +1,9 @@
 #include "exec/kernels/signal/dft_plan.h"
 
 #include <algorithm>
-#include <cmath>
-#include <numbers>
 
 #include "exec/kernels/signal/fft_stages.h"
+#include "exec/kernels/signal/unit_roots.h"
 #include "exec/kernels/signal/vector_width.h"
 #include "util/status_macros.h"
 
@@ -22,42 +21,37 @@ void SplitHalfSpectrum(const T* z_re, const T* z_im, int64_t lanes, int64_t n, i
   using V = typename VecOf<T, kMaxLanes<T>>::type;
   const int64_t h = n / 2;
   const int64_t direct = std::min(bins, h + 1);
-  for (int64_t k = 0; k < direct; ++k) {
-    const int64_t a = k == h ? 0 : k, b = k == 0 ? 0 : h - k;
-    const T* ar = z_re + a * lanes;
-    const T* ai = z_im + a * lanes;
-    const T* br = z_re + b * lanes;
-    const T* bi = z_im + b * lanes;
-    T* yr = out_re + k * lanes;
-    T* yi = out_im + k * lanes;
-    const T wr = w_re[k], wi = w_im[k];
-    if (lanes == kMaxLanes<T>) {
-      const V var = LoadVec<V>(ar), vai = LoadVec<V>(ai);
-      const V vbr = LoadVec<V>(br), vbi = LoadVec<V>(bi);
+  // Bin k from Z[a] and Z[b], lane l.
+  auto split = [&](int64_t k, int64_t a, int64_t b, int64_t l) {
+    const T ar = z_re[a * lanes + l], ai = z_im[a * lanes + l];
+    const T br = z_re[b * lanes + l], bi = z_im[b * lanes + l];
+    const T sr = ar + br, dr = ar - br, si = ai + bi, di = ai - bi;
+    out_re[k * lanes + l] = T(0.5) * sr + w_re[k] * si + w_im[k] * dr;
+    out_im[k * lanes + l] = T(0.5) * di + w_im[k] * si - w_re[k] * dr;
+  };
+  if (lanes == kMaxLanes<T>) {
+    for (int64_t k = 0; k < direct; ++k) {
+      const int64_t a = k == h ? 0 : k, b = k == 0 ? 0 : h - k;
+      const V var = LoadVec<V>(z_re + a * lanes), vai = LoadVec<V>(z_im + a * lanes);
+      const V vbr = LoadVec<V>(z_re + b * lanes), vbi = LoadVec<V>(z_im + b * lanes);
       const V sr = var + vbr, dr = var - vbr, si = vai + vbi, di = vai - vbi;
-      StoreVec(yr, T(0.5) * sr + wr * si + wi * dr);
-      StoreVec(yi, T(0.5) * di + wi * si - wr * dr);
-      continue;
+      const T wr = w_re[k], wi = w_im[k];
+      StoreVec(out_re + k * lanes, T(0.5) * sr + wr * si + wi * dr);
+      StoreVec(out_im + k * lanes, T(0.5) * di + wi * si - wr * dr);
     }
-    EPCTX_FFT_VECTORIZE
-    for (int64_t l = 0; l < lanes; ++l) {
-      const T sr = ar[l] + br[l], dr = ar[l] - br[l];
-      const T si = ai[l] + bi[l], di = ai[l] - bi[l];
-      yr[l] = T(0.5) * sr + wr * si + wi * dr;
-      yi[l] = T(0.5) * di + wi * si - wr * dr;
-    }
+  } else {
+    // Bins 0 and h read Z[0] twice; those between read Z[k] and Z[h-k].
+    ForEachPositionLane(0, std::min<int64_t>(direct, 1), lanes,
+                        [&](int64_t, int64_t l) { split(0, 0, 0, l); });
+    ForEachPositionLane(1, std::min(direct, h), lanes,
+                        [&](int64_t k, int64_t l) { split(k, k, h - k, l); });
+    ForEachPositionLane(h, direct, lanes, [&](int64_t, int64_t l) { split(h, 0, 0, l); });
   }
   // The rest of a full spectrum mirrors the first half: X[k] = conj(X[n-k]).
-  for (int64_t k = direct; k < bins; ++k) {
-    const T* sr = out_re + (n - k) * lanes;
-    const T* si = out_im + (n - k) * lanes;
-    T* yr = out_re + k * lanes;
-    T* yi = out_im + k * lanes;
-    for (int64_t l = 0; l < lanes; ++l) {
-      yr[l] = sr[l];
-      yi[l] = -si[l];
-    }
-  }
+  ForEachPositionLane(direct, bins, lanes, [&](int64_t k, int64_t l) {
+    out_re[k * lanes + l] = out_re[(n - k) * lanes + l];
+    out_im[k * lanes + l] = -out_im[(n - k) * lanes + l];
+  });
 }
 
 }  // namespace
@@ -65,15 +59,16 @@ void SplitHalfSpectrum(const T* z_re, const T* z_im, int64_t lanes, int64_t n, i
 template <typename T>
 Result<std::shared_ptr<const DftPlan<T>>> DftPlan<T>::Create(int64_t n) {
   auto plan = std::shared_ptr<DftPlan>(new DftPlan());
-  EPCTX_ASSIGN_OR_RETURN(plan->full_, FftPlan<T>::Create(n));
+  EPCTX_RETURN_IF_ERROR(CheckFftLength(n));
+  // One table of roots for the transform of n, of n/2 and the split between them.
+  const UnitRoots roots(n);
+  EPCTX_ASSIGN_OR_RETURN(plan->full_, FftPlan<T>::Create(n, &roots));
   if (n % 2 == 0) {
     const int64_t h = n / 2;
-    EPCTX_ASSIGN_OR_RETURN(plan->half_, FftPlan<T>::Create(h));
+    EPCTX_ASSIGN_OR_RETURN(plan->half_, FftPlan<T>::Create(h, &roots));
     for (int64_t k = 0; k <= h; ++k) {
-      const long double angle = -2 * std::numbers::pi_v<long double> * static_cast<long double>(k) /
-                                static_cast<long double>(n);
-      plan->split_re_.push_back(static_cast<T>(0.5 * std::cos(angle)));
-      plan->split_im_.push_back(static_cast<T>(0.5 * std::sin(angle)));
+      plan->split_re_.push_back(static_cast<T>(0.5 * roots.re(k)));
+      plan->split_im_.push_back(static_cast<T>(0.5 * roots.im(k)));
     }
   }
   return std::shared_ptr<const DftPlan>(std::move(plan));
@@ -104,9 +99,10 @@ void DftPlan<T>::Real(const T* x, int64_t stride, int64_t lanes, int64_t bins, T
     // Odd n: a complex transform with zero imaginary parts.
     T* re = scratch;
     T* im = re + n * lanes;
-    for (int64_t j = 0; j < n; ++j)
-      std::copy(x + j * stride, x + j * stride + lanes, re + j * lanes);
-    std::fill(im, im + n * lanes, T(0));
+    ForEachPositionLane(0, n, lanes, [&](int64_t j, int64_t l) {
+      re[j * lanes + l] = x[j * stride + l];
+      im[j * lanes + l] = T(0);
+    });
     full_->Forward(re, im, lanes, lanes, out_re, out_im, im + n * lanes);
     return;
   }

@@ -1,36 +1,14 @@
 #include "exec/kernels/signal/fft_plan.h"
 
 #include <algorithm>
-#include <cmath>
-#include <numbers>
 
 #include "exec/kernels/signal/fft_stages.h"
+#include "exec/kernels/signal/unit_roots.h"
 #include "exec/kernels/signal/vector_width.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
 namespace {
-
-// exp(-2*pi*i*t/n) for t in [0, n), in long double so that the double tables are correctly
-// rounded (the angle's own rounding error in double would cost several ulps).
-class UnitRoots {
- public:
-  explicit UnitRoots(int64_t n) : n_(n), re_(static_cast<size_t>(n)), im_(static_cast<size_t>(n)) {
-    const long double pi = 3.141592653589793238462643383279502884L;
-    for (int64_t t = 0; t < n; ++t) {
-      const long double angle = -2 * pi * static_cast<long double>(t) / static_cast<long double>(n);
-      re_[static_cast<size_t>(t)] = std::cos(angle);
-      im_[static_cast<size_t>(t)] = std::sin(angle);
-    }
-  }
-  // exp(-2*pi*i*num/n) for any num >= 0.
-  long double re(int64_t num) const { return re_[static_cast<size_t>(num % n_)]; }
-  long double im(int64_t num) const { return im_[static_cast<size_t>(num % n_)]; }
-
- private:
-  int64_t n_;
-  std::vector<long double> re_, im_;
-};
 
 // The radices of n: fours first (fewest passes), a two, then the odd primes in increasing
 // order.
@@ -86,21 +64,28 @@ void RunStage(int radix, const FftStage<T>& s, const T* odd_cos, const T* odd_si
 
 }  // namespace
 
-template <typename T>
-Result<std::unique_ptr<const FftPlan<T>>> FftPlan<T>::Create(int64_t n) {
+Status CheckFftLength(int64_t n) {
   if (n < 1 || n > kMaxFftLength) {
     return EPCTX_ERROR(kInvalidArgument, "DFT length {} is outside [1, {}]", n, kMaxFftLength);
   }
-  return std::unique_ptr<const FftPlan>(Build(n));
+  return Status::Ok();
 }
 
 template <typename T>
-std::unique_ptr<FftPlan<T>> FftPlan<T>::Build(int64_t n) {
+Result<std::unique_ptr<const FftPlan<T>>> FftPlan<T>::Create(int64_t n, const UnitRoots* roots) {
+  EPCTX_RETURN_IF_ERROR(CheckFftLength(n));
+  return std::unique_ptr<const FftPlan>(Build(n, true, roots));
+}
+
+template <typename T>
+std::unique_ptr<FftPlan<T>> FftPlan<T>::Build(int64_t n, bool may_split, const UnitRoots* roots) {
   auto plan = std::unique_ptr<FftPlan>(new FftPlan());
   plan->n_ = n;
   const std::vector<int64_t> radices = Factorize(n);
   if (std::all_of(radices.begin(), radices.end(), [](int64_t p) { return p <= kMaxOddRadix; })) {
-    plan->BuildStages(std::vector<int>(radices.begin(), radices.end()));
+    const UnitRoots own = roots != nullptr ? UnitRoots(*roots, n) : UnitRoots(n);
+    plan->BuildStages(std::vector<int>(radices.begin(), radices.end()),
+                      may_split && n >= kMinSplitLength, own);
   } else {
     plan->BuildBluestein();
   }
@@ -108,8 +93,7 @@ std::unique_ptr<FftPlan<T>> FftPlan<T>::Build(int64_t n) {
 }
 
 template <typename T>
-void FftPlan<T>::BuildStages(const std::vector<int>& radices) {
-  const UnitRoots roots(n_);
+void FftPlan<T>::BuildStages(const std::vector<int>& radices, bool split, const UnitRoots& roots) {
   int64_t done = 1;  // product of the radices of earlier stages
   for (int p : radices) {
     Stage stage;
@@ -134,6 +118,25 @@ void FftPlan<T>::BuildStages(const std::vector<int>& radices) {
     stages_.push_back(stage);
     done *= p;
   }
+  if (!split) return;
+  // Two factors for batches of few lanes (RunSplit). n1: the largest divisor of n up to sqrt(n), so
+  // both factors have many lanes.
+  int64_t n1 = 1;
+  for (int64_t d = 2; d * d <= n_; ++d) {
+    if (n_ % d == 0) n1 = d;
+  }
+  if (n1 < 4) return;
+  const int64_t n2 = n_ / n1;
+  rows_ = Build(n1, false, &roots);
+  cols_ = Build(n2, false, &roots);
+  split_re_.resize(static_cast<size_t>(n_));
+  split_im_.resize(static_cast<size_t>(n_));
+  for (int64_t k1 = 0; k1 < n1; ++k1) {
+    for (int64_t j2 = 0; j2 < n2; ++j2) {
+      split_re_[static_cast<size_t>(k1 * n2 + j2)] = static_cast<T>(roots.re(k1 * j2));
+      split_im_[static_cast<size_t>(k1 * n2 + j2)] = static_cast<T>(roots.im(k1 * j2));
+    }
+  }
 }
 
 template <typename T>
@@ -141,14 +144,14 @@ void FftPlan<T>::BuildBluestein() {
   // j*k = (j^2 + k^2 - (k - j)^2) / 2 turns the transform into chirp * ((chirp * x) conv
   // conj(chirp)).
   const int64_t m = SmoothLengthAtLeast(2 * n_ - 1);
-  inner_ = Build(m);
+  inner_ = Build(m, true, nullptr);
   const UnitRoots roots(2 * n_);
   std::vector<double> b_re(static_cast<size_t>(m), 0.0), b_im(static_cast<size_t>(m), 0.0);
   chirp_re_.resize(static_cast<size_t>(n_));
   chirp_im_.resize(static_cast<size_t>(n_));
   for (int64_t j = 0; j < n_; ++j) {
     // exp(-pi*i*j^2/n) = exp(-2*pi*i*(j^2 mod 2n)/(2n)); n <= kMaxFftLength keeps j^2 in range.
-    const long double re = roots.re(j * j), im = roots.im(j * j);
+    const double re = roots.re(j * j), im = roots.im(j * j);
     chirp_re_[static_cast<size_t>(j)] = static_cast<T>(re);
     chirp_im_[static_cast<size_t>(j)] = static_cast<T>(im);
     b_re[static_cast<size_t>(j)] = static_cast<double>(re);
@@ -159,7 +162,7 @@ void FftPlan<T>::BuildBluestein() {
     }
   }
   // The kernel's transform is computed in double whatever T is.
-  std::unique_ptr<FftPlan<double>> exact = FftPlan<double>::Build(m);
+  std::unique_ptr<FftPlan<double>> exact = FftPlan<double>::Build(m, false, nullptr);
   std::vector<double> k_re(static_cast<size_t>(m)), k_im(static_cast<size_t>(m));
   std::vector<double> work(exact->scratch_size(1));
   exact->Forward(b_re.data(), b_im.data(), 1, 1, k_re.data(), k_im.data(), work.data());
@@ -174,11 +177,22 @@ void FftPlan<T>::BuildBluestein() {
 }
 
 template <typename T>
+bool FftPlan<T>::splits(int64_t lanes) const {
+  return rows_ != nullptr && lanes < kMaxLanes<T>;
+}
+
+template <typename T>
 size_t FftPlan<T>::scratch_size(int64_t lanes) const {
-  const size_t l = static_cast<size_t>(lanes);
-  if (inner_ == nullptr) return 2 * static_cast<size_t>(n_) * l;
-  const size_t m = static_cast<size_t>(inner_->size());
-  return 4 * m * l + inner_->scratch_size(lanes);
+  const size_t l = static_cast<size_t>(lanes), n = static_cast<size_t>(n_);
+  if (inner_ != nullptr) {
+    const size_t m = static_cast<size_t>(inner_->size());
+    return 4 * m * l + inner_->scratch_size(lanes);
+  }
+  // Split: the packed input, the rows' output and its transpose, and the factors' work.
+  if (splits(lanes))
+    return 6 * n * l + std::max(rows_->scratch_size(cols_->size() * lanes),
+                                cols_->scratch_size(rows_->size() * lanes));
+  return 2 * n * l;
 }
 
 template <typename T>
@@ -186,6 +200,8 @@ void FftPlan<T>::Forward(const T* in_re, const T* in_im, int64_t in_stride, int6
                          T* out_re, T* out_im, T* scratch) const {
   if (inner_ != nullptr) {
     RunBluestein(in_re, in_im, in_stride, lanes, out_re, out_im, scratch);
+  } else if (splits(lanes)) {
+    RunSplit(in_re, in_im, in_stride, lanes, out_re, out_im, scratch);
   } else {
     RunStages(in_re, in_im, in_stride, lanes, out_re, out_im, scratch);
   }
@@ -196,8 +212,10 @@ void FftPlan<T>::RunStages(const T* in_re, const T* in_im, int64_t in_stride, in
                            T* out_re, T* out_im, T* work) const {
   const size_t count = stages_.size();
   if (count == 0) {  // n == 1
-    std::copy(in_re, in_re + lanes, out_re);
-    std::copy(in_im, in_im + lanes, out_im);
+    ForEachPositionLane(0, 1, lanes, [&](int64_t, int64_t l) {
+      out_re[l] = in_re[l];
+      out_im[l] = in_im[l];
+    });
     return;
   }
   T* work_re = work;
@@ -228,6 +246,47 @@ void FftPlan<T>::RunStages(const T* in_re, const T* in_im, int64_t in_stride, in
 }
 
 template <typename T>
+void FftPlan<T>::RunSplit(const T* in_re, const T* in_im, int64_t in_stride, int64_t lanes,
+                          T* out_re, T* out_im, T* scratch) const {
+  // j = j1 * n2 + j2 and k = k1 + n1 * k2 give exp(-2*pi*i*j*k/n) = exp(-2*pi*i*j1*k1/n1) *
+  // exp(-2*pi*i*j2*k1/n) * exp(-2*pi*i*j2*k2/n2).
+  const int64_t n1 = rows_->size(), n2 = cols_->size(), size = n_ * lanes;
+  T* packed_re = scratch;
+  T* packed_im = packed_re + size;
+  T* a_re = packed_im + size;
+  T* a_im = a_re + size;
+  T* b_re = a_im + size;
+  T* b_im = b_re + size;
+  T* work = b_im + size;
+  // The rows' lanes are (j2, l): positions must be exactly `lanes` apart.
+  if (in_stride != lanes) {
+    ForEachPositionLane(0, n_, lanes, [&](int64_t j, int64_t l) {
+      packed_re[j * lanes + l] = in_re[j * in_stride + l];
+      packed_im[j * lanes + l] = in_im[j * in_stride + l];
+    });
+    in_re = packed_re;
+    in_im = packed_im;
+  }
+  const int64_t row_lanes = n2 * lanes, col_lanes = n1 * lanes;
+  rows_->Forward(in_re, in_im, row_lanes, row_lanes, a_re, a_im, work);
+  // a[k1][j2][l] * exp(-2*pi*i*j2*k1/n) -> b[j2][k1][l]
+  for (int64_t k1 = 0; k1 < n1; ++k1) {
+    const T* wr = split_re_.data() + k1 * n2;
+    const T* wi = split_im_.data() + k1 * n2;
+    const T* ar = a_re + k1 * n2 * lanes;
+    const T* ai = a_im + k1 * n2 * lanes;
+    T* br = b_re + k1 * lanes;
+    T* bi = b_im + k1 * lanes;
+    ForEachPositionLane(0, n2, lanes, [&](int64_t j2, int64_t l) {
+      const T xr = ar[j2 * lanes + l], xi = ai[j2 * lanes + l];
+      br[j2 * col_lanes + l] = xr * wr[j2] - xi * wi[j2];
+      bi[j2 * col_lanes + l] = xr * wi[j2] + xi * wr[j2];
+    });
+  }
+  cols_->Forward(b_re, b_im, col_lanes, col_lanes, out_re, out_im, work);
+}
+
+template <typename T>
 void FftPlan<T>::RunBluestein(const T* in_re, const T* in_im, int64_t in_stride, int64_t lanes,
                               T* out_re, T* out_im, T* scratch) const {
   const int64_t m = inner_->size();
@@ -236,46 +295,30 @@ void FftPlan<T>::RunBluestein(const T* in_re, const T* in_im, int64_t in_stride,
   T* b_re = a_im + m * lanes;
   T* b_im = b_re + m * lanes;
   T* work = b_im + m * lanes;
-  for (int64_t j = 0; j < n_; ++j) {
-    const T cr = chirp_re_[static_cast<size_t>(j)], ci = chirp_im_[static_cast<size_t>(j)];
-    const T* xr = in_re + j * in_stride;
-    const T* xi = in_im + j * in_stride;
-    T* ar = a_re + j * lanes;
-    T* ai = a_im + j * lanes;
-    EPCTX_FFT_VECTORIZE
-    for (int64_t l = 0; l < lanes; ++l) {
-      ar[l] = xr[l] * cr - xi[l] * ci;
-      ai[l] = xr[l] * ci + xi[l] * cr;
-    }
-  }
+  const T* cr = chirp_re_.data();
+  const T* ci = chirp_im_.data();
+  ForEachPositionLane(0, n_, lanes, [&](int64_t j, int64_t l) {
+    const T xr = in_re[j * in_stride + l], xi = in_im[j * in_stride + l];
+    a_re[j * lanes + l] = xr * cr[j] - xi * ci[j];
+    a_im[j * lanes + l] = xr * ci[j] + xi * cr[j];
+  });
   std::fill(a_re + n_ * lanes, a_re + m * lanes, T(0));
   std::fill(a_im + n_ * lanes, a_im + m * lanes, T(0));
   inner_->Forward(a_re, a_im, lanes, lanes, b_re, b_im, work);
-  for (int64_t k = 0; k < m; ++k) {
-    const T kr = kernel_re_[static_cast<size_t>(k)], ki = kernel_im_[static_cast<size_t>(k)];
-    T* br = b_re + k * lanes;
-    T* bi = b_im + k * lanes;
-    EPCTX_FFT_VECTORIZE
-    for (int64_t l = 0; l < lanes; ++l) {
-      const T r = br[l] * kr - bi[l] * ki;
-      bi[l] = br[l] * ki + bi[l] * kr;
-      br[l] = r;
-    }
-  }
+  const T* kr = kernel_re_.data();
+  const T* ki = kernel_im_.data();
+  ForEachPositionLane(0, m, lanes, [&](int64_t k, int64_t l) {
+    const T br = b_re[k * lanes + l], bi = b_im[k * lanes + l];
+    b_re[k * lanes + l] = br * kr[k] - bi * ki[k];
+    b_im[k * lanes + l] = br * ki[k] + bi * kr[k];
+  });
   // The circular convolution, as the backward transform (kernel_ holds the 1/m) into a.
   inner_->Backward(b_re, b_im, lanes, lanes, a_re, a_im, work);
-  for (int64_t k = 0; k < n_; ++k) {
-    const T cr = chirp_re_[static_cast<size_t>(k)], ci = chirp_im_[static_cast<size_t>(k)];
-    const T* ar = a_re + k * lanes;
-    const T* ai = a_im + k * lanes;
-    T* yr = out_re + k * lanes;
-    T* yi = out_im + k * lanes;
-    EPCTX_FFT_VECTORIZE
-    for (int64_t l = 0; l < lanes; ++l) {
-      yr[l] = ar[l] * cr - ai[l] * ci;
-      yi[l] = ar[l] * ci + ai[l] * cr;
-    }
-  }
+  ForEachPositionLane(0, n_, lanes, [&](int64_t k, int64_t l) {
+    const T ar = a_re[k * lanes + l], ai = a_im[k * lanes + l];
+    out_re[k * lanes + l] = ar * cr[k] - ai * ci[k];
+    out_im[k * lanes + l] = ar * ci[k] + ai * cr[k];
+  });
 }
 
 template class FftPlan<float>;

@@ -9,7 +9,10 @@
 //
 // Data are split into real and imaginary arrays, and a batch is stored position-major: element
 // j of sequence (lane) l is at [j * stride + l]. Lanes fill the vector registers, so every
-// stage's inner loop vectorises even on the first stage.
+// stage's inner loop vectorises even on the first stage. A batch of fewer lanes than a register
+// on a length of at least kMinSplitLength is computed as n = n1 * n2: n2 * lanes transforms of
+// length n1, a twiddled transpose, and n1 * lanes transforms of length n2 (the "six-step" FFT),
+// so that the inner loops still run over many lanes.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "epctx/status.h"
+#include "exec/kernels/signal/unit_roots.h"
 
 namespace epctx::exec::kernels {
 
@@ -25,15 +29,23 @@ namespace epctx::exec::kernels {
 inline constexpr int64_t kMaxFftLength = int64_t{1} << 20;
 // Largest odd prime factor done by a direct butterfly; lengths with a larger one use Bluestein.
 inline constexpr int kMaxOddRadix = 23;
+// Shortest length computed in two factors when a batch has few lanes.
+inline constexpr int64_t kMinSplitLength = 128;
+
+// kInvalidArgument "DFT length {n} is outside [1, kMaxFftLength]" for a length no plan takes.
+Status CheckFftLength(int64_t n);
 
 template <typename T>
 class FftPlan {
  public:
-  // kInvalidArgument when n is outside [1, kMaxFftLength].
-  static Result<std::unique_ptr<const FftPlan>> Create(int64_t n);
+  // kInvalidArgument when n is outside [1, kMaxFftLength]. `roots`, when given, holds the
+  // roots of unity of a multiple of n, read instead of computing n's.
+  static Result<std::unique_ptr<const FftPlan>> Create(int64_t n, const UnitRoots* roots = nullptr);
 
   int64_t size() const { return n_; }
   bool uses_bluestein() const { return inner_ != nullptr; }
+  // Whether a batch of `lanes` lanes is computed in two factors.
+  bool splits(int64_t lanes) const;
   // Elements of T that Forward needs as scratch for `lanes` lanes.
   size_t scratch_size(int64_t lanes) const;
 
@@ -61,12 +73,16 @@ class FftPlan {
   friend class FftPlan;
 
   FftPlan() = default;
-  // Create without the length limit (Bluestein's inner length may exceed it).
-  static std::unique_ptr<FftPlan> Build(int64_t n);
-  void BuildStages(const std::vector<int>& radices);
+  // Create without the length limit (Bluestein's inner length may exceed it); `may_split`:
+  // whether few lanes may take two factors (not for the factors' own plans).
+  static std::unique_ptr<FftPlan> Build(int64_t n, bool may_split, const UnitRoots* roots);
+  // The stages of `radices`, and with `split` the two factors for few lanes.
+  void BuildStages(const std::vector<int>& radices, bool split, const UnitRoots& roots);
   void BuildBluestein();
   void RunStages(const T* in_re, const T* in_im, int64_t in_stride, int64_t lanes, T* out_re,
                  T* out_im, T* work) const;
+  void RunSplit(const T* in_re, const T* in_im, int64_t in_stride, int64_t lanes, T* out_re,
+                T* out_im, T* scratch) const;
   void RunBluestein(const T* in_re, const T* in_im, int64_t in_stride, int64_t lanes, T* out_re,
                     T* out_im, T* scratch) const;
 
@@ -74,6 +90,9 @@ class FftPlan {
   std::vector<Stage> stages_;
   std::vector<T> twiddle_re_, twiddle_im_;
   std::vector<T> odd_cos_, odd_sin_;
+  // Split: the plans of n1 (rows) and n2 (columns), and exp(-2*pi*i*k1*j2/n) at [k1 * n2 + j2].
+  std::unique_ptr<FftPlan> rows_, cols_;
+  std::vector<T> split_re_, split_im_;
   // Bluestein: the transform of the padded length, the chirp exp(-pi*i*j^2/n) for j < n, and
   // the forward transform of the conjugate chirp laid out circularly, divided by m.
   std::unique_ptr<FftPlan> inner_;

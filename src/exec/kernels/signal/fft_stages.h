@@ -19,6 +19,22 @@
 
 namespace epctx::exec::kernels {
 
+// Calls body(j, l) for positions j in [begin, end) and lanes l in [0, lanes). With one lane it
+// is a single loop over j, which the compiler vectorises; a loop of one lane inside would not
+// be, and would cost its control on every element.
+template <typename Body>
+inline void ForEachPositionLane(int64_t begin, int64_t end, int64_t lanes, Body&& body) {
+  if (lanes == 1) {
+    EPCTX_FFT_VECTORIZE
+    for (int64_t j = begin; j < end; ++j) body(j, int64_t{0});
+    return;
+  }
+  for (int64_t j = begin; j < end; ++j) {
+    EPCTX_FFT_VECTORIZE
+    for (int64_t l = 0; l < lanes; ++l) body(j, l);
+  }
+}
+
 // One stage of radix p on a transform whose remaining sub-length is p * m. Input element
 // (position i, element t) is x[i * x_stride + t] for i in [0, p * m) and t in [0, count); the
 // output of butterfly j, frequency k is y[(j * p + k) * count + t], multiplied by the twiddle
