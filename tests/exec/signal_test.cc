@@ -1,6 +1,8 @@
 // The signal/ family: DFT against hand-computed transforms and a direct double-precision sum
-// (at lengths that exercise the radix-2, direct and Bluestein paths), its inverse round trip,
-// STFT against per-frame sums, and MelWeightMatrix against the ONNX test's matrix.
+// (at lengths that take the radix stages and Bluestein, real and complex lines, padded and
+// truncated, batched over lanes and threads), its inverse round trip, STFT against per-frame
+// sums (the log-mel front end's 400-point Hann frames among them), and MelWeightMatrix against
+// the ONNX test's matrix. The FFT itself is tested against long double sums in fft_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,18 +22,27 @@ using Complex = std::complex<double>;
 
 // Direct sum of the DFT of one complex sequence, padded or truncated to n.
 std::vector<Complex> ReferenceDft(const std::vector<Complex>& x, int64_t n, bool inverse) {
+  std::vector<Complex> roots(static_cast<size_t>(n));
+  for (int64_t t = 0; t < n; ++t) {
+    const double angle =
+        (inverse ? 2 : -2) * std::numbers::pi * static_cast<double>(t) / static_cast<double>(n);
+    roots[static_cast<size_t>(t)] = Complex(std::cos(angle), std::sin(angle));
+  }
   std::vector<Complex> y(static_cast<size_t>(n));
-  const double sign = inverse ? 1 : -1;
   for (int64_t k = 0; k < n; ++k) {
     Complex acc(0, 0);
     for (int64_t j = 0; j < n && j < static_cast<int64_t>(x.size()); ++j) {
-      const double angle =
-          sign * 2 * std::numbers::pi * static_cast<double>((j * k) % n) / static_cast<double>(n);
-      acc += x[static_cast<size_t>(j)] * Complex(std::cos(angle), std::sin(angle));
+      acc += x[static_cast<size_t>(j)] * roots[static_cast<size_t>((j * k) % n)];
     }
     y[static_cast<size_t>(k)] = inverse ? acc / static_cast<double>(n) : acc;
   }
   return y;
+}
+
+// Error bound of a float32 FFT of length n on values up to max_abs (as in fft_test.cc).
+double FftBound(int64_t n, double max_abs) {
+  const double dn = static_cast<double>(n);
+  return 1.1920929e-7 * std::log2(2 * dn) * std::sqrt(dn) * max_abs;
 }
 
 std::vector<double> Interleave(const std::vector<Complex>& v) {
@@ -102,8 +113,8 @@ TEST(DftTest, ImpulseAndCosine) {
 
 TEST(DftTest, MatchesDirectSumAtEveryLength) {
   std::mt19937 rng(7);
-  // Powers of two take radix-2, short other lengths the direct sum, long ones Bluestein.
-  for (int64_t n : {1, 2, 5, 8, 12, 64, 65, 97, 100, 128, 243}) {
+  // Lengths of small primes take the radix stages, 29 and 97 (primes) Bluestein.
+  for (int64_t n : {1, 2, 5, 8, 12, 29, 64, 65, 97, 100, 128, 243}) {
     for (bool inverse : {false, true}) {
       std::vector<Complex> v = RandomComplex(n, rng);
       AttrBuilder attrs;
@@ -241,6 +252,186 @@ TEST(StftTest, FramesMatchDirectSums) {
   Tensor zero = Int64Tensor({}, {0});
   ExpectError(RunNode(NodeSpec("STFT", 17), AttrBuilder(), {&x, &zero, &window}).status(),
               StatusCode::kInvalidArgument, "frame_step is 0, expected at least 1");
+}
+
+// Lines of the DFT input [outer, len, inner, c] along axis 1, padded or truncated to n.
+std::vector<double> ReferenceDftAxis1(const std::vector<Complex>& x, int64_t outer, int64_t len,
+                                      int64_t inner, int64_t n, int64_t out_len, bool inverse) {
+  std::vector<Complex> y(static_cast<size_t>(outer * out_len * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      std::vector<Complex> line;
+      for (int64_t j = 0; j < len; ++j)
+        line.push_back(x[static_cast<size_t>((o * len + j) * inner + i)]);
+      const std::vector<Complex> t = ReferenceDft(line, n, inverse);
+      for (int64_t k = 0; k < out_len; ++k) {
+        y[static_cast<size_t>((o * out_len + k) * inner + i)] = t[static_cast<size_t>(k)];
+      }
+    }
+  }
+  return Interleave(y);
+}
+
+TEST(DftTest, PaddedAndTruncatedLinesMatchDirectSums) {
+  std::mt19937 rng(13);
+  // 5 x 7 = 35 lines: more than one batch of lanes; axis 1 puts 7 lines side by side.
+  const int64_t outer = 5, len = 60, inner = 7;
+  for (int64_t components : {1, 2}) {
+    std::vector<Complex> v = RandomComplex(outer * len * inner, rng);
+    if (components == 1) {
+      for (Complex& c : v) c = Complex(c.real(), 0);
+    }
+    std::vector<float> flat;
+    for (const Complex& c : v) {
+      flat.push_back(static_cast<float>(c.real()));
+      if (components == 2) flat.push_back(static_cast<float>(c.imag()));
+    }
+    Tensor x = FloatTensor({outer, len, inner, components}, flat);
+    // Truncated (even, odd), padded (even, odd, prime), and the input's own length.
+    for (int64_t n : {40, 45, 60, 64, 81, 97}) {
+      for (int64_t onesided : {0, 1}) {
+        for (int64_t inverse : {0, 1}) {
+          AttrBuilder attrs;
+          attrs.Int("axis", 1).Int("onesided", onesided).Int("inverse", inverse);
+          Tensor length = Int64Tensor({}, {n});
+          auto r = Dft(attrs, x, &length, 2);
+          ASSERT_TRUE(r.ok()) << r.status().ToString();
+          const int64_t out_len = onesided == 1 ? n / 2 + 1 : n;
+          const double bound = FftBound(n, std::sqrt(2.0)) / (inverse == 1 ? n : 1);
+          ExpectClose((*r)[0], {outer, out_len, inner, 2},
+                      ReferenceDftAxis1(v, outer, len, inner, n, out_len, inverse == 1), bound, 0,
+                      "components=" + std::to_string(components) + " n=" + std::to_string(n) +
+                          " onesided=" + std::to_string(onesided) +
+                          " inverse=" + std::to_string(inverse));
+        }
+      }
+    }
+  }
+}
+
+// Frames [b, f] of a [batch, length, c] signal times the window, transformed and cut to bins.
+std::vector<double> ReferenceStft(const std::vector<float>& signal, int64_t batch, int64_t length,
+                                  int64_t components, const std::vector<float>* window, int64_t n,
+                                  int64_t step, int64_t bins) {
+  std::vector<Complex> out;
+  const int64_t frames = 1 + (length - n) / step;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t f = 0; f < frames; ++f) {
+      std::vector<Complex> frame;
+      for (int64_t j = 0; j < n; ++j) {
+        const size_t at = static_cast<size_t>((b * length + f * step + j) * components);
+        const double w = window ? (*window)[static_cast<size_t>(j)] : 1.0;
+        frame.emplace_back(signal[at] * w, components == 2 ? signal[at + 1] * w : 0.0);
+      }
+      const std::vector<Complex> t = ReferenceDft(frame, n, false);
+      out.insert(out.end(), t.begin(), t.begin() + bins);
+    }
+  }
+  return Interleave(out);
+}
+
+std::vector<float> HannWindow(int64_t n) {
+  std::vector<float> w(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    w[static_cast<size_t>(j)] =
+        static_cast<float>(0.5 - 0.5 * std::cos(2 * std::numbers::pi * static_cast<double>(j) /
+                                                static_cast<double>(n)));
+  }
+  return w;
+}
+
+TEST(StftTest, LogMelFrontEndFramesMatchDirectSums) {
+  // 1 s of 16 kHz audio, 400-point Hann frames every 160 samples, onesided: 98 frames of 201
+  // bins, on 1 and 2 threads.
+  std::mt19937 rng(16000);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> audio(16000);
+  for (float& a : audio) a = dist(rng);
+  Tensor x = FloatTensor({1, 16000, 1}, audio);
+  const std::vector<float> hann = HannWindow(400);
+  Tensor window = FloatTensor({400}, hann);
+  Tensor step = Int64Tensor({}, {160});
+  const std::vector<double> want = ReferenceStft(audio, 1, 16000, 1, &hann, 400, 160, 201);
+  for (int threads : {1, 2}) {
+    NodeSpec spec("STFT", 17);
+    spec.threads = threads;
+    auto r = RunNode(spec, AttrBuilder(), {&x, &step, &window});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ExpectClose((*r)[0], {1, 98, 201, 2}, want, FftBound(400, 1.0), 0,
+                "threads=" + std::to_string(threads));
+  }
+}
+
+TEST(StftTest, StepsWindowsAndSidesMatchDirectSums) {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int64_t components : {1, 2}) {
+    const int64_t batch = 2, length = 1500;
+    std::vector<float> signal(static_cast<size_t>(batch * length * components));
+    for (float& a : signal) a = dist(rng);
+    Tensor x = FloatTensor({batch, length, components}, signal);
+    // Even and odd lengths, a prime one (Bluestein), hops shorter than, equal to and longer
+    // than the frame.
+    for (int64_t n : {256, 400, 401}) {
+      const std::vector<float> hann = HannWindow(n);
+      Tensor window = FloatTensor({n}, hann);
+      Tensor frame_length = Int64Tensor({}, {n});
+      for (int64_t hop : {int64_t{97}, n, int64_t{500}}) {
+        Tensor step = Int64Tensor({}, {hop});
+        for (bool windowed : {false, true}) {
+          for (int64_t onesided : {0, 1}) {
+            AttrBuilder attrs;
+            attrs.Int("onesided", onesided);
+            const int64_t bins = onesided == 1 ? n / 2 + 1 : n;
+            const int64_t frames = 1 + (length - n) / hop;
+            NodeSpec spec("STFT", 17);
+            spec.threads = 2;
+            auto r = windowed ? RunNode(spec, attrs, {&x, &step, &window})
+                              : RunNode(spec, attrs, {&x, &step, nullptr, &frame_length});
+            ASSERT_TRUE(r.ok()) << r.status().ToString();
+            ExpectClose((*r)[0], {batch, frames, bins, 2},
+                        ReferenceStft(signal, batch, length, components, windowed ? &hann : nullptr,
+                                      n, hop, bins),
+                        FftBound(n, std::sqrt(2.0)), 0,
+                        "components=" + std::to_string(components) + " n=" + std::to_string(n) +
+                            " hop=" + std::to_string(hop) + (windowed ? " window" : "") +
+                            " onesided=" + std::to_string(onesided));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(StftTest, Float64FramesKeepDoublePrecision) {
+  std::mt19937 rng(64);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> signal(1000);
+  for (double& a : signal) a = dist(rng);
+  Tensor x = MakeTensor(DataType::kFloat64, {1, 1000, 1}, signal.data());
+  std::vector<double> hann(400);
+  for (int j = 0; j < 400; ++j)
+    hann[static_cast<size_t>(j)] = 0.5 - 0.5 * std::cos(2 * std::numbers::pi * j / 400);
+  Tensor window = MakeTensor(DataType::kFloat64, {400}, hann.data());
+  Tensor step = Int64Tensor({}, {160});
+  auto r = RunNode(NodeSpec("STFT", 17), AttrBuilder(), {&x, &step, &window});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Tensor& y = (*r)[0];
+  ASSERT_EQ(y.dtype(), DataType::kFloat64);
+  ASSERT_EQ(y.shape(), (std::vector<int64_t>{1, 4, 201, 2}));
+  const double* got = y.data_as<double>();
+  for (int64_t f = 0; f < 4; ++f) {
+    std::vector<Complex> frame;
+    for (int64_t j = 0; j < 400; ++j) {
+      frame.emplace_back(signal[static_cast<size_t>(f * 160 + j)] * hann[static_cast<size_t>(j)],
+                         0);
+    }
+    const std::vector<double> want = Interleave(ReferenceDft(frame, 400, false));
+    for (size_t i = 0; i < 201 * 2; ++i) {
+      EXPECT_NEAR(got[static_cast<size_t>(f) * 402 + i], want[i], 1e-12)
+          << "frame " << f << " element " << i;
+    }
+  }
 }
 
 TEST(MelWeightMatrixTest, MatchesOnnxTestMatrix) {

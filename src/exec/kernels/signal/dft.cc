@@ -2,24 +2,26 @@
 // [..., 1] or complex [..., 2] tensor along one axis, as complex [..., 2]. dft_length n pads the
 // lines with zeros or truncates them; onesided keeps the first n/2 + 1 frequencies, as the ONNX
 // reference does for any input. Opset 17 takes the axis as an attribute (default 1), opset 20
-// as an optional input (default -2). float32 and float64, computed in double.
+// as an optional input (default -2). float32 and float64, computed in the element type by the
+// FFT of dft_plan.h; real lines of even length take the half-length transform (an inverse of a
+// real line is the conjugate of its forward transform, over n). Lines are batched across
+// vector lanes and batches spread over threads.
 #include <algorithm>
-#include <complex>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/common/threads.h"
-#include "exec/kernels/signal/fft_f64.h"
+#include "exec/kernels/signal/dft_plan.h"
+#include "exec/kernels/signal/dft_plan_cache.h"
+#include "exec/kernels/signal/lane_transpose.h"
+#include "exec/kernels/signal/line_batches.h"
 #include "exec/kernels/signal/signal_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
 namespace {
-
-using Complex = FftF64::Complex;
 
 // How one transform maps onto the input and output tensors.
 struct DftLayout {
@@ -30,35 +32,67 @@ struct DftLayout {
   int64_t components = 1;  // 1 (real) or 2 (complex) input values per element
 };
 
+// The first element of each line in [first, first + lanes) (line = outer index * inner + inner
+// index) in a tensor whose axis has length `len` and whose elements hold `width` values.
 template <typename T>
-void TransformLines(const FftF64& fft, const DftLayout& l, double scale, const T* x, T* y,
-                    int threads) {
-  const int64_t n = fft.size();
-  const int64_t lines = l.outer * l.inner;
+void LinePointers(const DftLayout& l, T* base, int64_t len, int64_t width, int64_t first,
+                  int64_t lanes, T** at) {
+  for (int64_t lane = 0; lane < lanes; ++lane) {
+    const int64_t line = first + lane, o = line / l.inner, i = line % l.inner;
+    at[lane] = base + (o * len * l.inner + i) * width;
+  }
+}
+
+// Loads lines [first, first + lanes), padded with zeros or truncated to n, into re (and im for
+// complex input) as [position][lane].
+template <typename T>
+void LoadLines(const DftLayout& l, const T* x, int64_t n, int64_t first, int64_t lanes, T* re,
+               T* im) {
   const int64_t copy_len = std::min(l.in_len, n);
-  const int nt = ThreadsFor(threads, lines * n * 8);
-  std::vector<std::vector<Complex>> buffers(static_cast<size_t>(std::max(nt, 1)));
-  ParallelFor(nt, lines, [&](int64_t line, int worker) {
-    std::vector<Complex>& buf = buffers[static_cast<size_t>(worker)];
-    buf.resize(static_cast<size_t>(2 * n) + fft.scratch_size());
-    Complex* in = buf.data();
-    Complex* out = in + n;
-    const int64_t o = line / l.inner, i = line % l.inner;
-    const T* src = x + (o * l.in_len * l.inner + i) * l.components;
-    const int64_t in_stride = l.inner * l.components;
-    for (int64_t j = 0; j < copy_len; ++j) {
-      const T* v = src + j * in_stride;
-      in[j] =
-          Complex(static_cast<double>(v[0]), l.components == 2 ? static_cast<double>(v[1]) : 0.0);
+  const int64_t step = l.inner * l.components;  // between positions of one line
+  const T* src[kMaxLanes<T>] = {};
+  LinePointers(l, x, l.in_len, l.components, first, lanes, src);
+  LoadLanes(src, step, static_cast<const T*>(nullptr), copy_len, lanes, re);
+  std::fill(re + copy_len * lanes, re + n * lanes, T(0));
+  if (l.components == 2) {
+    for (int64_t lane = 0; lane < lanes; ++lane) ++src[lane];
+    LoadLanes(src, step, static_cast<const T*>(nullptr), copy_len, lanes, im);
+    std::fill(im + copy_len * lanes, im + n * lanes, T(0));
+  }
+}
+
+template <typename T>
+Status TransformLines(const DftPlan<T>& plan, const DftLayout& l, bool inverse, const T* x, T* y,
+                      int threads) {
+  const int64_t n = plan.size();
+  const int64_t lines = l.outer * l.inner;
+  if (lines == 0) return Status::Ok();
+  const bool real = l.components == 1;
+  const T scale = inverse ? T(1) / static_cast<T>(n) : T(1);
+  // A real line's inverse is the conjugate of its forward transform (scaled).
+  const T im_sign = real && inverse ? -scale : scale;
+  const size_t per_lane = static_cast<size_t>(n) * (real ? 3 : 4);
+  const LineBatches batches = PlanLineBatches(plan, lines, per_lane, threads);
+  EPCTX_ASSIGN_OR_RETURN(T * scratch, LineBatchScratch<T>(batches));
+  ParallelFor(batches.threads, batches.batches, [&](int64_t batch, int worker) {
+    const int64_t first = batch * batches.lanes;
+    const int64_t lanes = std::min(batches.lanes, lines - first);
+    T* in_re = scratch + static_cast<size_t>(worker) * batches.per_worker;
+    T* in_im = in_re + n * lanes;
+    T* out_re = in_im + (real ? 0 : n * lanes);
+    T* out_im = out_re + n * lanes;
+    T* work = out_im + n * lanes;
+    LoadLines(l, x, n, first, lanes, in_re, in_im);
+    if (real) {
+      plan.Real(in_re, lanes, lanes, l.out_len, out_re, out_im, work);
+    } else {
+      plan.Complex(in_re, in_im, lanes, lanes, inverse, out_re, out_im, work);
     }
-    std::fill(in + copy_len, in + n, Complex(0, 0));
-    fft.Run(in, out, out + n);
-    T* dst = y + (o * l.out_len * l.inner + i) * 2;
-    for (int64_t k = 0; k < l.out_len; ++k) {
-      dst[k * l.inner * 2] = static_cast<T>(out[k].real() * scale);
-      dst[k * l.inner * 2 + 1] = static_cast<T>(out[k].imag() * scale);
-    }
+    T* dst[kMaxLanes<T>] = {};
+    LinePointers(l, y, l.out_len, 2, first, lanes, dst);
+    StoreLanes(out_re, out_im, scale, im_sign, l.out_len, lanes, dst, l.inner * 2);
   });
+  return Status::Ok();
 }
 
 class DftKernel final : public Kernel {
@@ -83,6 +117,11 @@ class DftKernel final : public Kernel {
         return EPCTX_ERROR(kUnsupported, "input input has type {}, expected float32 or float64",
                            DataTypeName(t));
       }
+    }
+    // Plan now when the length is static; a length the run would refuse is reported then.
+    if (const int64_t n = kernel->StaticLength(node); n > 0 && InputPresent(node, 0)) {
+      if (node.inputs[0].dtype == DataType::kFloat32) (void)kernel->f32_plans_.Get(n);
+      if (node.inputs[0].dtype == DataType::kFloat64) (void)kernel->f64_plans_.Get(n);
     }
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
@@ -119,40 +158,65 @@ class DftKernel final : public Kernel {
     if (const Tensor* t = ctx.input_count() > 1 ? ctx.input(1) : nullptr) {
       EPCTX_ASSIGN_OR_RETURN(n, ReadIntScalar(*t, "dft_length"));
     }
-    EPCTX_ASSIGN_OR_RETURN(FftF64 fft, FftF64::Create(n, inverse_));
     layout.out_len = onesided_ ? n / 2 + 1 : n;
     std::vector<int64_t> out_shape = s;
     out_shape[static_cast<size_t>(normalized)] = layout.out_len;
     out_shape.back() = 2;
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), out_shape));
     switch (x->dtype()) {
       case DataType::kFloat32:
-        Transform<float>(fft, layout, *x, *y, ctx.num_threads());
-        break;
+        return RunTyped<float>(ctx, f32_plans_, layout, n, *x, out_shape);
       case DataType::kFloat64:
-        Transform<double>(fft, layout, *x, *y, ctx.num_threads());
-        break;
+        return RunTyped<double>(ctx, f64_plans_, layout, n, *x, out_shape);
       default:
         return EPCTX_ERROR(kUnsupported, "input input has type {}, expected float32 or float64",
                            DataTypeName(x->dtype()));
     }
-    return Status::Ok();
   }
 
  private:
   DftKernel() = default;
 
   template <typename T>
-  void Transform(const FftF64& fft, const DftLayout& layout, const Tensor& x, Tensor& y,
-                 int threads) const {
-    const double scale = inverse_ ? 1.0 / static_cast<double>(fft.size()) : 1.0;
-    TransformLines<T>(fft, layout, scale, x.data_as<T>(), y.mutable_data_as<T>(), threads);
+  Status RunTyped(KernelContext& ctx, DftPlanCache<T>& plans, const DftLayout& layout, int64_t n,
+                  const Tensor& x, std::vector<int64_t> out_shape) const {
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const DftPlan<T>> plan, plans.Get(n));
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.dtype(), std::move(out_shape)));
+    return TransformLines<T>(*plan, layout, inverse_, x.data_as<T>(), y->mutable_data_as<T>(),
+                             ctx.num_threads());
+  }
+
+  // The transform length when the compiler knows it: a constant dft_length, else the static
+  // length of the input along a known axis. 0 when unknown.
+  int64_t StaticLength(const NodeInfo& node) const {
+    if (InputPresent(node, 1)) {
+      if (node.inputs[1].constant == nullptr) return 0;
+      Result<int64_t> n = ReadIntScalar(*node.inputs[1].constant, "dft_length");
+      return n.ok() ? *n : 0;
+    }
+    int64_t axis = axis_;
+    if (axis_is_input_) {
+      axis = -2;
+      if (InputPresent(node, 2)) {
+        if (node.inputs[2].constant == nullptr) return 0;
+        Result<int64_t> a = ReadIntScalar(*node.inputs[2].constant, "axis");
+        if (!a.ok()) return 0;
+        axis = *a;
+      }
+    }
+    const std::vector<int64_t>* s = InputPresent(node, 0) ? StaticShape(node, 0) : nullptr;
+    if (s == nullptr) return 0;
+    const int64_t rank = static_cast<int64_t>(s->size());
+    const int64_t normalized = axis < 0 ? axis + rank : axis;
+    if (normalized < 0 || normalized > rank - 2) return 0;
+    return std::max<int64_t>((*s)[static_cast<size_t>(normalized)], 0);
   }
 
   bool axis_is_input_ = false;
   int64_t axis_ = 1;
   bool inverse_ = false;
   bool onesided_ = false;
+  DftPlanCache<float> f32_plans_;
+  DftPlanCache<double> f64_plans_;
 };
 
 }  // namespace

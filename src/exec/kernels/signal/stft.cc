@@ -3,57 +3,76 @@
 // window (ones when omitted), as [batch, frames, bins, 2]. Only whole frames are taken:
 // frames = 1 + (length - frame_length) / frame_step. frame_length defaults to the window's
 // length, else the signal's (as the ONNX reference does). onesided (default 1) keeps
-// frame_length / 2 + 1 bins. float32 and float64, computed in double.
+// frame_length / 2 + 1 bins. float32 and float64, computed in the element type by the FFT of
+// dft_plan.h, frames batched across vector lanes and batches spread over threads.
 #include <algorithm>
-#include <complex>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/common/threads.h"
-#include "exec/kernels/signal/fft_f64.h"
+#include "exec/kernels/signal/dft_plan.h"
+#include "exec/kernels/signal/dft_plan_cache.h"
+#include "exec/kernels/signal/lane_transpose.h"
+#include "exec/kernels/signal/line_batches.h"
 #include "exec/kernels/signal/signal_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
 namespace {
 
-using Complex = FftF64::Complex;
-
 struct StftLayout {
   int64_t batch = 0, length = 0, components = 1;
   int64_t frames = 0, step = 0, bins = 0;
 };
 
+// Loads the windowed frames [first, first + lanes) of the batch-major frame list into re (and
+// im for complex signals) as [sample][lane].
 template <typename T>
-void TransformFrames(const FftF64& fft, const StftLayout& l, const T* x, const T* window, T* y,
-                     int threads) {
-  const int64_t n = fft.size();
+void LoadFrames(const StftLayout& l, const T* x, const T* window, int64_t n, int64_t first,
+                int64_t lanes, T* re, T* im) {
+  const T* src[kMaxLanes<T>] = {};
+  for (int64_t lane = 0; lane < lanes; ++lane) {
+    const int64_t bf = first + lane, b = bf / l.frames, f = bf % l.frames;
+    src[lane] = x + (b * l.length + f * l.step) * l.components;
+  }
+  LoadLanes(src, l.components, window, n, lanes, re);
+  if (l.components == 2) {
+    for (int64_t lane = 0; lane < lanes; ++lane) ++src[lane];
+    LoadLanes(src, 2, window, n, lanes, im);
+  }
+}
+
+template <typename T>
+Status TransformFrames(const DftPlan<T>& plan, const StftLayout& l, const T* x, const T* window,
+                       T* y, int threads) {
+  const int64_t n = plan.size();
   const int64_t count = l.batch * l.frames;
-  const int nt = ThreadsFor(threads, count * n * 8);
-  std::vector<std::vector<Complex>> buffers(static_cast<size_t>(std::max(nt, 1)));
-  ParallelFor(nt, count, [&](int64_t bf, int worker) {
-    std::vector<Complex>& buf = buffers[static_cast<size_t>(worker)];
-    buf.resize(static_cast<size_t>(2 * n) + fft.scratch_size());
-    Complex* in = buf.data();
-    Complex* out = in + n;
-    const int64_t b = bf / l.frames, f = bf % l.frames;
-    const T* src = x + (b * l.length + f * l.step) * l.components;
-    for (int64_t j = 0; j < n; ++j) {
-      const double w = window ? static_cast<double>(window[j]) : 1.0;
-      const T* v = src + j * l.components;
-      in[j] = Complex(static_cast<double>(v[0]) * w,
-                      l.components == 2 ? static_cast<double>(v[1]) * w : 0.0);
+  if (count == 0) return Status::Ok();
+  // Per lane: the loaded frame (one or two arrays of n) and the spectrum (two of n).
+  const size_t per_lane = static_cast<size_t>(n) * (l.components == 1 ? 3 : 4);
+  const LineBatches batches = PlanLineBatches(plan, count, per_lane, threads);
+  EPCTX_ASSIGN_OR_RETURN(T * scratch, LineBatchScratch<T>(batches));
+  ParallelFor(batches.threads, batches.batches, [&](int64_t batch, int worker) {
+    const int64_t first = batch * batches.lanes;
+    const int64_t lanes = std::min(batches.lanes, count - first);
+    T* in_re = scratch + static_cast<size_t>(worker) * batches.per_worker;
+    T* in_im = in_re + n * lanes;
+    T* out_re = in_im + (l.components == 1 ? 0 : n * lanes);
+    T* out_im = out_re + n * lanes;
+    T* work = out_im + n * lanes;
+    LoadFrames(l, x, window, n, first, lanes, in_re, in_im);
+    if (l.components == 1) {
+      plan.Real(in_re, lanes, lanes, l.bins, out_re, out_im, work);
+    } else {
+      plan.Complex(in_re, in_im, lanes, lanes, false, out_re, out_im, work);
     }
-    fft.Run(in, out, out + n);
-    T* dst = y + bf * l.bins * 2;
-    for (int64_t k = 0; k < l.bins; ++k) {
-      dst[2 * k] = static_cast<T>(out[k].real());
-      dst[2 * k + 1] = static_cast<T>(out[k].imag());
-    }
+    T* dst[kMaxLanes<T>] = {};
+    for (int64_t lane = 0; lane < lanes; ++lane) dst[lane] = y + (first + lane) * l.bins * 2;
+    StoreLanes(out_re, out_im, T(1), T(1), l.bins, lanes, dst, 2);
   });
+  return Status::Ok();
 }
 
 class StftKernel final : public Kernel {
@@ -74,6 +93,11 @@ class StftKernel final : public Kernel {
     }
     EPCTX_RETURN_IF_ERROR(ExpectStaticRank(node, 0, 3, "signal"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticRank(node, 2, 1, "window"));
+    // Plan now when the length is static; a length the run would refuse is reported then.
+    if (const int64_t n = StaticFrameLength(node); n > 0 && InputPresent(node, 0)) {
+      if (node.inputs[0].dtype == DataType::kFloat32) (void)kernel->f32_plans_.Get(n);
+      if (node.inputs[0].dtype == DataType::kFloat64) (void)kernel->f64_plans_.Get(n);
+    }
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 
@@ -117,33 +141,49 @@ class StftKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "frame_length {} is outside [1, {}] (signal length)",
                          frame_length, l.length);
     }
-    EPCTX_ASSIGN_OR_RETURN(FftF64 fft, FftF64::Create(frame_length, false));
     l.frames = 1 + (l.length - frame_length) / l.step;
     l.bins = onesided_ ? frame_length / 2 + 1 : frame_length;
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y,
-                           ctx.AllocateOutput(0, x->dtype(), {l.batch, l.frames, l.bins, 2}));
     switch (x->dtype()) {
       case DataType::kFloat32:
-        TransformFrames<float>(fft, l, x->data_as<float>(),
-                               window ? window->data_as<float>() : nullptr,
-                               y->mutable_data_as<float>(), ctx.num_threads());
-        break;
+        return RunTyped<float>(ctx, f32_plans_, l, frame_length, *x, window);
       case DataType::kFloat64:
-        TransformFrames<double>(fft, l, x->data_as<double>(),
-                                window ? window->data_as<double>() : nullptr,
-                                y->mutable_data_as<double>(), ctx.num_threads());
-        break;
+        return RunTyped<double>(ctx, f64_plans_, l, frame_length, *x, window);
       default:
         return EPCTX_ERROR(kUnsupported, "input signal has type {}, expected float32 or float64",
                            DataTypeName(x->dtype()));
     }
-    return Status::Ok();
   }
 
  private:
   StftKernel() = default;
 
+  template <typename T>
+  static Status RunTyped(KernelContext& ctx, DftPlanCache<T>& plans, const StftLayout& l,
+                         int64_t frame_length, const Tensor& x, const Tensor* window) {
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const DftPlan<T>> plan, plans.Get(frame_length));
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y,
+                           ctx.AllocateOutput(0, x.dtype(), {l.batch, l.frames, l.bins, 2}));
+    return TransformFrames<T>(*plan, l, x.data_as<T>(),
+                              window != nullptr ? window->data_as<T>() : nullptr,
+                              y->mutable_data_as<T>(), ctx.num_threads());
+  }
+
+  // The frame length when the compiler knows it: the window's static length, else a constant
+  // frame_length input. 0 when unknown.
+  static int64_t StaticFrameLength(const NodeInfo& node) {
+    if (const std::vector<int64_t>* w = InputPresent(node, 2) ? StaticShape(node, 2) : nullptr) {
+      if (w->size() == 1 && (*w)[0] > 0) return (*w)[0];
+    }
+    if (InputPresent(node, 3) && node.inputs[3].constant != nullptr) {
+      Result<int64_t> n = ReadIntScalar(*node.inputs[3].constant, "frame_length");
+      if (n.ok()) return *n;
+    }
+    return 0;
+  }
+
   bool onesided_ = true;
+  DftPlanCache<float> f32_plans_;
+  DftPlanCache<double> f64_plans_;
 };
 
 }  // namespace
