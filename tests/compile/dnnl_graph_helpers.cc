@@ -100,6 +100,17 @@ std::string ModelBuilder::Constant(const std::vector<int64_t>& shape,
   return name;
 }
 
+std::string ModelBuilder::Int64Constant(const std::vector<int64_t>& shape,
+                                        const std::vector<int64_t>& values) {
+  auto* t = model_.mutable_graph()->add_initializer();
+  const std::string name = NewName();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : shape) t->add_dims(d);
+  t->set_raw_data(values.data(), values.size() * sizeof(int64_t));
+  return name;
+}
+
 std::string ModelBuilder::Node(const std::string& op, const std::vector<std::string>& inputs,
                                const std::vector<onnx::AttributeProto>& attrs) {
   auto* n = model_.mutable_graph()->add_node();

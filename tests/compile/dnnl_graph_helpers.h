@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <random>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,7 @@ class ModelBuilder {
   // Initializers: uniform random in [lo, hi], or the given values.
   std::string Weight(const std::vector<int64_t>& shape, float lo, float hi);
   std::string Constant(const std::vector<int64_t>& shape, const std::vector<float>& values);
+  std::string Int64Constant(const std::vector<int64_t>& shape, const std::vector<int64_t>& values);
   // A node of the default domain; returns its first output. An empty input name is an omitted
   // optional input.
   std::string Node(const std::string& op, const std::vector<std::string>& inputs,
@@ -79,6 +81,15 @@ Tensor RandomTensor(const std::vector<int64_t>& shape, std::mt19937& rng);
 // computes nothing would pass). `what` names the case in failure messages.
 void ExpectMatches(const Tensor& actual, const Tensor& reference, double rel,
                    const std::string& what);
+
+// Strings and numbers joined, for messages and test names (GCC 12 warns falsely on
+// "text" + std::to_string(n)).
+template <typename... Parts>
+std::string Cat(const Parts&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  return os.str();
+}
 
 // The graph's nodes as "op_type" (ONNX) or "domain:op_type".
 std::vector<std::string> OpList(const compile::IrGraph& graph);
