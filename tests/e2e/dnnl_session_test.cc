@@ -5,6 +5,7 @@
 // unoptimised graphs evaluated node by node with the reference kernels.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -161,6 +162,115 @@ TEST(DnnlSession, StaticResidualStageMatchesReference) {
     ASSERT_EQ(got->size(), 2u);
     dnnl::ExpectMatches((*got)[0], want[0], kRel, dnnl::Cat("pooled c", c));
     dnnl::ExpectMatches((*got)[1], want[1], kRel, dnnl::Cat("stage output c", c));
+  }
+}
+
+// Blocked values, constants re-laid out per channel, Concat with a padded last input, an SE
+// gate, graph outputs inside the chain and plain readers (Flatten, Reshape) of blocked values,
+// all inside one memory plan.
+TEST(DnnlSession, StaticMixedLayoutsMatchReference) {
+  ModelBuilder b(103);
+  const std::string x = b.Input("x", {2, 8, 10, 9});
+  const std::string a = Conv3(b, x, 8, 24);
+  const std::string scaled = b.Node("Add", {b.Node("Mul", {a, b.Weight({24, 1, 1}, 0.5f, 1.5f)}),
+                                            b.Weight({1, 24, 1, 1}, -0.2f, 0.2f)});
+  const std::string c = b.Node("Relu", {Conv3(b, scaled, 24, 32)});
+  const std::string gate = b.Node(
+      "Sigmoid", {b.Conv(b.Node("Relu", {b.Conv(b.Node("GlobalAveragePool", {c}), 32, 8, {1, 1})}),
+                         8, 32, {1, 1})});
+  const std::string se = b.Node("Mul", {c, gate});
+  const std::string cat =
+      b.Node("Concat", {se, b.Node("Relu", {Conv3(b, a, 24, 8)})}, {AttrInt("axis", 1)});  // 32 + 8
+  const std::string pooled =
+      b.Node("AveragePool", {cat}, {AttrInts("kernel_shape", {2, 2}), AttrInts("strides", {2, 2})});
+  const std::string out = Conv3(b, pooled, 40, 16);
+  b.Output(out);
+  b.Output(scaled);  // inside the chain
+  b.Output(b.Node("Flatten", {pooled}));
+  b.Output(b.Node("Reshape", {c, b.Int64Constant({3}, {2, 32, -1})}));
+
+  TempDir dir;
+  auto session = CompileAndLoad(b, dir);
+  ASSERT_NE(session, nullptr);
+  std::mt19937 rng(8);
+  Tensor input = dnnl::RandomTensor({2, 8, 10, 9}, rng);
+  const std::vector<Tensor> want = Reference(b, input);
+  ASSERT_EQ(want.size(), 4u);
+  for (int repeat = 0; repeat < 2; ++repeat) {  // the second run reuses the arena
+    auto got = session->Run({{"x", input}});
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_EQ(got->size(), 4u);
+    for (size_t i = 0; i < 4; ++i) {
+      dnnl::ExpectMatches((*got)[i], want[i], kRel, dnnl::Cat("output ", i, " run ", repeat));
+    }
+  }
+}
+
+// A blocked value captured by the branches of an If: the branches read a plain copy.
+TEST(DnnlSession, BlockedValueCapturedByIfBranches) {
+  auto branch = [](const std::string& name, const std::string& op, const std::string& captured) {
+    onnx::GraphProto g;
+    g.set_name(name);
+    auto* n = g.add_node();
+    n->set_op_type(op);
+    n->add_input(captured);
+    n->add_output(name + "_out");
+    auto* o = g.add_output();
+    o->set_name(name + "_out");
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    onnx::AttributeProto a;
+    a.set_name(name == "then" ? "then_branch" : "else_branch");
+    a.set_type(onnx::AttributeProto::GRAPH);
+    *a.mutable_g() = g;
+    return a;
+  };
+  // The same graph without the If gives the reference: y is a graph output there.
+  auto build = [&](bool with_if) {
+    ModelBuilder b(104);
+    const std::string x = b.Input("x", {1, 8, 6, 6});
+    const std::string y = Conv3(b, x, 8, 24);
+    b.Output(Conv3(b, y, 24, 16));  // so that y is stored blocked
+    if (with_if) {
+      const std::string mean =
+          b.Node("ReduceMean", {x}, {AttrInts("axes", {0, 1, 2, 3}), AttrInt("keepdims", 0)});
+      const std::string cond = b.Node("Greater", {mean, b.Constant({}, {0.0f})});
+      b.Output(b.Node("If", {cond}, {branch("then", "Relu", y), branch("else", "Neg", y)}));
+    } else {
+      b.Output(y);
+    }
+    return b;
+  };
+  ModelBuilder with_if = build(true);
+  ModelBuilder without_if = build(false);
+  {  // The plan: y blocked for the second conv, one plain copy for the If.
+    auto graph = dnnl::ImportGraph(with_if);
+    ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+    ASSERT_TRUE(compile::RunAllPasses(*graph).ok());
+    EXPECT_EQ(dnnl::CountOps(*graph, "Reorder"), 1)
+        << ::testing::PrintToString(dnnl::OpList(*graph));
+  }
+  TempDir dir;
+  auto session = CompileAndLoad(with_if, dir);
+  ASSERT_NE(session, nullptr);
+  std::mt19937 rng(9);
+  for (float shift : {0.5f, -0.5f}) {  // both branches
+    Tensor input = dnnl::RandomTensor({1, 8, 6, 6}, rng);
+    float* v = input.mutable_data_as<float>();
+    for (int64_t i = 0; i < input.element_count(); ++i) v[i] += shift;
+    const std::vector<Tensor> want = Reference(without_if, input);
+    ASSERT_EQ(want.size(), 2u);
+    Tensor branch_want = want[1];
+    auto copy = Tensor::Allocate(DataType::kFloat32, branch_want.shape());
+    ASSERT_TRUE(copy.ok());
+    for (int64_t i = 0; i < branch_want.element_count(); ++i) {
+      const float y = branch_want.data_as<float>()[i];
+      copy->mutable_data_as<float>()[i] = shift > 0 ? std::max(y, 0.0f) : -y;
+    }
+    auto got = session->Run({{"x", input}});
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_EQ(got->size(), 2u);
+    dnnl::ExpectMatches((*got)[0], want[0], kRel, "conv output");
+    dnnl::ExpectMatches((*got)[1], *copy, kRel, shift > 0 ? "then branch" : "else branch");
   }
 }
 
