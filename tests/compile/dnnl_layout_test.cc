@@ -594,6 +594,31 @@ TEST(DnnlLayout, PerChannelConstantsAreBlocked) {
   }
 }
 
+// Per-channel constants and channel Concat on 1-D and 3-D activations: the constants' channel
+// axis sits elsewhere ([C, 1] / [1, C, 1] and [C, 1, 1, 1] / [1, C, 1, 1, 1]).
+TEST(DnnlLayout, OneAndThreeDimensionalBlockedOps) {
+  for (size_t dims : {1, 3}) {
+    for (bool leading_one : {false, true}) {
+      ModelBuilder b(46);
+      std::vector<int64_t> shape{2, 8};
+      shape.resize(2 + dims, 5);
+      const std::string x = b.Input("x", shape);
+      const std::string y = Conv3(b, x, 8, 24, dims);
+      std::vector<int64_t> k_shape(dims + 1, 1);
+      k_shape[0] = 24;
+      if (leading_one) k_shape.insert(k_shape.begin(), 1);
+      const std::string m = b.Node("Mul", {y, b.Constant(k_shape, Ramp(24, 0.5f, 0.1f))});
+      const std::string a = b.Node("Add", {b.Constant(k_shape, Ramp(24, -1.0f, 0.08f)), m});
+      const std::string cat = b.Node("Concat", {Conv3(b, x, 8, 16, dims), a}, {AttrInt("axis", 1)});
+      b.Output(Conv3(b, cat, 40, 4, dims));
+      compile::IrGraph g =
+          CheckAgainstReference(b, {shape}, Cat(dims, "-D constants of rank ", k_shape.size()));
+      EXPECT_EQ(CountOps(g, "Reorder"), 0) << dims << "-D";
+      EXPECT_EQ(CountOps(g, "DnnlConv"), 3) << dims << "-D";
+    }
+  }
+}
+
 // Sigmoid maps the zero padding to 0.5: with 24 channels it must not stay blocked (or, fused
 // into the convolution, the next convolution must ignore the padding lanes).
 TEST(DnnlLayout, SigmoidOnPaddedChannelsDoesNotLeak) {
