@@ -619,6 +619,24 @@ TEST(DnnlLayout, OneAndThreeDimensionalBlockedOps) {
   }
 }
 
+// Opset 10: Clip's bounds are attributes. Fused into the first conv; on the second conv's
+// output (read twice, so not fused) the bounds exclude 0 and the 24 channels are padded, so
+// that Clip runs on a plain copy.
+TEST(DnnlLayout, ClipWithAttributeBoundsOpset10) {
+  ModelBuilder b(47, 10);
+  const std::string x = b.Input("x", {1, 8, 9, 10});
+  const std::string y = Conv3(b, x, 8, 24);
+  const std::string c1 = b.Node("Clip", {y}, {AttrFloat("min", 0.1f), AttrFloat("max", 0.5f)});
+  const std::string z = Conv3(b, c1, 24, 24);
+  const std::string c2 = b.Node("Clip", {z}, {AttrFloat("min", 0.1f), AttrFloat("max", 0.5f)});
+  b.Output(Conv3(b, b.Node("Add", {c2, z}), 24, 4));
+  compile::IrGraph g = CheckAgainstReference(b, {{1, 8, 9, 10}}, "opset 10 clip");
+  EXPECT_EQ(CountOps(g, "Clip"), 1);
+  EXPECT_EQ(IntsAttr(g.nodes[0], "post_ops"), (std::vector<int64_t>{2}));
+  EXPECT_EQ(FloatsAttr(g.nodes[0], "post_op_alpha"), (std::vector<float>{0.1f}));
+  EXPECT_EQ(FloatsAttr(g.nodes[0], "post_op_beta"), (std::vector<float>{0.5f}));
+}
+
 // Sigmoid maps the zero padding to 0.5: with 24 channels it must not stay blocked (or, fused
 // into the convolution, the next convolution must ignore the padding lanes).
 TEST(DnnlLayout, SigmoidOnPaddedChannelsDoesNotLeak) {
