@@ -89,5 +89,19 @@ TEST(DnnlDynamic, DISABLED_KernelLongerThanTheRepresentativeSize) {
   CheckAtShapes(b, {{1, 1, 2000}, {1, 1, 777}}, "long kernel");
 }
 
+// BUG (pack_weights.cc, PackDnnlConv): the same loop replaces an unknown channel dim by the
+// representative *spatial* size 32 (only dim 0 gets the batch size), although the channel count
+// of a convolution's input is known from its filter (W[1] x group). A model whose input
+// declares every dim symbolic ([N, C, H, W]) does not compile:
+//   InvalidArgument: input X has 32 channels; W of shape [16,3,3,3] with group 1 expects 3
+// Expected: it compiles and matches the reference at [2, 3, 8, 8] and [1, 3, 5, 7].
+TEST(DnnlDynamic, DISABLED_SymbolicChannelDim) {
+  ModelBuilder b(65);
+  const std::string x = b.Input("x", {-1, -1, -1, -1}, {"N", "C", "H", "W"});
+  const std::string y = b.Conv(x, 3, 16, {3, 3}, {AttrInts("pads", {1, 1, 1, 1})});
+  b.Output(b.Conv(b.Node("Relu", {y}), 16, 8, {1, 1}));
+  CheckAtShapes(b, {{2, 3, 8, 8}, {1, 3, 5, 7}}, "symbolic channels");
+}
+
 }  // namespace
 }  // namespace epctx::testing::dnnl

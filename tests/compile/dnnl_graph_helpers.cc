@@ -61,11 +61,11 @@ std::string ModelBuilder::NewName() {
 }
 
 std::string ModelBuilder::Input(const std::string& name, const std::vector<int64_t>& shape,
-                                const std::vector<std::string>& symbols) {
+                                const std::vector<std::string>& symbols, int elem_type) {
   auto* in = model_.mutable_graph()->add_input();
   in->set_name(name);
   auto* t = in->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(onnx::TensorProto::FLOAT);
+  t->set_elem_type(elem_type);
   auto* s = t->mutable_shape();
   for (size_t i = 0; i < shape.size(); ++i) {
     auto* d = s->add_dim();
@@ -144,17 +144,28 @@ std::string ModelBuilder::Conv(const std::string& x, int64_t c, int64_t m,
   return Node("Conv", inputs, attrs);
 }
 
-void ModelBuilder::Output(const std::string& value) {
+void ModelBuilder::Output(const std::string& value, int rank) {
   auto* out = model_.mutable_graph()->add_output();
   out->set_name(value);
-  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* t = out->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int i = 0; i < rank; ++i) {
+    std::string symbol = value;
+    symbol += "_d";
+    symbol += std::to_string(i);
+    t->mutable_shape()->add_dim()->set_dim_param(symbol);
+  }
 }
 
 std::string ModelBuilder::Serialized() const {
   onnx::ModelProto inferred = model_;
   onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance());
   onnx::ModelProto out = model_;
-  *out.mutable_graph()->mutable_output() = inferred.graph().output();
+  for (int i = 0; i < out.graph().output_size(); ++i) {
+    if (!out.graph().output(i).type().tensor_type().has_shape()) {
+      *out.mutable_graph()->mutable_output(i) = inferred.graph().output(i);
+    }
+  }
   return out.SerializeAsString();
 }
 

@@ -32,9 +32,11 @@ class ModelBuilder {
  public:
   explicit ModelBuilder(uint32_t seed = 1, int64_t opset = 17);
 
-  // A graph input. A negative dim is symbolic, named by `symbols[i]` (or "d<i>").
+  // A graph input (float32 unless `elem_type`, an onnx::TensorProto data type). A negative dim
+  // is symbolic, named by `symbols[i]` (or "d<i>").
   std::string Input(const std::string& name, const std::vector<int64_t>& shape,
-                    const std::vector<std::string>& symbols = {});
+                    const std::vector<std::string>& symbols = {},
+                    int elem_type = onnx::TensorProto::FLOAT);
   // Initializers: uniform random in [lo, hi], or the given values.
   std::string Weight(const std::vector<int64_t>& shape, float lo, float hi);
   std::string Constant(const std::vector<int64_t>& shape, const std::vector<float>& values);
@@ -49,8 +51,9 @@ class ModelBuilder {
   std::string Conv(const std::string& x, int64_t c, int64_t m, const std::vector<int64_t>& kernel,
                    std::vector<onnx::AttributeProto> attrs = {}, bool bias = true,
                    int64_t group = 1);
-  // A float32 graph output; its shape is filled in by shape inference in Serialized().
-  void Output(const std::string& value);
+  // A float32 graph output; its shape is filled in by shape inference in Serialized(), or, when
+  // `rank` >= 0, declared as that many symbolic dims (for outputs inference cannot shape).
+  void Output(const std::string& value, int rank = -1);
 
   // The model, graph outputs typed with the shapes ONNX's shape inference gives them (the
   // checker wants a shape on every graph output).
