@@ -13,9 +13,9 @@ namespace {
 constexpr double kRel = 1e-5;  // as in dnnl_conv_sweep_test.cc
 
 // Imports, optimises, and compares the optimised graph with the unoptimised one at each shape
-// of the single input.
+// of the single input; the optimised graph is left in `optimised_out` when given.
 void CheckAtShapes(ModelBuilder& b, const std::vector<std::vector<int64_t>>& shapes,
-                   const std::string& what) {
+                   const std::string& what, compile::IrGraph* optimised_out = nullptr) {
   auto reference = ImportGraph(b);
   ASSERT_TRUE(reference.ok()) << reference.status().ToString();
   compile::IrGraph optimised = *reference;
@@ -31,10 +31,11 @@ void CheckAtShapes(ModelBuilder& b, const std::vector<std::vector<int64_t>>& sha
       ExpectMatches(got[i], want[i], kRel, Cat(what, " at ", ShapeToString(shape), " output ", i));
     }
   }
+  if (optimised_out != nullptr) *optimised_out = std::move(optimised);
 }
 
 // A stem (3 channels, 7x7 stride 2), a blocked chain with pooling, a depthwise conv, an Add
-// of two blocked tensors (not fused: the shapes are not static) and a GAP.
+// of two blocked tensors (not fused: the shapes are not static), a GAP, and a plain reader.
 TEST(DnnlDynamic, SymbolicBatchAndImageSize) {
   ModelBuilder b(61);
   const std::string x = b.Input("x", {-1, 3, -1, -1}, {"N", "", "H", "W"});
@@ -50,8 +51,15 @@ TEST(DnnlDynamic, SymbolicBatchAndImageSize) {
   const std::string sum = b.Node("Add", {e, f});
   b.Output(
       b.Node("GlobalAveragePool", {b.Conv(sum, 24, 8, {3, 3}, {AttrInts("pads", {1, 1, 1, 1})})}));
+  // A plain reader of the blocked sum: a Reorder of symbolic shape.
+  b.Output(b.Node("Transpose", {sum}, {AttrInts("perm", {0, 2, 3, 1})}));
+  compile::IrGraph g;
   CheckAtShapes(b, {{1, 3, 32, 32}, {2, 3, 17, 9}, {1, 3, 1, 1}, {4, 3, 64, 40}, {1, 3, 5, 71}},
-                "stem chain");
+                "stem chain", &g);
+  EXPECT_EQ(CountOps(g, "DnnlConv"), 5);
+  EXPECT_EQ(CountOps(g, "DnnlPool"), 1);  // the MaxPool; the GAP writes a graph output: plain
+  // The Transpose's copy, and the GAP's (the last conv writes blocked for a pool reader).
+  EXPECT_EQ(CountOps(g, "Reorder"), 2);
 }
 
 // 1-D with a symbolic length, and 3-D with symbolic depth only.
