@@ -128,8 +128,9 @@ TEST(DnnlSession, SymbolicBatchAndImageSizeCompiledOnceRunAtManyShapes) {
   }
 }
 
-// A static ResNet-style stage (two basic blocks with fused residuals, a strided block with a
-// 1x1 projection) through the executor's memory plan.
+// A static ResNet-style stage (two basic blocks with fused residuals, a block whose residual is
+// the convolution's own input, a strided block with a 1x1 projection) through the executor's
+// memory plan.
 TEST(DnnlSession, StaticResidualStageMatchesReference) {
   for (int64_t c : {16, 24}) {
     ModelBuilder b(102);
@@ -144,6 +145,8 @@ TEST(DnnlSession, StaticResidualStageMatchesReference) {
       const std::string y = Conv3(b, b.Node("Relu", {Conv3(b, h, c, c)}), c, c);
       h = b.Node("Relu", {b.Node("Add", {y, h})});
     }
+    // The residual is the fused convolution's own input.
+    h = b.Node("Relu", {b.Node("Add", {h, Conv3(b, h, c, c)})});
     const std::string y = Conv3(b, b.Node("Relu", {Conv3(b, h, c, 2 * c, 2)}), 2 * c, 2 * c);
     const std::string proj = b.Conv(h, c, 2 * c, {1, 1}, {AttrInts("strides", {2, 2})});
     h = b.Node("Relu", {b.Node("Add", {proj, y})});
