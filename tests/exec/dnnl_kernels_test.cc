@@ -1,0 +1,576 @@
+// The oneDNN kernels one node at a time: com.epctx DnnlConv in every layout pair, with a
+// residual, at shapes other than the one its weights were packed for; Reorder round trips;
+// DnnlPool against the reference pools. Then the run-time validation of what a (possibly
+// corrupt) program hands them: every refusal with its exact message.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "exec/kernels/dnnl/conv_primitive.h"
+#include "exec/kernels/dnnl/weight_format.h"
+#include "exec/kernels/dnnl/weight_packing.h"
+#include "kernel_test_helpers.h"
+
+namespace epctx::exec::testing {
+namespace {
+
+namespace onednn = kernels::onednn;
+using onednn::ActivationLayout;
+
+// float32 convolutions summed in another order: within 1e-5 of the output's scale.
+constexpr double kRel = 1e-5;
+
+// Strings and numbers joined (GCC 12 warns falsely on "text" + std::to_string(n)).
+template <typename... Parts>
+std::string Cat(const Parts&... parts) {
+  std::ostringstream os;
+  (os << ... << parts);
+  return os.str();
+}
+
+NodeSpec Epctx(const std::string& op) {
+  return NodeSpec(op, 1, "com.epctx");
+}
+
+// max |a - b| <= rel * max |b|, same shapes, b not all zeros.
+void ExpectNear(const Tensor& a, const Tensor& b, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  const std::vector<float> x = FloatsOf(a), y = FloatsOf(b);
+  double scale = 0, worst = 0;
+  for (float v : y) scale = std::max(scale, std::fabs(double{v}));
+  ASSERT_GT(scale, 0) << what << ": the reference is all zeros";
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = std::fabs(double{x[i]} - double{y[i]});
+    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+  }
+  EXPECT_LE(worst, kRel * scale) << what;
+}
+
+Tensor Reorder(const Tensor& x, ActivationLayout to, int64_t channels) {
+  AttrBuilder a;
+  a.Int("to_layout", static_cast<int64_t>(to)).Int("channels", channels);
+  auto out = RunNode(Epctx("Reorder"), a, {&x});
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+  return out.ok() ? (*out)[0] : Tensor();
+}
+
+// A convolution problem with its filter packed as the compiler would pack it.
+struct ConvProblem {
+  std::vector<int64_t> x_shape{2, 24, 7, 6};
+  std::vector<int64_t> w_shape{40, 24, 3, 3};
+  std::vector<int64_t> pads{1, 1, 1, 1};
+  int64_t group = 1;
+  ActivationLayout src = ActivationLayout::kPlain, dst = ActivationLayout::kPlain;
+  std::vector<int64_t> post_ops;  // kinds
+  std::vector<float> alpha, beta;
+  bool winograd = false;
+
+  Tensor w, b;
+  onednn::PackedWeight packed;
+
+  // Packs for `x_shape`; the tensors are random.
+  void Pack(std::mt19937& rng) {
+    w = RandomFloats(w_shape, rng, -0.3f, 0.3f);
+    b = RandomFloats({w_shape[0]}, rng, -0.3f, 0.3f);
+    kernels::WindowAttrs window;
+    window.pads = pads;
+    auto g = onednn::ResolveConvGeometry(window, group, w_shape, x_shape);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    onednn::ConvConfig c;
+    c.src_layout = src;
+    c.dst_layout = dst;
+    c.has_bias = true;
+    c.winograd = winograd;
+    for (size_t i = 0; i < post_ops.size(); ++i) {
+      c.post_ops.push_back({static_cast<onednn::PostOpKind>(post_ops[i]), alpha[i], beta[i]});
+    }
+    auto p = onednn::PackConvWeights(*g, c, w.data_as<float>());
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    packed = std::move(*p);
+  }
+
+  // The node's attributes as the compiler writes them, but for `skip`.
+  void Attrs(AttrBuilder& a, const std::string& skip = "") const {
+    auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+      if (name != skip) a.Ints(name, std::move(v));
+    };
+    auto one = [&](const std::string& name, int64_t v) {
+      if (name != skip) a.Int(name, v);
+    };
+    ints("kernel_shape", {w_shape.begin() + 2, w_shape.end()});
+    ints("pads", pads);
+    one("group", group);
+    ints("weights_shape", w_shape);
+    ints("weights_format", packed.format);
+    one("src_layout", static_cast<int64_t>(src));
+    one("dst_layout", static_cast<int64_t>(dst));
+    if (winograd) one("winograd", 1);
+    if (!post_ops.empty()) {
+      a.Ints("post_ops", post_ops).Floats("post_op_alpha", alpha).Floats("post_op_beta", beta);
+    }
+  }
+
+  // The reference Conv kernel's output on plain `x`.
+  Tensor Reference(const Tensor& x) const {
+    AttrBuilder a;
+    a.Ints("pads", pads).Int("group", group);
+    auto out = RunNode(NodeSpec("Conv", 17), a, {&x, &w, &b});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return out.ok() ? (*out)[0] : Tensor();
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Results.
+
+TEST(DnnlConvKernel, EveryLayoutPairMatchesTheReferenceConv) {
+  for (ActivationLayout src : {ActivationLayout::kPlain, ActivationLayout::kBlocked16}) {
+    for (ActivationLayout dst : {ActivationLayout::kPlain, ActivationLayout::kBlocked16}) {
+      std::mt19937 rng(1);
+      ConvProblem p;
+      p.src = src;
+      p.dst = dst;
+      p.post_ops = {1};  // Relu
+      p.alpha = {0};
+      p.beta = {0};
+      p.Pack(rng);
+      Tensor x = RandomFloats(p.x_shape, rng);
+      Tensor want = p.Reference(x);
+      float* v = want.mutable_data_as<float>();
+      for (int64_t i = 0; i < want.element_count(); ++i) v[i] = std::max(v[i], 0.0f);
+
+      Tensor x_in = src == ActivationLayout::kBlocked16 ? Reorder(x, src, 24) : x;
+      AttrBuilder a;
+      p.Attrs(a);
+      auto out = RunNode(Epctx("DnnlConv"), a, {&x_in, &p.packed.bytes, &p.b});
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      const std::string what = Cat("src ", static_cast<int>(src), " dst ", static_cast<int>(dst));
+      if (dst == ActivationLayout::kBlocked16) {
+        EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{2, 3, 7, 6, 16})) << what;
+        ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 40), want, what);
+      } else {
+        ExpectNear((*out)[0], want, what);
+      }
+    }
+  }
+}
+
+TEST(DnnlConvKernel, ResidualPostOpAddsR) {
+  for (ActivationLayout layout : {ActivationLayout::kPlain, ActivationLayout::kBlocked16}) {
+    std::mt19937 rng(2);
+    ConvProblem p;
+    p.src = p.dst = layout;
+    p.post_ops = {9, 1};  // + R, then Relu
+    p.alpha = {0, 0.1f};  // LeakyRelu slope
+    p.beta = {0, 0};
+    p.Pack(rng);
+    Tensor x = RandomFloats(p.x_shape, rng);
+    Tensor r = RandomFloats({2, 40, 7, 6}, rng);
+    Tensor want = p.Reference(x);
+    float* v = want.mutable_data_as<float>();
+    for (int64_t i = 0; i < want.element_count(); ++i) {
+      const float s = v[i] + r.data_as<float>()[i];
+      v[i] = s > 0 ? s : 0.1f * s;
+    }
+    const bool blocked = layout == ActivationLayout::kBlocked16;
+    Tensor x_in = blocked ? Reorder(x, layout, 24) : x;
+    Tensor r_in = blocked ? Reorder(r, layout, 40) : r;
+    AttrBuilder a;
+    p.Attrs(a);
+    auto out = RunNode(Epctx("DnnlConv"), a, {&x_in, &p.packed.bytes, &p.b, &r_in});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ExpectNear(blocked ? Reorder((*out)[0], ActivationLayout::kPlain, 40) : (*out)[0], want,
+               blocked ? "blocked" : "plain");
+  }
+}
+
+// Packed for one input shape (as the compiler packs dynamic models for a representative one),
+// run at others: the kernel reads the stored layout, whatever oneDNN would have preferred.
+TEST(DnnlConvKernel, InputShapesOtherThanThePackedOne) {
+  for (ActivationLayout layout : {ActivationLayout::kPlain, ActivationLayout::kBlocked16}) {
+    std::mt19937 rng(3);
+    ConvProblem p;
+    p.x_shape = {1, 24, 32, 32};
+    p.src = p.dst = layout;
+    p.Pack(rng);
+    AttrBuilder a;
+    p.Attrs(a);
+    for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{
+             {1, 24, 32, 32}, {3, 24, 5, 9}, {8, 24, 1, 1}, {2, 24, 64, 3}, {1, 24, 32, 32}}) {
+      Tensor x = RandomFloats(shape, rng);
+      const bool blocked = layout == ActivationLayout::kBlocked16;
+      Tensor x_in = blocked ? Reorder(x, layout, 24) : x;
+      auto out = RunNode(Epctx("DnnlConv"), a, {&x_in, &p.packed.bytes, &p.b});
+      ASSERT_TRUE(out.ok()) << ShapeToString(shape) << ": " << out.status().ToString();
+      ExpectNear(blocked ? Reorder((*out)[0], ActivationLayout::kPlain, 40) : (*out)[0],
+                 p.Reference(x), ShapeToString(shape));
+    }
+  }
+}
+
+TEST(DnnlReorderKernel, RoundTripIsExactAndPaddingIsZero) {
+  for (const std::vector<int64_t>& shape : std::vector<std::vector<int64_t>>{
+           {2, 24, 5, 3}, {1, 3, 7}, {2, 40, 2, 3, 4}, {1, 16, 4, 4}}) {
+    std::mt19937 rng(4);
+    Tensor x = RandomFloats(shape, rng);
+    const int64_t c = shape[1];
+    Tensor blocked = Reorder(x, ActivationLayout::kBlocked16, c);
+    std::vector<int64_t> physical = shape;
+    physical[1] = (c + 15) / 16;
+    physical.push_back(16);
+    ASSERT_EQ(blocked.shape(), physical);
+    // Channel k of block b sits at lane k % 16; lanes past the last channel are zero.
+    const std::vector<float> v = FloatsOf(blocked);
+    int64_t spatial = 1;
+    for (size_t i = 2; i < shape.size(); ++i) spatial *= shape[i];
+    for (int64_t n = 0; n < shape[0]; ++n) {
+      for (int64_t ch = c; ch < physical[1] * 16; ++ch) {
+        for (int64_t s = 0; s < spatial; ++s) {
+          const int64_t at = ((n * physical[1] + ch / 16) * spatial + s) * 16 + ch % 16;
+          ASSERT_EQ(v[static_cast<size_t>(at)], 0.0f) << ShapeToString(shape) << " lane " << ch;
+        }
+      }
+      const int64_t at = ((n * physical[1] + (c - 1) / 16) * spatial + 1) * 16 + (c - 1) % 16;
+      EXPECT_EQ(v[static_cast<size_t>(at)], x.data_as<float>()[(n * c + c - 1) * spatial + 1]);
+    }
+    Tensor back = Reorder(blocked, ActivationLayout::kPlain, c);
+    EXPECT_EQ(back.shape(), shape);
+    EXPECT_EQ(FloatsOf(back), FloatsOf(x)) << ShapeToString(shape);
+  }
+}
+
+TEST(DnnlPoolKernel, MatchesReferencePoolsOnBlockedTensors) {
+  struct Case {
+    std::string op;    // the reference op
+    std::string pool;  // DnnlPool's pool
+    bool global;
+    int64_t include_pad;
+    bool ceil;
+  };
+  for (const Case& k :
+       {Case{"MaxPool", "max", false, 0, false}, Case{"MaxPool", "max", false, 0, true},
+        Case{"AveragePool", "avg", false, 0, true}, Case{"AveragePool", "avg", false, 1, false},
+        Case{"GlobalAveragePool", "avg", true, 0, false},
+        Case{"GlobalMaxPool", "max", true, 0, false}}) {
+    std::mt19937 rng(5);
+    Tensor x = RandomFloats({2, 24, 9, 8}, rng);
+    AttrBuilder ref_attrs, attrs;
+    attrs.String("pool", k.pool)
+        .Int("global", k.global ? 1 : 0)
+        .Int("layout", 1)
+        .Int("channels", 24);
+    if (!k.global) {
+      for (AttrBuilder* a : {&ref_attrs, &attrs}) {
+        a->Ints("kernel_shape", {3, 3}).Ints("strides", {2, 2}).Ints("pads", {1, 0, 0, 1});
+        if (k.ceil) a->Int("ceil_mode", 1);
+        if (k.op == "AveragePool") a->Int("count_include_pad", k.include_pad);
+      }
+    }
+    auto want = RunNode(NodeSpec(k.op, 17), ref_attrs, {&x});
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    Tensor xb = Reorder(x, ActivationLayout::kBlocked16, 24);
+    auto got = RunNode(Epctx("DnnlPool"), attrs, {&xb});
+    ASSERT_TRUE(got.ok()) << k.op << ": " << got.status().ToString();
+    ExpectNear(Reorder((*got)[0], ActivationLayout::kPlain, 24), (*want)[0], k.op);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run-time validation: DnnlConv.
+
+class DnnlConvChecks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::mt19937 rng(6);
+    p_.x_shape = {1, 8, 6, 6};
+    p_.w_shape = {16, 8, 3, 3};
+    p_.Pack(rng);
+    ASSERT_FALSE(HasFailure());
+    x_ = RandomFloats(p_.x_shape, rng);
+  }
+
+  // Creates and runs the node; `edit` changes the attributes after the good ones.
+  Status Run(void (*edit)(AttrBuilder&), std::vector<const Tensor*> inputs = {}) {
+    AttrBuilder a;
+    p_.Attrs(a);
+    if (edit != nullptr) edit(a);
+    if (inputs.empty()) inputs = {&x_, &p_.packed.bytes, &p_.b};
+    return RunNode(Epctx("DnnlConv"), a, inputs).status();
+  }
+
+  // The good node's attributes, minus `skip`, plus `edit`.
+  Status RunWithout(const std::string& skip, void (*edit)(AttrBuilder&) = nullptr) {
+    AttrBuilder a;
+    p_.Attrs(a, skip);
+    if (edit != nullptr) edit(a);
+    return RunNode(Epctx("DnnlConv"), a, {&x_, &p_.packed.bytes, &p_.b}).status();
+  }
+
+  ConvProblem p_;
+  Tensor x_;
+};
+
+TEST_F(DnnlConvChecks, TheGoodNodeRuns) {
+  EXPECT_TRUE(Run(nullptr).ok());
+}
+
+TEST_F(DnnlConvChecks, PackedWeightOfTheWrongByteSize) {
+  const int64_t n = p_.packed.bytes.element_count();
+  std::mt19937 rng(1);
+  Tensor short_w = RandomFloats({n - 1}, rng);
+  Status s = Run(nullptr, {&x_, &short_w, &p_.b});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), Cat("packed W holds ", 4 * (n - 1), " bytes; its layout needs ", 4 * n));
+  Tensor long_w = RandomFloats({n + 16}, rng);
+  s = Run(nullptr, {&x_, &long_w, &p_.b});
+  EXPECT_EQ(s.message(), Cat("packed W holds ", 4 * (n + 16), " bytes; its layout needs ", 4 * n));
+}
+
+TEST_F(DnnlConvChecks, BiasOfTheWrongLength) {
+  Tensor b = FloatTensor({15}, std::vector<float>(15, 1));
+  Status s = Run(nullptr, {&x_, &p_.packed.bytes, &b});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "input B has shape [15], expected [16]");
+}
+
+TEST_F(DnnlConvChecks, ResidualOfTheWrongShape) {
+  std::mt19937 rng(7);
+  ConvProblem q = p_;
+  q.post_ops = {9};
+  q.alpha = {0};
+  q.beta = {0};
+  q.Pack(rng);
+  AttrBuilder qa;
+  q.Attrs(qa);
+  Tensor r = RandomFloats({1, 16, 6, 5}, rng);
+  auto out = RunNode(Epctx("DnnlConv"), qa, {&x_, &q.packed.bytes, &q.b, &r});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.status().message(), "residual R has shape [1,16,6,5], expected [1,16,6,6]");
+  // Plain R for a blocked output.
+  ConvProblem bq = q;
+  bq.dst = ActivationLayout::kBlocked16;
+  bq.Pack(rng);
+  AttrBuilder ba;
+  bq.Attrs(ba);
+  Tensor plain_r = RandomFloats({1, 16, 6, 6}, rng);
+  out = RunNode(Epctx("DnnlConv"), ba, {&x_, &bq.packed.bytes, &bq.b, &plain_r});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(), "residual R has shape [1,16,6,6], expected [1,1,6,6,16]");
+}
+
+TEST_F(DnnlConvChecks, UnknownPostOpIds) {
+  Status s = Run([](AttrBuilder& a) {
+    a.Ints("post_ops", {12}).Floats("post_op_alpha", {0}).Floats("post_op_beta", {0});
+  });
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "DnnlConv node 'n': post_ops[0] = 12 is not a known post-op");
+  s = Run([](AttrBuilder& a) {
+    a.Ints("post_ops", {1, 0}).Floats("post_op_alpha", {0, 0}).Floats("post_op_beta", {0, 0});
+  });
+  EXPECT_EQ(s.message(), "DnnlConv node 'n': post_ops[1] = 0 is not a known post-op");
+}
+
+TEST_F(DnnlConvChecks, PostOpListsOfDifferentLengths) {
+  Status s = Run([](AttrBuilder& a) {
+    a.Ints("post_ops", {1, 6}).Floats("post_op_alpha", {0}).Floats("post_op_beta", {0, 0});
+  });
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "DnnlConv node 'n': post_ops has 2 entries but post_op_alpha 1 and post_op_beta 2");
+  s = Run([](AttrBuilder& a) { a.Ints("post_ops", {1}).Floats("post_op_alpha", {0}); });
+  EXPECT_EQ(s.message(),
+            "DnnlConv node 'n': post_ops has 1 entries but post_op_alpha 1 and post_op_beta 0");
+}
+
+TEST_F(DnnlConvChecks, ResidualPostOpAndInputMustAgree) {
+  Status s = Run([](AttrBuilder& a) {
+    a.Ints("post_ops", {9}).Floats("post_op_alpha", {0}).Floats("post_op_beta", {0});
+  });
+  EXPECT_EQ(s.message(), "DnnlConv node 'n': post_ops adds a residual, but input R is absent");
+  std::mt19937 rng(2);
+  Tensor r = RandomFloats({1, 16, 6, 6}, rng);
+  s = Run(nullptr, {&x_, &p_.packed.bytes, &p_.b, &r});
+  EXPECT_EQ(s.message(),
+            "DnnlConv node 'n': post_ops does not add a residual, but input R is present");
+  s = Run([](AttrBuilder& a) {
+    a.Ints("post_ops", {9, 9}).Floats("post_op_alpha", {0, 0}).Floats("post_op_beta", {0, 0});
+  });
+  EXPECT_EQ(s.message(), "DnnlConv node 'n': post_ops adds more than one tensor");
+}
+
+TEST_F(DnnlConvChecks, MissingWeightsFormat) {
+  Status s = RunWithout("weights_format");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "DnnlConv node 'n': weights_format is missing");
+}
+
+TEST_F(DnnlConvChecks, UnknownActivationLayouts) {
+  Status s = RunWithout("src_layout", [](AttrBuilder& a) { a.Int("src_layout", 7); });
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "DnnlConv node 'n': activation layout 7 is not known");
+  s = RunWithout("dst_layout", [](AttrBuilder& a) { a.Int("dst_layout", -1); });
+  EXPECT_EQ(s.message(), "DnnlConv node 'n': activation layout -1 is not known");
+}
+
+TEST_F(DnnlConvChecks, WeightsShapeThatIsNoConvolutions) {
+  Status s = RunWithout("weights_shape", [](AttrBuilder& a) { a.Ints("weights_shape", {16, 8}); });
+  EXPECT_EQ(s.message(),
+            "DnnlConv node 'n': weights_shape [16,8] / group 1 is not a convolution's");
+  s = RunWithout("weights_shape", [](AttrBuilder& a) { a.Ints("weights_shape", {16, 0, 3, 3}); });
+  EXPECT_EQ(s.message(), "DnnlConv node 'n': weights_shape [16,0,3,3]");
+}
+
+TEST_F(DnnlConvChecks, BlockedInputOfTheWrongChannelCount) {
+  Status s = RunWithout("src_layout", [](AttrBuilder& a) { a.Int("src_layout", 1); });
+  // A plain [1, 8, 6, 6] tensor read as blocked: its last dim is not 16.
+  EXPECT_EQ(s.message(), "a channel-blocked tensor of 8 channels cannot have shape [1,8,6,6]");
+}
+
+// A corrupt layout in the program: the shape is the packed one, so the encodings are compared,
+// differ, and the stored one cannot be decoded.
+TEST_F(DnnlConvChecks, CorruptWeightsFormat) {
+  std::vector<int64_t> bad = p_.packed.format;
+  bad.push_back(0);
+  AttrBuilder a;
+  ConvProblem q = p_;
+  q.packed.format = bad;
+  q.Attrs(a);  // weights_format: the corrupt one
+  auto out = RunNode(Epctx("DnnlConv"), a, {&x_, &p_.packed.bytes, &p_.b});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(out.status().message(),
+            Cat("the weights were packed as malformed, but for this input oneDNN wants ",
+                onednn::DescribeWeightFormat(p_.packed.format),
+                " and the stored layout cannot be used instead: packed weight layout is "
+                "malformed: trailing values"));
+}
+
+// Winograd weights serve only the shape they were packed for.
+TEST(DnnlConvKernel, WinogradWeightsAtAnotherShapeAreRefused) {
+  std::mt19937 rng(8);
+  ConvProblem p;
+  p.x_shape = {1, 64, 28, 28};
+  p.w_shape = {64, 64, 3, 3};
+  p.src = p.dst = ActivationLayout::kBlocked16;
+  p.winograd = true;
+  p.Pack(rng);
+  ASSERT_EQ(p.packed.format[1], 2)
+      << "not a Winograd layout: " << onednn::DescribeWeightFormat(p.packed.format);
+  AttrBuilder a;
+  p.Attrs(a);
+  Tensor x = RandomFloats(p.x_shape, rng);
+  Tensor xb = Reorder(x, ActivationLayout::kBlocked16, 64);
+  auto out = RunNode(Epctx("DnnlConv"), a, {&xb, &p.packed.bytes, &p.b});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 64), p.Reference(x), "winograd");
+
+  Tensor other = Reorder(RandomFloats({1, 64, 14, 14}, rng), ActivationLayout::kBlocked16, 64);
+  out = RunNode(Epctx("DnnlConv"), a, {&other, &p.packed.bytes, &p.b});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kUnsupported);
+  const std::string tail =
+      "and the stored layout cannot be used instead: a Winograd weight layout only serves the "
+      "input shape it was packed for";
+  const std::string& m = out.status().message();
+  EXPECT_EQ(m.rfind("the weights were packed as onednn-winograd [64,64,3,3], but for this input "
+                    "oneDNN wants ",
+                    0),
+            0u)
+      << m;
+  EXPECT_EQ(m.substr(m.size() - std::min(m.size(), tail.size())), tail) << m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run-time validation: Reorder and DnnlPool.
+
+TEST(DnnlReorderKernel, Refusals) {
+  std::mt19937 rng(9);
+  Tensor plain = RandomFloats({1, 24, 4, 4}, rng);
+  Tensor blocked = RandomFloats({1, 2, 4, 4, 16}, rng);
+  auto run = [](const Tensor& x, std::vector<std::pair<std::string, int64_t>> ints) {
+    AttrBuilder a;
+    for (const auto& [k, v] : ints) a.Int(k, v);
+    return RunNode(Epctx("Reorder"), a, {&x}).status();
+  };
+  Status s = run(plain, {{"to_layout", 1}, {"channels", 0}});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "Reorder node 'n': channels is 0, expected at least 1");
+  s = run(plain, {{"to_layout", 1}});
+  EXPECT_EQ(s.message(), "Reorder node 'n': channels is 0, expected at least 1");
+  s = run(plain, {{"to_layout", 7}, {"channels", 24}});
+  EXPECT_EQ(s.message(), "Reorder node 'n': activation layout 7 is not known");
+  s = run(plain, {{"channels", 24}});
+  EXPECT_EQ(s.message(), "Reorder node 'n': activation layout -1 is not known");
+  // Blocked input whose blocks cannot hold the channels: 40 needs 3 blocks of 16.
+  s = run(blocked, {{"to_layout", 0}, {"channels", 40}});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "a channel-blocked tensor of 40 channels cannot have shape [1,2,4,4,16]");
+  s = run(blocked, {{"to_layout", 0}, {"channels", 8}});  // 8 needs 1 block, not 2
+  EXPECT_EQ(s.message(), "a channel-blocked tensor of 8 channels cannot have shape [1,2,4,4,16]");
+  Tensor lanes8 = RandomFloats({1, 3, 4, 4, 8}, rng);
+  s = run(lanes8, {{"to_layout", 0}, {"channels", 40}});
+  EXPECT_EQ(s.message(), "a channel-blocked tensor of 40 channels cannot have shape [1,3,4,4,8]");
+  // Plain input with another channel count, or of rank 2.
+  s = run(plain, {{"to_layout", 1}, {"channels", 40}});
+  EXPECT_EQ(s.message(), "input X has shape [1,24,4,4], expected rank 3 to 5 with 40 channels");
+  Tensor flat = RandomFloats({4, 24}, rng);
+  s = run(flat, {{"to_layout", 1}, {"channels", 24}});
+  EXPECT_EQ(s.message(), "input X has shape [4,24], expected rank 3 to 5 with 24 channels");
+}
+
+TEST(DnnlPoolKernel, Refusals) {
+  std::mt19937 rng(10);
+  Tensor xb = RandomFloats({1, 2, 5, 5, 16}, rng);
+  auto run = [&](void (*fill)(AttrBuilder&)) {
+    AttrBuilder a;
+    fill(a);
+    return RunNode(Epctx("DnnlPool"), a, {&xb}).status();
+  };
+  Status s = run([](AttrBuilder& a) {
+    a.String("pool", "min").Int("layout", 1).Int("channels", 24).Ints("kernel_shape", {2, 2});
+  });
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "DnnlPool node 'n': pool is 'min', expected 'max' or 'avg'");
+  s = run([](AttrBuilder& a) {
+    a.Int("layout", 1).Int("channels", 24).Ints("kernel_shape", {2, 2});
+  });
+  EXPECT_EQ(s.message(), "DnnlPool node 'n': pool is '', expected 'max' or 'avg'");
+  s = run([](AttrBuilder& a) {
+    a.String("pool", "max").Int("layout", 1).Ints("kernel_shape", {2, 2});
+  });
+  EXPECT_EQ(s.message(), "DnnlPool node 'n': channels is 0, expected at least 1");
+  s = run([](AttrBuilder& a) { a.String("pool", "max").Int("layout", 1).Int("channels", 24); });
+  EXPECT_EQ(s.message(), "DnnlPool node 'n': kernel_shape is required");
+  s = run([](AttrBuilder& a) {
+    a.String("pool", "avg").Int("layout", 3).Int("channels", 24).Ints("kernel_shape", {2, 2});
+  });
+  EXPECT_EQ(s.message(), "DnnlPool node 'n': activation layout 3 is not known");
+  s = run([](AttrBuilder& a) {
+    a.String("pool", "max").Int("layout", 1).Int("channels", 24).Ints("kernel_shape", {2});
+  });
+  EXPECT_EQ(s.message(), "input X has 2 spatial dims, kernel_shape 1");
+  s = run([](AttrBuilder& a) {
+    a.String("pool", "max").Int("layout", 1).Int("channels", 40).Ints("kernel_shape", {2, 2});
+  });
+  EXPECT_EQ(s.message(), "a channel-blocked tensor of 40 channels cannot have shape [1,2,5,5,16]");
+  // Counting padding past the pads (ceil mode): oneDNN has no such average.
+  s = run([](AttrBuilder& a) {
+    a.String("pool", "avg")
+        .Int("layout", 1)
+        .Int("channels", 24)
+        .Ints("kernel_shape", {2, 2})
+        .Ints("strides", {2, 2})
+        .Int("ceil_mode", 1)
+        .Int("count_include_pad", 1);
+  });
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(s.message(),
+            "average pooling counting padding with ceil_mode windows past the padding");
+}
+
+}  // namespace
+}  // namespace epctx::exec::testing
