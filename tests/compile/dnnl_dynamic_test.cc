@@ -81,15 +81,10 @@ TEST(DnnlDynamic, SymbolicLengthAndDepth) {
   }
 }
 
-// BUG (pack_weights.cc, PackDnnlConv): an unknown spatial dim is replaced by the representative
-// size 32 to pick and pack the filter's layout, whatever the window. A filter whose dilated
-// kernel is longer than 32 (with no padding making up for it) makes the whole compile fail,
-// although every real input of that model is long enough. RunAllPasses returns
-//   InvalidArgument: spatial dim 0 of the input is 32 (padded 32), smaller than the dilated
-//   kernel 64
-// Expected: the model compiles (the representative size at least the dilated kernel minus the
-// padding) and matches the reference at lengths 2000 and 777.
-TEST(DnnlDynamic, DISABLED_KernelLongerThanTheRepresentativeSize) {
+// PackDnnlConv picks the filter's layout for a representative input when a dim is unknown:
+// the spatial size must be at least the dilated kernel, or the compile would fail although every
+// real input is long enough.
+TEST(DnnlDynamic, KernelLongerThanTheRepresentativeSize) {
   ModelBuilder b(64);
   const std::string x = b.Input("x", {1, 1, -1}, {"", "", "T"});
   const std::string y = b.Conv(x, 1, 16, {64}, {AttrInts("strides", {16})});  // audio front end
@@ -97,13 +92,8 @@ TEST(DnnlDynamic, DISABLED_KernelLongerThanTheRepresentativeSize) {
   CheckAtShapes(b, {{1, 1, 2000}, {1, 1, 777}}, "long kernel");
 }
 
-// BUG (pack_weights.cc, PackDnnlConv): the same loop replaces an unknown channel dim by the
-// representative *spatial* size 32 (only dim 0 gets the batch size), although the channel count
-// of a convolution's input is known from its filter (W[1] x group). A model whose input
-// declares every dim symbolic ([N, C, H, W]) does not compile:
-//   InvalidArgument: input X has 32 channels; W of shape [16,3,3,3] with group 1 expects 3
-// Expected: it compiles and matches the reference at [2, 3, 8, 8] and [1, 3, 5, 7].
-TEST(DnnlDynamic, DISABLED_SymbolicChannelDim) {
+// An unknown channel dim of a convolution's input is known from its filter (W[1] x group).
+TEST(DnnlDynamic, SymbolicChannelDim) {
   ModelBuilder b(65);
   const std::string x = b.Input("x", {-1, -1, -1, -1}, {"N", "C", "H", "W"});
   const std::string y = b.Conv(x, 3, 16, {3, 3}, {AttrInts("pads", {1, 1, 1, 1})});

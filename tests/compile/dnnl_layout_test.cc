@@ -391,14 +391,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ConcatCase{"spatial_axis2", {16, 16}, 2, 2}),
     [](const auto& info) { return info.param.name; });
 
-// BUG (plan_layouts.cc, PlanConcat): axis -3 of a rank-4 Concat is the channel axis, and the
-// planner accepts it as such, but leaves the node's `axis` attribute at -3; on the blocked
-// tensors (physical rank 5) -3 is the H axis. With [16, 24] channels the optimised graph fails:
-//   Concat node 'n3_Concat': InvalidArgument: input 1 has shape [2,2,6,5,16], which does not
-//   match input 0's [2,1,6,5,16] outside axis 2
-// and with [16, 16] the blocks are joined along H ([2,1,12,5,16]), which the next DnnlConv
-// refuses. Expected: the same output as the reference Concat.
-TEST(DnnlLayout, DISABLED_ConcatNegativeChannelAxis) {
+// Axis -3 of a rank-4 Concat is the channel axis; on blocked tensors (physical rank 5) -3 would
+// be H, so the planner must rewrite it.
+TEST(DnnlLayout, ConcatNegativeChannelAxis) {
   for (const std::vector<int64_t>& channels : {std::vector<int64_t>{16, 24}, {16, 16}}) {
     ModelBuilder b(32);
     const std::string x = b.Input("x", {2, 8, 6, 5});

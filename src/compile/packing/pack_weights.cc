@@ -105,8 +105,14 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
     src.pop_back();
     src[1] = w.shape[1] * group;
   }
-  for (size_t i = 0; i < src.size(); ++i) {
-    if (src[i] < 0) src[i] = i == 0 ? kRepresentativeBatch : kRepresentativeSpatial;
+  if (src.size() > 1 && src[1] < 0) src[1] = w.shape[1] * group;
+  if (!src.empty() && src[0] < 0) src[0] = kRepresentativeBatch;
+  for (size_t i = 2; i < src.size(); ++i) {
+    // Large enough for the dilated kernel whatever the padding.
+    const size_t d = i - 2;
+    const int64_t dilation = d < window.dilations.size() ? window.dilations[d] : 1;
+    const int64_t span = (w.shape[i] - 1) * dilation + 1;
+    if (src[i] < 0) src[i] = std::max(kRepresentativeSpatial, span);
   }
   EPCTX_ASSIGN_OR_RETURN(onednn::ConvGeometry geometry,
                          onednn::ResolveConvGeometry(window, group, w.shape, src));
@@ -200,12 +206,15 @@ Result<PassStats> PackWeights(IrGraph& graph) {
     bool epctx = n.domain == "com.epctx";
     if ((onnx && n.op_type == "Gemm") || (epctx && n.op_type == "FusedGemm")) {
       if (PackGemm(graph, n)) stats.changed++;
-    } else if (epctx && n.op_type == "DnnlMatMul") {
-      EPCTX_ASSIGN_OR_RETURN(bool packed, PackDnnlMatMul(graph, n));
-      if (packed) stats.changed++;
-    } else if (epctx && n.op_type == "DnnlConv") {
-      EPCTX_ASSIGN_OR_RETURN(bool packed, PackDnnlConv(graph, n));
-      if (packed) stats.changed++;
+    } else if (epctx && (n.op_type == "DnnlMatMul" || n.op_type == "DnnlConv")) {
+      Result<bool> packed =
+          n.op_type == "DnnlConv" ? PackDnnlConv(graph, n) : PackDnnlMatMul(graph, n);
+      if (!packed.ok()) {
+        return Status(packed.status().code(),
+                      fmt::format("packing the weights of {} node '{}': {}", n.op_type, n.name,
+                                  packed.status().message()));
+      }
+      if (*packed) stats.changed++;
     } else if ((onnx && n.op_type == "Conv") || (epctx && n.op_type == "FusedConv")) {
       TagConvFilter(graph, n);
     }

@@ -431,6 +431,7 @@ bool Planner::PlanConcat(IrNode& n) {
   }
   if (!any_blocked) return false;
   for (int& v : n.inputs) v = BlockedOf(v);
+  SetInt(n, "axis", 1);  // a negative axis would count from the physical rank's end
   MarkBlocked(y);
   return true;
 }

@@ -57,24 +57,6 @@ Result<std::vector<PostOp>> ParsePostOps(const Attributes& attrs) {
   return ops;
 }
 
-bool KeepsZero(std::span<const PostOp> ops) {
-  for (const PostOp& op : ops) {
-    switch (op.kind) {
-      case PostOpKind::kClip:
-        if (op.alpha > 0 || op.beta < 0) return false;
-        break;
-      case PostOpKind::kSigmoid:
-        return false;
-      case PostOpKind::kLinear:
-        if (op.beta != 0) return false;
-        break;
-      default:
-        break;
-    }
-  }
-  return true;
-}
-
 Result<dnnl::post_ops> ToDnnlPostOps(std::span<const PostOp> ops,
                                      const dnnl::memory::desc* residual) {
   dnnl::post_ops chain;

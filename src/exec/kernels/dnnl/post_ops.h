@@ -41,9 +41,6 @@ std::string_view PostOpName(PostOpKind kind);
 // From the node's attributes; an empty list when absent.
 Result<std::vector<PostOp>> ParsePostOps(const Attributes& attrs);
 
-// True when f(0) = 0 for every activation: the padding lanes of a blocked tensor stay zero.
-bool KeepsZero(std::span<const PostOp> ops);
-
 // The oneDNN post-op chain; `residual` is the layout of the kAddTensor operand (required when the
 // list has one, which must be at most one).
 Result<dnnl::post_ops> ToDnnlPostOps(std::span<const PostOp> ops,
