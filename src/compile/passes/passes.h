@@ -15,7 +15,7 @@ struct PassStats {
   int changed = 0;  // nodes removed, folded or fused
 };
 
-// Identity and inference-mode Dropout: consumers read the input directly.
+// Identity, inference-mode Dropout and Pad by zero: consumers read the input directly.
 Result<PassStats> EliminateIdentityLike(IrGraph& graph);
 // Nodes whose inputs are all constants are run once and replaced by their outputs; Shape/Size of
 // statically shaped values become constants too.

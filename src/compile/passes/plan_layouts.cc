@@ -8,10 +8,12 @@
 // channels with zeros up to a multiple of 16, so an element-wise op may keep it only when it maps
 // zeros to zeros or the channel count has no padding. Graph inputs and outputs stay plain.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "compile/passes/passes.h"
 #include "exec/kernels/dnnl/activation_layout.h"
+#include "exec/kernels/dnnl/post_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
@@ -99,7 +101,9 @@ class Planner {
     PassStats stats{"plan-layouts", 0};
     std::vector<IrNode> nodes = std::move(g_.nodes);
     g_.nodes.clear();
+    absorbed_.assign(nodes.size(), false);
     for (IrNode& n : nodes) {
+      if (absorbed_[static_cast<size_t>(&n - nodes.data())]) continue;
       if (Plan(n)) stats.changed++;
       g_.nodes.push_back(std::move(n));
     }
@@ -139,8 +143,8 @@ class Planner {
     for (int k : consumers_[static_cast<size_t>(v)]) {
       const IrNode& n = original_node(k);
       if (IsDnnlConv(n) || IsPool(n) ||
-          (n.domain.empty() &&
-           (IsBinary(n.op_type) || IsUnaryKeepingZero(n.op_type) || n.op_type == "Concat"))) {
+          (n.domain.empty() && (IsBinary(n.op_type) || IsUnaryKeepingZero(n.op_type) ||
+                                n.op_type == "Concat" || n.op_type == "BatchNormalization"))) {
         return true;
       }
     }
@@ -221,6 +225,7 @@ class Planner {
   bool PlanUnary(IrNode& n);
   bool PlanBinary(IrNode& n);
   bool PlanConcat(IrNode& n);
+  bool PlanBatchNorm(IrNode& n);
   // A constant operand of a binary op with a blocked tensor of `c` channels, in the physical
   // form; nullopt when its shape does not broadcast per channel or as a scalar.
   std::optional<int> BlockedConstant(int v, int64_t c, size_t rank, float pad);
@@ -231,6 +236,7 @@ class Planner {
   std::vector<int64_t> channels_;
   std::vector<std::vector<int>> consumers_;
   std::vector<IrNode>* original_ = nullptr;
+  std::vector<bool> absorbed_;  // nodes another node took over (a Relu after a BatchNormalization)
   int reorders_ = 0;
 
  public:
@@ -244,6 +250,7 @@ const IrNode& Planner::original_node(int k) const {
 bool Planner::Plan(IrNode& n) {
   if (IsDnnlConv(n)) return PlanConv(n);
   if (IsPool(n)) return PlanPool(n);
+  if (n.domain.empty() && n.op_type == "BatchNormalization" && PlanBatchNorm(n)) return true;
   if (n.domain.empty() && n.inputs.size() >= 1 && n.outputs.size() == 1) {
     if ((IsUnaryKeepingZero(n.op_type) || IsUnaryOther(n.op_type) || n.op_type == "Clip") &&
         PlanUnary(n)) {
@@ -433,6 +440,83 @@ bool Planner::PlanConcat(IrNode& n) {
   for (int& v : n.inputs) v = BlockedOf(v);
   SetInt(n, "axis", 1);  // a negative axis would count from the physical rank's end
   MarkBlocked(y);
+  return true;
+}
+
+// Inference BatchNormalization of a blocked tensor with constant statistics becomes ChannelAffine
+// (scale and shift precomputed, zero in the padding lanes), taking over a Relu that follows.
+bool Planner::PlanBatchNorm(IrNode& n) {
+  const int x = n.inputs.empty() ? -1 : n.inputs[0];
+  if (!Blocked(x) || n.inputs.size() != 5 || n.outputs.empty() || !Eligible(n.outputs[0])) {
+    return false;
+  }
+  for (size_t o = 1; o < n.outputs.size(); ++o) {
+    if (n.outputs[o] >= 0) return false;
+  }
+  if (IntAttr(n, "training_mode", 0) != 0 || IntAttr(n, "spatial", 1) == 0) return false;
+  if (g_.OpsetOf("") < 7 && IntAttr(n, "is_test", 0) == 0) return false;
+  const int64_t c = Channels(x);
+  std::vector<const float*> params;
+  for (size_t i = 1; i < 5; ++i) {
+    const IrValue& p = V(n.inputs[i]);
+    if (!p.constant || p.constant->dtype != DataType::kFloat32 ||
+        p.constant->bytes.size() != static_cast<size_t>(c) * sizeof(float)) {
+      return false;
+    }
+    params.push_back(reinterpret_cast<const float*>(p.constant->bytes.data()));
+  }
+  const IrAttribute* eps_attr = n.FindAttr("epsilon");
+  const double eps = eps_attr != nullptr ? eps_attr->f : 1e-5;
+  const int64_t padded = (c + kChannelBlock - 1) / kChannelBlock * kChannelBlock;
+  std::vector<float> scale(static_cast<size_t>(padded), 0.0f),
+      shift(static_cast<size_t>(padded), 0.0f);
+  for (int64_t i = 0; i < c; ++i) {
+    const double s = params[0][i] / std::sqrt(static_cast<double>(params[3][i]) + eps);
+    scale[static_cast<size_t>(i)] = static_cast<float>(s);
+    shift[static_cast<size_t>(i)] = static_cast<float>(params[1][i] - params[2][i] * s);
+  }
+  const std::string base = V(x).name;
+  const int s_value = g_.AddConstant(
+      base + "_bn_scale",
+      ConstantData::FromVector<float>(DataType::kFloat32, {padded}, std::move(scale)));
+  const int t_value = g_.AddConstant(
+      base + "_bn_shift",
+      ConstantData::FromVector<float>(DataType::kFloat32, {padded}, std::move(shift)));
+  Grow();
+  IrNode affine;
+  affine.name = n.name;
+  affine.op_type = "ChannelAffine";
+  affine.domain = "com.epctx";
+  affine.inputs = {x, s_value, t_value};
+  affine.outputs = {n.outputs[0]};
+  SetInt(affine, "layout", static_cast<int64_t>(ActivationLayout::kBlocked16));
+  SetInt(affine, "channels", c);
+  // A Relu reading only this output is applied in the same pass over the data.
+  const int y = n.outputs[0];
+  const std::vector<int>& readers = consumers_[static_cast<size_t>(y)];
+  if (readers.size() == 1 && !IsGraphOutput(g_, y)) {
+    const IrNode& relu = original_node(readers[0]);
+    if (relu.domain.empty() && relu.op_type == "Relu" && relu.outputs.size() == 1 &&
+        Eligible(relu.outputs[0])) {
+      IrAttribute kinds, alpha, beta;
+      kinds.name = "post_ops";
+      kinds.type = exec::AttrType::kInts;
+      kinds.ints = {static_cast<int64_t>(exec::kernels::onednn::PostOpKind::kRelu)};
+      alpha.name = "post_op_alpha";
+      alpha.type = exec::AttrType::kFloats;
+      alpha.floats = {0.0f};
+      beta.name = "post_op_beta";
+      beta.type = exec::AttrType::kFloats;
+      beta.floats = {0.0f};
+      affine.attrs.push_back(kinds);
+      affine.attrs.push_back(alpha);
+      affine.attrs.push_back(beta);
+      affine.outputs = {relu.outputs[0]};
+      absorbed_[static_cast<size_t>(readers[0])] = true;
+    }
+  }
+  MarkBlocked(affine.outputs[0]);
+  n = std::move(affine);
   return true;
 }
 

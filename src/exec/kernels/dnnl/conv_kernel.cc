@@ -131,6 +131,24 @@ class DnnlConvKernel final : public Kernel {
     ThreadBudget budget(threads);
     EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, config_, nullptr));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> wanted, EncodeWeightFormat(pd.weights_desc()));
+    int run_threads = 0;
+    if (wanted != format_ && config_.winograd) {
+      // Made for another thread count: the largest listed count below the session's whose
+      // layout is the stored one (the compiler checked they all agree).
+      for (int t : kWinogradThreadCounts) {
+        if (t > threads) continue;
+        ThreadBudget fewer(t);
+        EPCTX_ASSIGN_OR_RETURN(auto candidate, MakeConvPrimitiveDesc(g, config_, nullptr));
+        EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> got,
+                               EncodeWeightFormat(candidate.weights_desc()));
+        if (got == format_) {
+          pd = std::move(candidate);
+          wanted = std::move(got);
+          run_threads = t;
+          break;
+        }
+      }
+    }
     if (wanted != format_) {
       // Another shape than the one packed for (or another CPU tier): ask for a primitive that
       // reads the stored layout.
@@ -146,7 +164,11 @@ class DnnlConvKernel final : public Kernel {
     }
     try {
       CachedPrimitive out;
-      out.primitive = dnnl::convolution_forward(pd);
+      {
+        ThreadBudget creation(run_threads > 0 ? run_threads : threads);
+        out.primitive = dnnl::convolution_forward(pd);
+      }
+      out.threads = run_threads;
       out.scratchpad_bytes = pd.scratchpad_desc().get_size();
       out.implementation = std::string("onednn:") + pd.impl_info_str();
       out.weights = pd.weights_desc();

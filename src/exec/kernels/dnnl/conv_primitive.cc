@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernels/dnnl/weight_format.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -109,6 +110,24 @@ Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
         e, fmt::format("a {}convolution of {} by {}", c.winograd ? "Winograd " : "",
                        fmt::join(g.src_dims(), "x"), fmt::join(g.onnx_weight_dims(), "x")));
   }
+}
+
+Result<std::vector<int64_t>> ThreadIndependentWinogradFormat(const ConvGeometry& g,
+                                                             const ConvConfig& c) {
+  ConvConfig wino = c;
+  wino.winograd = true;
+  std::vector<int64_t> common;
+  for (int threads : kWinogradThreadCounts) {
+    ThreadBudget budget(threads);
+    EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, wino, nullptr));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, EncodeWeightFormat(pd.weights_desc()));
+    if (common.empty()) {
+      common = std::move(format);
+    } else if (format != common) {
+      return EPCTX_ERROR(kUnsupported, "oneDNN's Winograd layout depends on the thread count");
+    }
+  }
+  return common;
 }
 
 std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads) {

@@ -49,6 +49,17 @@ struct ConvConfig {
 Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
     const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights);
 
+// oneDNN chooses some Winograd layouts by the number of threads the primitive is made for. The
+// compiler packs a Winograd layout only when it is the same for every count here, and a kernel
+// whose session has another count makes (and runs) its primitive with the largest count here
+// that is not above the session's.
+inline constexpr int kWinogradThreadCounts[] = {64, 32, 16, 12, 8, 6, 4, 3, 2, 1};
+
+// The Winograd weight layout of the problem, or kUnsupported when oneDNN has none for it or
+// picks different ones for different thread counts.
+Result<std::vector<int64_t>> ThreadIndependentWinogradFormat(const ConvGeometry& g,
+                                                             const ConvConfig& c);
+
 // A key naming the problem, for the process-wide primitive cache.
 std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads);
 

@@ -18,8 +18,11 @@ namespace epctx::exec::kernels::onednn {
 struct CachedPrimitive {
   dnnl::primitive primitive;
   size_t scratchpad_bytes = 0;
-  std::string
-      implementation;  // "onednn:" and oneDNN's name for its code ("onednn:jit:avx512_core")
+  // Threads to run it with when it must not use the session's count (0: the session's): a
+  // Winograd layout packed for one thread count is read by a primitive made for that count.
+  int threads = 0;
+  // "onednn:" and oneDNN's name for its code ("onednn:jit:avx512_core").
+  std::string implementation;
   // Layouts the primitive reads and writes (the kernel wraps its tensors in them).
   dnnl::memory::desc weights;
   dnnl::memory::desc bias;

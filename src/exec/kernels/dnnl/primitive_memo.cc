@@ -32,7 +32,7 @@ std::string_view PrimitiveMemo::implementation() const {
 Status ExecutePrimitive(const CachedPrimitive& prim, std::unordered_map<int, dnnl::memory>& args,
                         int threads, std::string_view what) {
   try {
-    ThreadBudget budget(threads);
+    ThreadBudget budget(prim.threads > 0 ? prim.threads : threads);
     if (prim.scratchpad_bytes > 0) {
       EPCTX_ASSIGN_OR_RETURN(void* scratch, ThreadScratchpad(prim.scratchpad_bytes));
       args.insert_or_assign(
