@@ -27,6 +27,7 @@ struct CompileArgs {
   std::vector<std::string> config;          // -C: context options (ep.*)
   std::vector<std::string> engine_options;  // -i: engine options (epctx.*, session.*)
   bool list = false;
+  std::string target;  // --target: epctx.target_isa
 };
 
 // -o as given; else <DIR or the model's directory>/<stem>_ctx.onnx.
@@ -121,6 +122,9 @@ Status ListTargets() {
   std::printf("  hardware_architecture: %s\n", t.hardware_architecture.c_str());
   std::printf("  packing build id:      %s\n", t.packing_build_id.c_str());
   std::printf("  pack layout version:   %u\n", t.pack_layout_version);
+  std::printf("  kernel ISA:            %s\n",
+              t.kernel_isa.empty() ? "(none)" : t.kernel_isa.c_str());
+  std::printf("  kernel library:        %s\n", t.kernel_library.c_str());
   std::printf("  usable on this CPU:    %s\n", t.usable_on_this_cpu ? "yes" : "no");
   std::printf("pack layouts:\n");
   for (const std::string& l : PackLayoutDescriptions()) std::printf("  %s\n", l.c_str());
@@ -132,6 +136,7 @@ Status RunCompile(const CompileArgs& args, const GlobalOptions& global) {
   std::vector<std::string> models = AllModels(args);
   std::vector<std::string> entries = args.config;
   entries.insert(entries.end(), args.engine_options.begin(), args.engine_options.end());
+  if (!args.target.empty()) entries.push_back("epctx.target_isa|" + args.target);
   EPCTX_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(entries));
   for (const std::string& m : models) {
     // Checked first so that a mistyped name leaves no output directory behind.
@@ -197,6 +202,11 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
                   "Engine option \"KEY|VALUE\" (epctx.* and session.* keys; see below); "
                   "repeatable")
       ->type_name("\"KEY|VALUE\"");
+  app->add_option("--target", args->target,
+                  "CPU tier to pack the weights for: native (this CPU's, default), avx2 or "
+                  "avx512_core; a blob packed for a lower tier than the client's CPU still runs "
+                  "there (same as -i \"epctx.target_isa|TIER\")")
+      ->check(CLI::IsMember({"native", "avx2", "avx512_core"}));
   app->add_flag("--list", args->list, "Show what this build compiles for: target and pack layouts");
   app->parse_complete_callback([args] { CheckUsage(*args); });
   app->footer("Options for -C and -i (defaults in parentheses):\n" + DescribeConfigKeys() +
@@ -205,7 +215,8 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
               "Examples:\n"
               "  epctx compile resnet50.onnx -o out/resnet50_ctx.onnx\n"
               "  epctx compile -m trunk_cls.onnx -m trunk_reg.onnx --output-dir out/ -v\n"
-              "  epctx compile model.onnx -C \"ep.context_embed_mode|1\"");
+              "  epctx compile model.onnx -C \"ep.context_embed_mode|1\"\n"
+              "  epctx compile model.onnx --target avx2   # for clients without AVX-512");
   return {app, [args, &global] { return RunCompile(*args, global); }};
 }
 

@@ -95,6 +95,8 @@ struct CompileTarget {
   std::string packing_build_id;       // hash of the kernel and packing sources
   uint32_t pack_layout_version = 0;
   bool usable_on_this_cpu = false;  // every required CPU feature is present
+  std::string kernel_isa;           // the tier the weights are packed for: "avx2", "avx512_core"
+  std::string kernel_library;       // "oneDNN 2.6.3 (Debian package 2.6.3-1)"
 };
 CompileTarget CurrentCompileTarget();
 // "id name: meaning" lines of the weight packing layouts.

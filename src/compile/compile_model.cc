@@ -2,10 +2,16 @@
 
 #include <filesystem>
 
+#include "exec/kernels/dnnl/isa.h"
+#include "format/target.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
+
+format::TargetFingerprint PackingTarget() {
+  return format::CurrentTarget(exec::kernels::onednn::PackingIsa());
+}
 
 Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& partition_name,
                                       format::BlobWriter& writer) {
@@ -24,7 +30,7 @@ Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& p
 namespace {
 
 Result<MemoryBlob> Finish(ImportedModel model, const std::string& partition_name) {
-  format::BlobWriter writer;
+  format::BlobWriter writer(PackingTarget());
   EPCTX_RETURN_IF_ERROR(CompileIntoBlob(model, partition_name, writer).status());
   EPCTX_ASSIGN_OR_RETURN(AlignedBuffer bytes, writer.WriteToMemory());
   return MemoryBlob{std::move(bytes), std::move(model)};

@@ -19,6 +19,10 @@ struct CompiledModel {
   std::vector<PassStats> passes;
 };
 
+// The fingerprint of what this process packs for: this build, and the kernel ISA oneDNN
+// dispatches to (see exec/kernels/dnnl/isa.h). Every blob writer of the compiler takes it.
+format::TargetFingerprint PackingTarget();
+
 // Optimizes `model.graph` in place and adds its program and weights to `writer`.
 Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& partition_name,
                                       format::BlobWriter& writer);

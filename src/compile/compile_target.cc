@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "compile/compile_model.h"
 #include "compile/options.h"
 #include "compile/packing/layouts.h"
 #include "epctx/compiler.h"
@@ -13,13 +14,16 @@
 namespace epctx {
 
 CompileTarget CurrentCompileTarget() {
-  format::TargetFingerprint t = format::CurrentTarget();
+  format::TargetFingerprint t = compile::PackingTarget();
   CompileTarget out;
   out.hardware_architecture = format::HardwareArchitecture(t);
   out.packing_build_id =
       std::string(t.packing_build_id, strnlen(t.packing_build_id, sizeof t.packing_build_id));
   out.pack_layout_version = t.pack_layout_version;
   out.usable_on_this_cpu = (t.required_cpu_features & ~DetectedCpuFeatures()) == 0;
+  out.kernel_isa = format::KernelIsaName(static_cast<format::KernelIsa>(t.kernel_isa));
+  out.kernel_library =
+      fmt::format("oneDNN {} (Debian package {})", EPCTX_DNNL_VERSION, EPCTX_DNNL_PACKAGE);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "compile/context_model.h"
 #include "compile/options.h"
 #include "epctx/compiler.h"
+#include "exec/kernels/dnnl/isa.h"
 #include "format/target.h"
 #include "util/file.h"
 #include "util/logging.h"
@@ -30,7 +31,7 @@ compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std
   spec.node_name = opts.node_name_prefix + partition + "_ctx";
   spec.main_context = main_context;
   spec.embed = opts.embed_mode;
-  spec.hardware_architecture = format::HardwareArchitecture(format::CurrentTarget());
+  spec.hardware_architecture = format::HardwareArchitecture(compile::PackingTarget());
   spec.ir_version = std::max<int64_t>(model.ir_version, 7);
   spec.opsets = model.graph.opsets;
   spec.opsets.erase("com.epctx");
@@ -160,7 +161,7 @@ Result<CompileReport> CompileShared(const compile::EngineOptions& opts, const Co
   SharedGroup& group = Group();
   std::lock_guard<std::mutex> lock(group.mutex);
   if (!group.open) {
-    group.writer = format::BlobWriter();
+    group.writer = format::BlobWriter(compile::PackingTarget());
     group.blob_path = SharedBlobPathFor(out.location);
     group.partition_uses.clear();
   }
@@ -190,9 +191,17 @@ Result<CompileReport> CompileShared(const compile::EngineOptions& opts, const Co
   return report;
 }
 
+// epctx.target_isa other than native limits oneDNN to that tier for the rest of the process.
+Status ApplyTargetIsa(const compile::EngineOptions& opts) {
+  if (opts.target_isa == "native") return Status::Ok();
+  EPCTX_ASSIGN_OR_RETURN(format::KernelIsa isa, format::ParseKernelIsa(opts.target_isa));
+  return exec::kernels::onednn::LimitKernelIsa(isa);
+}
+
 Result<CompileReport> CompileOne(const SessionOptions& options, const CompileInput& input,
                                  CompileOutput out) {
   EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options));
+  EPCTX_RETURN_IF_ERROR(ApplyTargetIsa(opts));
   // Bytes go where the caller will save them, which only ep.context_file_path can say.
   if (out.bytes != nullptr) out.location = opts.context_file_path;
   if (out.bytes == nullptr || !out.location.empty()) {
@@ -209,7 +218,7 @@ Result<CompileReport> CompileOne(const SessionOptions& options, const CompileInp
 
   EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import());
   std::string partition = input.PartitionStem(out.location);
-  format::BlobWriter writer;
+  format::BlobWriter writer(compile::PackingTarget());
   EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
                          compile::CompileIntoBlob(model, partition, writer));
 
@@ -281,6 +290,7 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
                                                         const std::string& output_dir) const {
   EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options_));
   if (model_paths.empty()) return EPCTX_ERROR(kInvalidArgument, "no models to compile");
+  EPCTX_RETURN_IF_ERROR(ApplyTargetIsa(opts));
   if (opts.share_ep_contexts || opts.stop_share_ep_contexts) {
     return EPCTX_ERROR(kInvalidArgument,
                        "ep.share_ep_contexts and ep.stop_share_ep_contexts are "
@@ -298,7 +308,7 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
   };
 
   MultiCompileReport report;
-  format::BlobWriter writer;
+  format::BlobWriter writer(compile::PackingTarget());
   std::map<std::string, int> partition_uses;
   std::vector<compile::ImportedModel> models;
   std::vector<std::string> specs_partition;

@@ -105,6 +105,20 @@ const std::vector<Key>& Keys() {
          o.profile_file = v;
          return Status::Ok();
        }},
+      {"epctx.target_isa", "native",
+       "compile: the CPU tier the weights are packed for: native (this CPU's) | avx2 | "
+       "avx512_core; a lower tier makes blobs for older CPUs (chosen once per process, before its "
+       "first compile or session)",
+       [](const std::string& v, EngineOptions& o) {
+         if (v != "native" && v != "avx2" && v != "avx512_core") {
+           return EPCTX_ERROR(kInvalidArgument,
+                              "option epctx.target_isa must be \"native\", \"avx2\" or "
+                              "\"avx512_core\", got \"{}\"",
+                              v);
+         }
+         o.target_isa = v;
+         return Status::Ok();
+       }},
       {"session.intra_op_num_threads", "0", "threads for kernels; 0 = all cores",
        [](const std::string& v, EngineOptions& o) {
          int n = -1;

@@ -35,6 +35,7 @@ struct EngineOptions {
   bool share_ep_contexts = false;                    // ep.share_ep_contexts
   bool stop_share_ep_contexts = false;               // ep.stop_share_ep_contexts
   std::string profile_file;                          // epctx.profile_file ("": no profiling)
+  std::string target_isa = "native";                 // epctx.target_isa: native, avx2, avx512_core
 };
 
 Result<EngineOptions> ParseEngineOptions(const SessionOptions& options);

@@ -46,12 +46,21 @@ struct SectionEntry {
 };
 static_assert(sizeof(SectionEntry) == 32);
 
+// The instruction-set tier the kernel library packed the weights for (their layouts are that
+// tier's): the oldest tier whose layouts these are, so that CPUs of one tier from different
+// vendors accept each other's blobs.
+enum class KernelIsa : uint32_t {
+  kUnspecified = 0,  // no packed layouts depend on a tier
+  kAvx2 = 1,         // AVX2 + FMA (oneDNN's avx2)
+  kAvx512Core = 2,   // AVX-512 F/BW/DQ/VL (oneDNN's avx512_core and the tiers above it)
+};
+
 // What the packed weights and programs were made for. A loader accepts a blob only when the
 // packing build id and layout version are its own and every required CPU feature is present.
 struct TargetFingerprint {
-  uint64_t required_cpu_features;  // bit set, see util/cpu_features.h
+  uint64_t required_cpu_features;  // bit set, see util/cpu_features.h; includes kernel_isa's
   uint32_t pack_layout_version;
-  uint32_t reserved;
+  uint32_t kernel_isa;        // KernelIsa
   char packing_build_id[32];  // NUL-padded hex digest of the packing and kernel sources
 };
 static_assert(sizeof(TargetFingerprint) == 48);

@@ -45,7 +45,9 @@ class BlobWriter::Sink {
   virtual Status WriteAt(uint64_t offset, std::span<const std::byte> bytes) = 0;
 };
 
-BlobWriter::BlobWriter() = default;
+BlobWriter::BlobWriter() : target_(CurrentTarget()) {}
+
+BlobWriter::BlobWriter(TargetFingerprint target) : target_(target) {}
 
 Result<uint32_t> BlobWriter::AddWeight(WeightInput weight) {
   size_t elem = DataTypeSize(weight.dtype);
@@ -211,7 +213,7 @@ Status BlobWriter::Emit(const Layout& layout, Sink& sink) const {
   header.format_version = kFormatVersion;
   header.header_size = sizeof(BlobHeader);
   std::strncpy(header.engine_version, EPCTX_ENGINE_VERSION, sizeof header.engine_version - 1);
-  header.target = CurrentTarget();
+  header.target = target_;
   header.file_size = layout.file_size;
   header.section_count = 3;
   header.sections[0] = {static_cast<uint32_t>(SectionKind::kWeights), 0, layout.weights_offset,

@@ -27,7 +27,9 @@ struct WeightInput {
 
 class BlobWriter {
  public:
+  // `target`: the fingerprint written into the header (what the weights were packed for).
   BlobWriter();
+  explicit BlobWriter(TargetFingerprint target);
 
   // Adds a weight, or finds an identical one already added (same layout, dtype, shape and bytes,
   // confirmed byte for byte). Returns its index in the manifest's weight table.
@@ -51,6 +53,7 @@ class BlobWriter {
   class Sink;
 
  private:
+  TargetFingerprint target_;
   struct StoredWeight {
     WeightInput input;
     Hash128 hash;

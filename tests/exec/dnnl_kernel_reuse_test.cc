@@ -156,7 +156,7 @@ TEST(DnnlKernelReuse, BlockedOutputsAreWrittenEverywhere) {
   // Reorder to 24-channel blocked (8 padding lanes per position).
   Tensor x24 = RandomFloats({2, 24, 5, 6}, rng);
   Node reorder("Reorder", {&x24});
-  reorder.attrs.Int("to_layout", 1).Int("channels", 24);
+  reorder.attrs.Int("to_layout", 1).Int("from_layout", 0).Int("channels", 24);
   auto reorder_kernel = reorder.Create();
   ASSERT_NE(reorder_kernel, nullptr);
   Tensor blocked = RunPoisoned(*reorder_kernel, {&x24});

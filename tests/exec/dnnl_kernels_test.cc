@@ -49,9 +49,14 @@ void ExpectNear(const Tensor& a, const Tensor& b, const std::string& what) {
   EXPECT_LE(worst, kRel * scale) << what;
 }
 
+// Between the plain and the 16-channel blocked layout.
 Tensor Reorder(const Tensor& x, ActivationLayout to, int64_t channels) {
+  const ActivationLayout from =
+      to == ActivationLayout::kPlain ? ActivationLayout::kBlocked16 : ActivationLayout::kPlain;
   AttrBuilder a;
-  a.Int("to_layout", static_cast<int64_t>(to)).Int("channels", channels);
+  a.Int("to_layout", static_cast<int64_t>(to))
+      .Int("from_layout", static_cast<int64_t>(from))
+      .Int("channels", channels);
   auto out = RunNode(Epctx("Reorder"), a, {&x});
   EXPECT_TRUE(out.ok()) << out.status().ToString();
   return out.ok() ? (*out)[0] : Tensor();
@@ -496,29 +501,37 @@ TEST(DnnlReorderKernel, Refusals) {
     for (const auto& [k, v] : ints) a.Int(k, v);
     return RunNode(Epctx("Reorder"), a, {&x}).status();
   };
-  Status s = run(plain, {{"to_layout", 1}, {"channels", 0}});
+  Status s = run(plain, {{"to_layout", 1}, {"from_layout", 0}, {"channels", 0}});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "Reorder node 'n': channels is 0, expected at least 1");
-  s = run(plain, {{"to_layout", 1}});
+  s = run(plain, {{"to_layout", 1}, {"from_layout", 0}});
   EXPECT_EQ(s.message(), "Reorder node 'n': channels is 0, expected at least 1");
-  s = run(plain, {{"to_layout", 7}, {"channels", 24}});
+  s = run(plain, {{"to_layout", 7}, {"from_layout", 0}, {"channels", 24}});
   EXPECT_EQ(s.message(), "Reorder node 'n': activation layout 7 is not known");
-  s = run(plain, {{"channels", 24}});
+  s = run(plain, {{"from_layout", 0}, {"channels", 24}});
   EXPECT_EQ(s.message(), "Reorder node 'n': activation layout -1 is not known");
+  s = run(plain, {{"to_layout", 1}, {"channels", 24}});
+  EXPECT_EQ(s.message(), "Reorder node 'n': activation layout -1 is not known");
+  s = run(plain, {{"to_layout", 1}, {"from_layout", 1}, {"channels", 24}});
+  EXPECT_EQ(s.message(), "Reorder node 'n': from_layout and to_layout are both 1");
   // Blocked input whose blocks cannot hold the channels: 40 needs 3 blocks of 16.
-  s = run(blocked, {{"to_layout", 0}, {"channels", 40}});
+  s = run(blocked, {{"to_layout", 0}, {"from_layout", 1}, {"channels", 40}});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "a channel-blocked tensor of 40 channels cannot have shape [1,2,4,4,16]");
-  s = run(blocked, {{"to_layout", 0}, {"channels", 8}});  // 8 needs 1 block, not 2
+  s = run(blocked, {{"to_layout", 0}, {"from_layout", 1}, {"channels", 8}});  // 1 block, not 2
   EXPECT_EQ(s.message(), "a channel-blocked tensor of 8 channels cannot have shape [1,2,4,4,16]");
   Tensor lanes8 = RandomFloats({1, 3, 4, 4, 8}, rng);
-  s = run(lanes8, {{"to_layout", 0}, {"channels", 40}});
+  s = run(lanes8, {{"to_layout", 0}, {"from_layout", 1}, {"channels", 40}});
   EXPECT_EQ(s.message(), "a channel-blocked tensor of 40 channels cannot have shape [1,3,4,4,8]");
+  // In the 8-channel blocked layout the same tensor holds 17 to 24 channels.
+  s = run(lanes8, {{"to_layout", 0}, {"from_layout", 2}, {"channels", 40}});
+  EXPECT_EQ(s.message(), "a channel-blocked tensor of 40 channels cannot have shape [1,3,4,4,8]");
+  EXPECT_TRUE(run(lanes8, {{"to_layout", 0}, {"from_layout", 2}, {"channels", 20}}).ok());
   // Plain input with another channel count, or of rank 2.
-  s = run(plain, {{"to_layout", 1}, {"channels", 40}});
+  s = run(plain, {{"to_layout", 1}, {"from_layout", 0}, {"channels", 40}});
   EXPECT_EQ(s.message(), "input X has shape [1,24,4,4], expected rank 3 to 5 with 40 channels");
   Tensor flat = RandomFloats({4, 24}, rng);
-  s = run(flat, {{"to_layout", 1}, {"channels", 24}});
+  s = run(flat, {{"to_layout", 1}, {"from_layout", 0}, {"channels", 24}});
   EXPECT_EQ(s.message(), "input X has shape [4,24], expected rank 3 to 5 with 24 channels");
 }
 

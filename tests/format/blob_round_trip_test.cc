@@ -175,7 +175,7 @@ TEST_F(BlobRoundTripTest, HeaderDescribesTheFile) {
   EXPECT_EQ(view_.name(), "memory.blob");
   // Unused section slots and every reserved field stay zero.
   EXPECT_EQ(h.reserved, 0u);
-  EXPECT_EQ(h.target.reserved, 0u);
+  EXPECT_EQ(h.target.kernel_isa, 0u);  // the default writer packs for no kernel tier
   for (uint32_t i = 0; i < kMaxSections; ++i) {
     EXPECT_EQ(h.sections[i].reserved, 0u);
     if (i >= h.section_count) {
@@ -479,6 +479,33 @@ TEST(TargetTest, BuildIdWithoutTerminatorIsComparedWithinItsField) {
   Status s = CheckTarget(t, ~0ull);
   EXPECT_EQ(s.code(), StatusCode::kTargetMismatch);
   EXPECT_THAT(s.message(), HasSubstr(std::string(sizeof t.packing_build_id, 'f') + "'"));
+}
+
+TEST(TargetTest, KernelIsaAddsItsFeaturesAndIsChecked) {
+  const uint64_t avx512 = KernelIsaFeatures(KernelIsa::kAvx512Core);
+  const uint64_t avx2 = KernelIsaFeatures(KernelIsa::kAvx2);
+  EXPECT_EQ(avx2 & ~avx512, 0u) << "avx512_core includes avx2's features";
+  EXPECT_NE(avx512 & ~avx2, 0u);
+  TargetFingerprint t = CurrentTarget(KernelIsa::kAvx2);
+  EXPECT_EQ(t.kernel_isa, static_cast<uint32_t>(KernelIsa::kAvx2));
+  EXPECT_EQ(t.required_cpu_features & avx2, avx2);
+  EXPECT_THAT(HardwareArchitecture(t), ::testing::EndsWith(";kernels=avx2"));
+  // A fingerprint whose feature set leaves out its tier's features still needs them.
+  t = CurrentTarget(KernelIsa::kAvx512Core);
+  t.required_cpu_features = 0;
+  Status s = CheckTarget(t, avx2);
+  EXPECT_EQ(s.code(), StatusCode::kTargetMismatch);
+  EXPECT_THAT(s.message(), HasSubstr("packed for CPU features this CPU lacks: avx512f"));
+  t.kernel_isa = 9;
+  s = CheckTarget(t, ~0ull);
+  EXPECT_EQ(s.message(), "packed for kernel ISA 9, which this build does not know");
+}
+
+TEST(TargetTest, KernelIsaNames) {
+  EXPECT_EQ(*ParseKernelIsa("avx2"), KernelIsa::kAvx2);
+  EXPECT_EQ(*ParseKernelIsa("avx512_core"), KernelIsa::kAvx512Core);
+  EXPECT_EQ(ParseKernelIsa("sse").status().message(),
+            "unknown kernel ISA 'sse' (known: avx2, avx512_core)");
 }
 
 }  // namespace

@@ -77,6 +77,32 @@ TEST(CliCompileTest, ListShowsTargetAndLayouts) {
   EXPECT_THAT(r.out, HasSubstr("hardware_architecture: x86_64:"));
   EXPECT_THAT(r.out, HasSubstr("usable on this CPU:    yes"));
   EXPECT_THAT(r.out, HasSubstr("2 gemm-b-transposed"));
+  EXPECT_THAT(r.out, HasSubstr("3 onednn"));
+  EXPECT_THAT(r.out, HasSubstr("kernel library:        oneDNN 2."));
+  EXPECT_THAT(r.out, HasSubstr("kernel ISA:            "));
+}
+
+// --target packs for a lower CPU tier than this one: the blob says so, and still runs here
+// (oneDNN's AVX2 kernels read the AVX2 layouts) with the reference outputs.
+TEST(CliCompileTest, TargetPacksForALowerTier) {
+  TempDir dir;
+  const std::string ctx = dir / "r18_ctx.onnx";
+  CommandResult r = RunCli({"compile", Model("resnet18_cls"), "-o", ctx, "--target", "avx2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CommandResult inspect = RunCli({"inspect", ctx});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_THAT(inspect.out, HasSubstr(";kernels=avx2,"));
+  const std::string models = EPCTX_TEST_MODELS_DIR;
+  CommandResult run = RunCli({"run", ctx, "--input", "input=" + models + "/resnet18_cls.input.npy",
+                              "--output-dir", dir / "out", "-C", "epctx.fallback|deny"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  CommandResult cmp =
+      RunCli({"compare", dir / "out/output.npy", models + "/resnet18_cls.output.npy", "--rtol",
+              "1e-4", "--atol", "1e-4"});
+  EXPECT_EQ(cmp.exit_code, 0) << cmp.out << cmp.err;
+  CommandResult bad = RunCli({"compile", Model("resnet18_cls"), "-o", ctx, "--target", "sse"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--target"));
 }
 
 TEST(CliCompileTest, EngineOptionsAndContextOptions) {

@@ -13,6 +13,7 @@
 
 #include "compile/passes/passes.h"
 #include "exec/kernels/dnnl/activation_layout.h"
+#include "exec/kernels/dnnl/isa.h"
 #include "exec/kernels/dnnl/post_ops.h"
 #include "util/status_macros.h"
 
@@ -20,7 +21,6 @@ namespace epctx::compile {
 namespace {
 
 using exec::kernels::onednn::ActivationLayout;
-using exec::kernels::onednn::kChannelBlock;
 using exec::kernels::onednn::PhysicalShape;
 
 bool IsUnaryKeepingZero(std::string_view op) {
@@ -84,9 +84,11 @@ int64_t IntAttr(const IrNode& n, std::string_view name, int64_t fallback) {
 
 class Planner {
  public:
-  explicit Planner(IrGraph& g)
+  Planner(IrGraph& g, ActivationLayout blocked)
       : g_(g),
-        blocked_(g.values.size(), false),
+        blocked_(blocked),
+        block_(exec::kernels::onednn::ChannelBlock(blocked)),
+        is_blocked_(g.values.size(), false),
         other_(g.values.size(), -1),
         channels_(g.values.size(), 0),
         consumers_(g.values.size()) {
@@ -115,11 +117,12 @@ class Planner {
  private:
   const IrValue& V(int v) const { return g_.values[static_cast<size_t>(v)]; }
   bool Blocked(int v) const {
-    return v >= 0 && static_cast<size_t>(v) < blocked_.size() && blocked_[static_cast<size_t>(v)];
+    return v >= 0 && static_cast<size_t>(v) < is_blocked_.size() &&
+           is_blocked_[static_cast<size_t>(v)];
   }
   // Keeps the per-value tables as long as the value list (constants are added on the way).
   void Grow() {
-    blocked_.resize(g_.values.size(), false);
+    is_blocked_.resize(g_.values.size(), false);
     other_.resize(g_.values.size(), -1);
     channels_.resize(g_.values.size(), 0);
   }
@@ -136,7 +139,7 @@ class Planner {
   int64_t Channels(int v) const {
     return Blocked(v) ? channels_[static_cast<size_t>(v)] : V(v).shape[1];
   }
-  bool Padded(int v) const { return Channels(v) % kChannelBlock != 0; }
+  bool Padded(int v) const { return Channels(v) % block_ != 0; }
 
   // Whether some reader of `v` can take the blocked layout.
   bool ReadersTakeBlocked(int v) const {
@@ -155,10 +158,10 @@ class Planner {
   void MarkBlocked(int v) {
     IrValue& x = g_.values[static_cast<size_t>(v)];
     channels_[static_cast<size_t>(v)] = x.shape[1];
-    x.shape = PhysicalShape(x.shape, ActivationLayout::kBlocked16);
+    x.shape = PhysicalShape(x.shape, blocked_);
     x.dim_names.resize(x.shape.size() - 1);
     x.dim_names.push_back("");
-    blocked_[static_cast<size_t>(v)] = true;
+    is_blocked_[static_cast<size_t>(v)] = true;
   }
 
   // `v` in the other layout, made by a Reorder inserted now (before the node being planned).
@@ -171,7 +174,7 @@ class Planner {
     copy.shape_known = true;
     const int64_t c = Channels(v);
     if (to_blocked) {
-      copy.shape = PhysicalShape(V(v).shape, ActivationLayout::kBlocked16);
+      copy.shape = PhysicalShape(V(v).shape, blocked_);
       copy.dim_names = V(v).dim_names;
       copy.dim_names.resize(copy.shape.size());
     } else {
@@ -183,7 +186,7 @@ class Planner {
     }
     const int out = g_.AddValue(std::move(copy));
     Grow();
-    blocked_[static_cast<size_t>(out)] = to_blocked;
+    is_blocked_[static_cast<size_t>(out)] = to_blocked;
     other_[static_cast<size_t>(out)] = v;
     channels_[static_cast<size_t>(out)] = c;
     other_[static_cast<size_t>(v)] = out;
@@ -193,9 +196,9 @@ class Planner {
     r.domain = "com.epctx";
     r.inputs = {v};
     r.outputs = {out};
-    SetInt(
-        r, "to_layout",
-        static_cast<int64_t>(to_blocked ? ActivationLayout::kBlocked16 : ActivationLayout::kPlain));
+    SetInt(r, "to_layout", static_cast<int64_t>(to_blocked ? blocked_ : ActivationLayout::kPlain));
+    SetInt(r, "from_layout",
+           static_cast<int64_t>(to_blocked ? ActivationLayout::kPlain : blocked_));
     SetInt(r, "channels", c);
     g_.nodes.push_back(std::move(r));
     reorders_++;
@@ -231,7 +234,9 @@ class Planner {
   std::optional<int> BlockedConstant(int v, int64_t c, size_t rank, float pad);
 
   IrGraph& g_;
-  std::vector<bool> blocked_;
+  const ActivationLayout blocked_;  // the blocked layout of this target (16 or 8 channels)
+  const int64_t block_;
+  std::vector<bool> is_blocked_;
   std::vector<int> other_;  // the same value in the other layout, or -1
   std::vector<int64_t> channels_;
   std::vector<std::vector<int>> consumers_;
@@ -268,14 +273,14 @@ bool Planner::PlanConv(IrNode& n) {
   bool changed = false;
   if (std::optional<int> xb = ExistingBlocked(x)) {
     n.inputs[0] = *xb;
-    SetInt(n, "src_layout", static_cast<int64_t>(ActivationLayout::kBlocked16));
+    SetInt(n, "src_layout", static_cast<int64_t>(blocked_));
     changed = true;
   }
   const int y = n.outputs[0];
   const bool dst_blocked = Eligible(y) && ReadersTakeBlocked(y);
   if (dst_blocked) {
     MarkBlocked(y);
-    SetInt(n, "dst_layout", static_cast<int64_t>(ActivationLayout::kBlocked16));
+    SetInt(n, "dst_layout", static_cast<int64_t>(blocked_));
     changed = true;
   }
   if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
@@ -309,7 +314,7 @@ bool Planner::PlanPool(IrNode& n) {
   n.domain = "com.epctx";
   SetString(n, "pool", max ? "max" : "avg");
   SetInt(n, "global", global ? 1 : 0);
-  SetInt(n, "layout", static_cast<int64_t>(ActivationLayout::kBlocked16));
+  SetInt(n, "layout", static_cast<int64_t>(blocked_));
   SetInt(n, "channels", c);
   MarkBlocked(n.outputs[0]);
   return true;
@@ -360,13 +365,13 @@ std::optional<int> Planner::BlockedConstant(int v, int64_t c, size_t rank, float
   for (size_t i = 0; i < s.size(); ++i) {
     if (i == channel_axis ? s[i] != c : s[i] != 1) return std::nullopt;
   }
-  const int64_t blocks = (c + kChannelBlock - 1) / kChannelBlock;
-  std::vector<float> packed(static_cast<size_t>(blocks * kChannelBlock), pad);
+  const int64_t blocks = (c + block_ - 1) / block_;
+  std::vector<float> packed(static_cast<size_t>(blocks * block_), pad);
   const float* src = reinterpret_cast<const float*>(k.constant->bytes.data());
   std::copy(src, src + c, packed.begin());
   std::vector<int64_t> shape(rank + 1, 1);
   shape[1] = blocks;
-  shape[rank] = kChannelBlock;
+  shape[rank] = block_;
   const int out = g_.AddConstant(
       k.name + "_blocked",
       ConstantData::FromVector<float>(DataType::kFloat32, std::move(shape), std::move(packed)));
@@ -390,7 +395,7 @@ bool Planner::PlanBinary(IrNode& n) {
   };
   if (activation(a) && activation(b)) {
     if (!same_channels(a) || !same_channels(b)) return false;
-    if ((op == "Div") && c % kChannelBlock != 0) return false;
+    if ((op == "Div") && c % block_ != 0) return false;
     n.inputs[0] = BlockedOf(a);
     n.inputs[1] = BlockedOf(b);
     MarkBlocked(y);
@@ -399,7 +404,7 @@ bool Planner::PlanBinary(IrNode& n) {
   const int t = Blocked(a) ? a : b;  // the blocked activation
   const int k = t == a ? b : a;      // the constant
   if (!Blocked(t) || !same_channels(t) || k < 0 || !V(k).is_constant()) return false;
-  const bool padded = c % kChannelBlock != 0;
+  const bool padded = c % block_ != 0;
   float pad = 0;
   const IrValue& kv = V(k);
   const bool scalar = kv.constant && kv.constant->bytes.size() == sizeof(float);
@@ -434,7 +439,7 @@ bool Planner::PlanConcat(IrNode& n) {
     if (!Blocked(v) && !Eligible(v) && !(V(v).is_constant())) return false;
     if (V(v).is_constant() || V(v).dtype != DataType::kFloat32) return false;
     if (!Blocked(v) && V(v).shape.size() != rank) return false;
-    if (!last && Channels(v) % kChannelBlock != 0) return false;
+    if (!last && Channels(v) % block_ != 0) return false;
   }
   if (!any_blocked) return false;
   for (int& v : n.inputs) v = BlockedOf(v);
@@ -467,7 +472,7 @@ bool Planner::PlanBatchNorm(IrNode& n) {
   }
   const IrAttribute* eps_attr = n.FindAttr("epsilon");
   const double eps = eps_attr != nullptr ? eps_attr->f : 1e-5;
-  const int64_t padded = (c + kChannelBlock - 1) / kChannelBlock * kChannelBlock;
+  const int64_t padded = (c + block_ - 1) / block_ * block_;
   std::vector<float> scale(static_cast<size_t>(padded), 0.0f),
       shift(static_cast<size_t>(padded), 0.0f);
   for (int64_t i = 0; i < c; ++i) {
@@ -489,7 +494,7 @@ bool Planner::PlanBatchNorm(IrNode& n) {
   affine.domain = "com.epctx";
   affine.inputs = {x, s_value, t_value};
   affine.outputs = {n.outputs[0]};
-  SetInt(affine, "layout", static_cast<int64_t>(ActivationLayout::kBlocked16));
+  SetInt(affine, "layout", static_cast<int64_t>(blocked_));
   SetInt(affine, "channels", c);
   // A Relu reading only this output is applied in the same pass over the data.
   const int y = n.outputs[0];
@@ -527,7 +532,8 @@ Result<PassStats> PlanActivationLayouts(IrGraph& graph) {
   for (const IrNode& n : graph.nodes) any_conv |= IsDnnlConv(n);
   if (!any_conv) return PassStats{"plan-layouts", 0};
   std::vector<IrNode> original = graph.nodes;  // consumers' op types, for look-ahead
-  Planner planner(graph);
+  Planner planner(graph,
+                  exec::kernels::onednn::BlockedLayoutFor(exec::kernels::onednn::PackingIsa()));
   planner.SetOriginal(&original);
   return planner.Run();
 }

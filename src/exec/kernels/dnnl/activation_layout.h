@@ -1,8 +1,9 @@
 // How an activation tensor's bytes are arranged. Convolutional networks keep their activations
 // in oneDNN's channel-blocked layout (nChw16c: 16 channels innermost, channels padded with zeros
-// to a multiple of 16) from the first convolution to the last, so that no convolution reorders
-// its input or output. The compiler decides where each layout is used (the plan is part of the
-// program); a blocked value is stored with its physical shape [N, ceil(C/16), spatial..., 16],
+// to a multiple of 16; nChw8c on AVX2, whose kernels read 8 channels at a time) from the first
+// convolution to the last, so that no convolution reorders its input or output. The compiler
+// decides where each layout is used (the plan is part of the program); a blocked value is stored
+// with its physical shape [N, ceil(C/16), spatial..., 16],
 // so that every generic kernel that only sees bytes and shapes (element-wise ops, Concat on
 // whole blocks) works on it unchanged.
 #pragma once
@@ -19,9 +20,11 @@ namespace epctx::exec::kernels::onednn {
 enum class ActivationLayout : int64_t {
   kPlain = 0,      // ONNX's NCHW (row-major)
   kBlocked16 = 1,  // nChw16c (nCw16c, nCdhw16c for 1 and 3 spatial dims)
+  kBlocked8 = 2,   // nChw8c (nCw8c, nCdhw8c)
 };
 
-inline constexpr int64_t kChannelBlock = 16;
+// Channels per block: 16, 8, or 1 for the plain layout.
+int64_t ChannelBlock(ActivationLayout layout);
 
 // kInvalidArgument for values other than the enum's.
 Result<ActivationLayout> ParseActivationLayout(int64_t value);

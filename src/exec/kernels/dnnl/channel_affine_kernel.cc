@@ -5,7 +5,7 @@
 // channels, so one vector of scales and shifts serves a whole row. Our own kernel: oneDNN's
 // batch normalization would recompute scale and shift from the statistics on every run.
 //
-// Inputs: X, S and T (float32 [channels], or [blocks * 16] zero-padded in the blocked layout, so
+// Inputs: X, S and T (float32 [channels], or [blocks * block] zero-padded in a blocked layout, so
 // padding lanes stay zero). Attributes: `layout`, `channels`, `post_ops` (Relu or Clip).
 #include <algorithm>
 #include <limits>
@@ -67,8 +67,8 @@ class ChannelAffineKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "input X has shape {}, expected {} channels",
                          ShapeToString(x->shape()), channels_);
     }
-    const bool blocked = layout_ == ActivationLayout::kBlocked16;
-    const int64_t lanes = blocked ? kChannelBlock : 1;
+    const int64_t lanes = ChannelBlock(layout_);
+    const bool blocked = lanes > 1;
     const int64_t groups = blocked ? x->shape()[1] : channels_;  // channel blocks or channels
     if (s->element_count() != groups * lanes || t->element_count() != groups * lanes) {
       return EPCTX_ERROR(kInvalidArgument, "S and T hold {} and {} values, expected {}",
@@ -89,7 +89,11 @@ class ChannelAffineKernel final : public Kernel {
       const float* in = xd + row * inner;
       float* out = yd + row * inner;
       if (blocked) {
-        Rows16(in, out, sd + g * kChannelBlock, td + g * kChannelBlock, inner / kChannelBlock);
+        if (lanes == 16) {
+          Rows<16>(in, out, sd + g * 16, td + g * 16, inner / 16);
+        } else {
+          Rows<8>(in, out, sd + g * 8, td + g * 8, inner / 8);
+        }
       } else {
         Row(in, out, sd[g], td[g], inner);
       }
@@ -105,11 +109,13 @@ class ChannelAffineKernel final : public Kernel {
     return std::min(std::max(v, lo_), hi_);
   }
 
-  void Rows16(const float* in, float* out, const float* scale, const float* shift,
-              int64_t positions) const {
+  // Rows of the blocked layout: `lanes` channels innermost share one vector of scales.
+  template <int64_t lanes>
+  void Rows(const float* in, float* out, const float* scale, const float* shift,
+            int64_t positions) const {
     for (int64_t p = 0; p < positions; ++p) {
-      for (int64_t l = 0; l < kChannelBlock; ++l) {
-        out[p * kChannelBlock + l] = Activate(in[p * kChannelBlock + l] * scale[l] + shift[l]);
+      for (int64_t l = 0; l < lanes; ++l) {
+        out[p * lanes + l] = Activate(in[p * lanes + l] * scale[l] + shift[l]);
       }
     }
   }

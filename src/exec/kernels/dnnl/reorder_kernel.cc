@@ -1,7 +1,7 @@
 // com.epctx Reorder: moves an activation between the plain and the channel-blocked layout
 // (activation_layout.h), where the compiler's layout plan changes from one to the other.
-// Attributes: `to_layout` (the output's layout; the input is in the other one), `channels`
-// (the logical channel count, which a blocked shape does not show).
+// Attributes: `from_layout` and `to_layout`, `channels` (the logical channel count, which a
+// blocked shape does not show).
 #include <memory>
 
 #include <fmt/ranges.h>
@@ -22,9 +22,12 @@ class ReorderKernel final : public Kernel {
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     auto k = std::unique_ptr<ReorderKernel>(new ReorderKernel());
     EPCTX_ASSIGN_OR_RETURN(int64_t to, node.attrs->GetInt("to_layout", -1));
+    EPCTX_ASSIGN_OR_RETURN(int64_t from, node.attrs->GetInt("from_layout", -1));
     EPCTX_ASSIGN_OR_RETURN(k->to_, ParseActivationLayout(to));
-    k->from_ = k->to_ == ActivationLayout::kPlain ? ActivationLayout::kBlocked16
-                                                  : ActivationLayout::kPlain;
+    EPCTX_ASSIGN_OR_RETURN(k->from_, ParseActivationLayout(from));
+    if (k->to_ == k->from_) {
+      return EPCTX_ERROR(kInvalidArgument, "from_layout and to_layout are both {}", to);
+    }
     EPCTX_ASSIGN_OR_RETURN(k->channels_, node.attrs->GetInt("channels", 0));
     if (k->channels_ < 1) {
       return EPCTX_ERROR(kInvalidArgument, "channels is {}, expected at least 1", k->channels_);
@@ -53,8 +56,8 @@ class ReorderKernel final : public Kernel {
     const dnnl::memory::desc dst = ActivationDesc(dims, to_);
     std::shared_ptr<const CachedPrimitive> prim = memo_.Find(x->shape(), threads);
     if (prim == nullptr) {
-      const std::string key =
-          fmt::format("reorder t{} {} to {}", threads, fmt::join(dims, ","), static_cast<int>(to_));
+      const std::string key = fmt::format("reorder t{} {} {} to {}", threads, fmt::join(dims, ","),
+                                          static_cast<int>(from_), static_cast<int>(to_));
       EPCTX_ASSIGN_OR_RETURN(
           prim, GetOrCreatePrimitive(key, [&] { return MakeReorder(src, dst, threads); }));
       memo_.Remember(x->shape(), threads, prim);
