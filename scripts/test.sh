@@ -22,6 +22,9 @@ echo "== test models (build/test_models/)"
 /usr/bin/python3 tests/models/export_transformers.py --out build/test_models
 
 echo "== tests"
+# Tests run side by side (-j), each with as many kernel threads as cores: OpenMP's idle threads
+# must not spin while the other test needs the cores (README, "Threads").
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 ctest --test-dir build --output-on-failure -j"$JOBS" --timeout 900
 
 echo "== blob format tests under AddressSanitizer (build-asan/)"
