@@ -170,7 +170,8 @@ bool SameShape(const IrValue& a, const IrValue& b) {
 }
 
 bool IsDnnl(const IrNode& n) {
-  return n.domain == "com.epctx" && (n.op_type == "DnnlConv" || n.op_type == "DnnlMatMul");
+  return n.domain == "com.epctx" &&
+         (n.op_type == "DnnlConv" || n.op_type == "DnnlMatMul" || n.op_type == "DnnlBatchMatMul");
 }
 
 // A constant that is a bias for an output of `n` columns: [N] or [1, ..., 1, N].
@@ -201,6 +202,7 @@ bool FuseOne(IrGraph& g, size_t k, const Uses& uses, std::vector<bool>& dead) {
   }
   if (uses.count[static_cast<size_t>(y)] != 1 || consumers.size() != 1) return false;
   const size_t c = static_cast<size_t>(consumers[0]);
+  const size_t c_index = c;
   if (dead[c]) return false;
   IrNode& next = g.nodes[c];
   // MatMul + Add of a [N] constant: the bias, when nothing is applied before it.
@@ -219,6 +221,20 @@ bool FuseOne(IrGraph& g, size_t k, const Uses& uses, std::vector<bool>& dead) {
       return true;
     }
   }
+  // y * c, c * y and y / c with a scalar constant c: a linear post-op (attention's scale).
+  if ((IsOnnx(next, "Mul") || IsOnnx(next, "Div")) && next.inputs.size() == 2 &&
+      next.outputs.size() == 1) {
+    const bool y_first = next.inputs[0] == y;
+    float c = 0;
+    if ((y_first || IsOnnx(next, "Mul")) &&
+        ScalarConstant(g, y_first ? next.inputs[1] : next.inputs[0], &c) &&
+        (IsOnnx(next, "Mul") || c != 0)) {
+      AppendPostOp(n, PostOpKind::kLinear, IsOnnx(next, "Mul") ? c : 1.0f / c, 0.0f);
+      n.outputs[0] = next.outputs[0];
+      dead[c_index] = true;
+      return true;
+    }
+  }
   PostOpKind kind;
   float alpha = 0, beta = 0;
   if (next.inputs[0] == y && ActivationPostOp(g, next, &kind, &alpha, &beta)) {
@@ -228,8 +244,8 @@ bool FuseOne(IrGraph& g, size_t k, const Uses& uses, std::vector<bool>& dead) {
     return true;
   }
   // y + r with r of y's exact shape: the residual of ResNet-style blocks.
-  if (IsOnnx(next, "Add") && next.inputs.size() == 2 && next.outputs.size() == 1 &&
-      !HasPostOp(n, PostOpKind::kAddTensor) && n.inputs.size() <= 3) {
+  if (n.op_type != "DnnlBatchMatMul" && IsOnnx(next, "Add") && next.inputs.size() == 2 &&
+      next.outputs.size() == 1 && !HasPostOp(n, PostOpKind::kAddTensor) && n.inputs.size() <= 3) {
     const int r = next.inputs[0] == y ? next.inputs[1] : next.inputs[0];
     if (r == y || r < 0) return false;
     const IrValue& rv = ValueOf(g, r);
@@ -403,6 +419,121 @@ Result<PassStats> LowerMatMulsToDnnl(IrGraph& graph) {
     m.domain = "com.epctx";
     stats.changed++;
   }
+  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  return stats;
+}
+
+namespace {
+
+// The rank of a value (-1 when unknown): from its shape, or through its producer: a Transpose's
+// perm, a matrix product (the larger operand rank), element-wise ops and Softmax (their
+// operands' ranks, broadcast).
+int RankOf(const IrGraph& g, int v, const std::vector<int>& producer, int depth = 0) {
+  if (v < 0) return -1;
+  const IrValue& x = ValueOf(g, v);
+  if (x.shape_known) return static_cast<int>(x.shape.size());
+  const int p = producer[static_cast<size_t>(v)];
+  if (p < 0 || depth > 16) return -1;
+  const IrNode& n = g.nodes[static_cast<size_t>(p)];
+  if (IsOnnx(n, "Transpose")) {
+    const IrAttribute* perm = n.FindAttr("perm");
+    return perm != nullptr ? static_cast<int>(perm->ints.size()) : -1;
+  }
+  const bool matmul =
+      IsOnnx(n, "MatMul") || (n.domain == "com.epctx" && n.op_type == "DnnlBatchMatMul" &&
+                              n.FindAttr("out_perm") == nullptr);
+  const bool elementwise =
+      n.domain.empty() &&
+      (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div" ||
+       n.op_type == "Softmax" || n.op_type == "Where" || n.op_type == "Relu" || n.op_type == "Exp");
+  if (!matmul && !elementwise) return -1;
+  int rank = -1;
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const int i = n.inputs[k];
+    if (i < 0) continue;
+    // A folded Transpose still tells its operand's rank.
+    const IrAttribute* perm = n.op_type == "DnnlBatchMatMul" && k < 2
+                                  ? n.FindAttr(k == 0 ? "a_perm" : "b_perm")
+                                  : nullptr;
+    const int r =
+        perm != nullptr ? static_cast<int>(perm->ints.size()) : RankOf(g, i, producer, depth + 1);
+    if (r < 0) return -1;  // an operand of unknown rank could broadcast the result up
+    rank = std::max(rank, r);
+  }
+  return rank;
+}
+
+std::vector<int> Producers(const IrGraph& g) {
+  std::vector<int> producer(g.values.size(), -1);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    for (int o : g.nodes[k].outputs) {
+      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(k);
+    }
+  }
+  return producer;
+}
+
+// A Transpose read only by node `user` (not a graph output): its perm, or empty.
+std::vector<int64_t> SoleTransposePerm(const IrGraph& g, int v, const std::vector<int>& producer,
+                                       const std::vector<int>& uses) {
+  if (v < 0 || uses[static_cast<size_t>(v)] != 1 || IsGraphOutput(g, v)) return {};
+  const int p = producer[static_cast<size_t>(v)];
+  if (p < 0) return {};
+  const IrNode& t = g.nodes[static_cast<size_t>(p)];
+  if (!IsOnnx(t, "Transpose") || t.inputs.size() != 1 || t.outputs.size() != 1) return {};
+  const IrAttribute* perm = t.FindAttr("perm");
+  return perm != nullptr ? perm->ints : std::vector<int64_t>{};
+}
+
+}  // namespace
+
+Result<PassStats> LowerBatchMatMulsToDnnl(IrGraph& graph) {
+  PassStats stats{"lower-batch-matmul-dnnl", 0};
+  std::vector<int> producer = Producers(graph);
+  std::vector<int> uses = CountUses(graph);
+  std::vector<bool> dead(graph.nodes.size(), false);
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    IrNode& n = graph.nodes[k];
+    if (!IsOnnx(n, "MatMul") || n.inputs.size() != 2 || n.outputs.size() != 1) continue;
+    const int a = n.inputs[0], b = n.inputs[1];
+    if (a < 0 || b < 0 || ValueOf(graph, b).is_constant() ||
+        ValueOf(graph, a).dtype != DataType::kFloat32 ||
+        ValueOf(graph, b).dtype != DataType::kFloat32) {
+      continue;
+    }
+    // oneDNN multiplies matrices of rank 2 and up; a 1-D operand stays on our MatMul.
+    if (RankOf(graph, a, producer) < 2 || RankOf(graph, b, producer) < 2) continue;
+    n.op_type = "DnnlBatchMatMul";
+    n.domain = "com.epctx";
+    // Transposes feeding it, or reordering its output, become strides of the matmul.
+    for (int i = 0; i < 2; ++i) {
+      const int v = n.inputs[static_cast<size_t>(i)];
+      std::vector<int64_t> perm = SoleTransposePerm(graph, v, producer, uses);
+      if (perm.empty()) continue;
+      const size_t t = static_cast<size_t>(producer[static_cast<size_t>(v)]);
+      n.inputs[static_cast<size_t>(i)] = graph.nodes[t].inputs[0];
+      SetInts(n, i == 0 ? "a_perm" : "b_perm", std::move(perm));
+      dead[t] = true;
+      stats.changed++;
+    }
+    const int y = n.outputs[0];
+    if (uses[static_cast<size_t>(y)] == 1 && !IsGraphOutput(graph, y)) {
+      for (size_t c = k + 1; c < graph.nodes.size(); ++c) {
+        IrNode& t = graph.nodes[c];
+        if (t.inputs.empty() || t.inputs[0] != y) continue;
+        const IrAttribute* perm = t.FindAttr("perm");
+        if (IsOnnx(t, "Transpose") && t.outputs.size() == 1 && perm != nullptr) {
+          SetInts(n, "out_perm", perm->ints);
+          n.outputs[0] = t.outputs[0];
+          dead[c] = true;
+          stats.changed++;
+        }
+        break;
+      }
+    }
+    stats.changed++;
+  }
+  EraseNodes(graph, dead);
   if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
   return stats;
 }

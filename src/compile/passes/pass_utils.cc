@@ -33,8 +33,8 @@ Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph) {
   std::vector<PassStats> stats;
   using Pass = Result<PassStats> (*)(IrGraph&);
   for (Pass pass : {EliminateIdentityLike, FoldConstants, FoldBatchNormIntoConv, FuseActivations,
-                    LowerConvsToDnnl, LowerMatMulsToDnnl, FuseDnnlPostOps, PlanActivationLayouts,
-                    PackWeights, EliminateDeadNodes}) {
+                    LowerConvsToDnnl, LowerMatMulsToDnnl, LowerBatchMatMulsToDnnl, FuseDnnlPostOps,
+                    PlanActivationLayouts, PackWeights, EliminateDeadNodes}) {
     EPCTX_ASSIGN_OR_RETURN(PassStats s, pass(graph));
     stats.push_back(std::move(s));
   }

@@ -32,6 +32,10 @@ Result<PassStats> LowerConvsToDnnl(IrGraph& graph);
 // constant row-vector or scalar C, become com.epctx DnnlMatMul (B as [K, N] with alpha folded in,
 // C as a bias times beta; the weight is packed later by PackWeights).
 Result<PassStats> LowerMatMulsToDnnl(IrGraph& graph);
+// MatMul of two float32 activations of rank 2 or more becomes com.epctx DnnlBatchMatMul; a
+// Transpose read only by it, or reordering only its output, is folded into it (a_perm, b_perm,
+// out_perm: oneDNN reads and writes with permuted strides).
+Result<PassStats> LowerBatchMatMulsToDnnl(IrGraph& graph);
 // Bias additions (DnnlMatMul), activations, element-wise chains such as GELU or SiLU, and residual
 // additions that follow a DnnlConv or DnnlMatMul become its post-ops.
 Result<PassStats> FuseDnnlPostOps(IrGraph& graph);

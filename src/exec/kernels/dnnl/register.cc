@@ -9,6 +9,7 @@ void RegisterDnnlKernels(KernelRegistry& registry) {
   onednn::RegisterDnnlPool(registry);
   onednn::RegisterDnnlMatMul(registry);
   onednn::RegisterChannelAffine(registry);
+  onednn::RegisterDnnlBatchMatMul(registry);
 }
 
 }  // namespace epctx::exec::kernels
