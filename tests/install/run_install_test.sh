@@ -36,8 +36,11 @@ echo "== find_package consumer (C++)"
 cmake -S "$here/cmake_consumer" -B "$work/cmake_consumer" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_BUILD_TYPE=Release >"$work/cmake_consumer.log"
 cmake --build "$work/cmake_consumer" >>"$work/cmake_consumer.log"
-ldd "$work/cmake_consumer/consumer" | grep -q "libepctx.so.* => $prefix/lib/" \
-  || { echo "FAIL: the consumer does not load the installed libepctx.so"; ldd "$work/cmake_consumer/consumer"; exit 1; }
+# ldd's output is captured first: with pipefail, `ldd | grep -q` fails whenever grep exits at
+# its first match before ldd has written everything (ldd dies of SIGPIPE).
+consumer_libs=$(ldd "$work/cmake_consumer/consumer")
+grep -q "libepctx.so.* => $prefix/lib/" <<<"$consumer_libs" \
+  || { echo "FAIL: the consumer does not load the installed libepctx.so"; echo "$consumer_libs"; exit 1; }
 mkdir "$work/cpp_out"
 "$work/cmake_consumer/consumer" "$models/resnet18_cls.onnx" "$models/resnet18_cls.input.npy" \
   "$models/resnet18_cls.output.npy" "$work/cpp_out"
