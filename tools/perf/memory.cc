@@ -59,25 +59,11 @@ BlobFileId IdentifyBlobFile(const std::string& path) {
 Result<MemorySample> SampleMemory(pid_t pid, const BlobFileId& blob, std::string step) {
   MemorySample sample;
   sample.step = std::move(step);
-  std::string rollup_path = ProcFile(pid, "smaps_rollup");
-  std::ifstream rollup(rollup_path);
-  if (!rollup) return EPCTX_ERROR(kIoError, "cannot read '{}'", rollup_path);
+  // Every figure comes from one pass over smaps, so that they add up even while other threads
+  // (the kernel preparation of a session just created) allocate meanwhile.
   std::string line, key;
   uint64_t bytes = 0;
   bool have_rss = false;
-  while (std::getline(rollup, line)) {
-    if (!ParseField(line, &key, &bytes)) continue;
-    if (key == "Rss") {
-      sample.rss_bytes = bytes;
-      have_rss = true;
-    } else if (key == "Pss") {
-      sample.pss_bytes = bytes;
-    } else if (key == "Anonymous") {
-      sample.anon_bytes = bytes;
-    }
-  }
-  if (!have_rss) return EPCTX_ERROR(kIoError, "'{}' has no Rss line", rollup_path);
-
   std::string smaps_path = ProcFile(pid, "smaps");
   std::ifstream smaps(smaps_path);
   if (!smaps) return EPCTX_ERROR(kIoError, "cannot read '{}'", smaps_path);
@@ -97,14 +83,19 @@ Result<MemorySample> SampleMemory(pid_t pid, const BlobFileId& blob, std::string
     if (!ParseField(line, &key, &bytes)) continue;
     if (key == "Rss") {
       vma_rss = bytes;
+      sample.rss_bytes += bytes;
+      have_rss = true;
       if (in_blob) sample.blob_mapped_rss_bytes += bytes;
-    } else if (key == "Pss" && in_blob) {
-      sample.blob_mapped_pss_bytes += bytes;
+    } else if (key == "Pss") {
+      sample.pss_bytes += bytes;
+      if (in_blob) sample.blob_mapped_pss_bytes += bytes;
     } else if (key == "Anonymous") {
       vma_anon = bytes;
+      sample.anon_bytes += bytes;
     }
   }
   close_vma();
+  if (!have_rss) return EPCTX_ERROR(kIoError, "'{}' has no Rss line", smaps_path);
   return sample;
 }
 

@@ -1,5 +1,5 @@
-// Memory of a process as `epctx perf` reports it, from /proc/<pid>/smaps_rollup and
-// /proc/<pid>/smaps.
+// Memory of a process as `epctx perf` reports it, from one read of /proc/<pid>/smaps (the sums
+// over its mappings, which smaps_rollup would give too, read in the same pass as the blob's).
 //
 // Every resident page of a mapping is anonymous or backed by a file (or shmem), so
 //   rss == anon + blob_mapped_rss + other_file_rss
@@ -27,9 +27,9 @@ BlobFileId IdentifyBlobFile(const std::string& path);
 
 struct MemorySample {
   std::string step;
-  uint64_t rss_bytes = 0;              // smaps_rollup Rss
-  uint64_t pss_bytes = 0;              // smaps_rollup Pss
-  uint64_t anon_bytes = 0;             // smaps_rollup Anonymous
+  uint64_t rss_bytes = 0;              // Rss summed over the mappings
+  uint64_t pss_bytes = 0;              // Pss summed
+  uint64_t anon_bytes = 0;             // Anonymous summed
   uint64_t blob_mapped_rss_bytes = 0;  // sum of Rss over the blob's mappings (smaps)
   uint64_t blob_mapped_pss_bytes = 0;  // sum of Pss over the blob's mappings (smaps)
   uint64_t other_file_rss_bytes = 0;   // sum over other mappings of (Rss - Anonymous) (smaps)
