@@ -119,6 +119,23 @@ const std::vector<Key>& Keys() {
          o.target_isa = v;
          return Status::Ok();
        }},
+      {"epctx.prepare_kernels", "background",
+       "when a session makes its oneDNN primitives (generated code, once per process): "
+       "background (a thread started at creation, so creation stays fast and the first run "
+       "rarely waits) | first_run (each when a run first needs it)",
+       [](const std::string& v, EngineOptions& o) {
+         if (v == "background") {
+           o.prepare_kernels = PrepareKernels::kBackground;
+         } else if (v == "first_run") {
+           o.prepare_kernels = PrepareKernels::kFirstRun;
+         } else {
+           return EPCTX_ERROR(kInvalidArgument,
+                              "option epctx.prepare_kernels must be \"background\" or "
+                              "\"first_run\", got \"{}\"",
+                              v);
+         }
+         return Status::Ok();
+       }},
       {"session.intra_op_num_threads", "0", "threads for kernels; 0 = all cores",
        [](const std::string& v, EngineOptions& o) {
          int n = -1;

@@ -23,6 +23,10 @@ enum class LoadMode { kMmap, kPopulate, kPrefetch, kRead };
 // "mmap", "populate", "prefetch", "read".
 const char* LoadModeName(LoadMode mode);
 
+// When a session makes its kernels' oneDNN primitives (epctx.prepare_kernels): in a background
+// thread started at session creation (default), or on the first run that needs each.
+enum class PrepareKernels { kBackground, kFirstRun };
+
 struct EngineOptions {
   bool context_enable = false;                       // ep.context_enable
   std::string context_file_path;                     // ep.context_file_path
@@ -36,6 +40,7 @@ struct EngineOptions {
   bool stop_share_ep_contexts = false;               // ep.stop_share_ep_contexts
   std::string profile_file;                          // epctx.profile_file ("": no profiling)
   std::string target_isa = "native";                 // epctx.target_isa: native, avx2, avx512_core
+  PrepareKernels prepare_kernels = PrepareKernels::kBackground;  // epctx.prepare_kernels
 };
 
 Result<EngineOptions> ParseEngineOptions(const SessionOptions& options);

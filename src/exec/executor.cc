@@ -236,6 +236,28 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
   return bound;
 }
 
+void BoundProgram::Prepare(const std::atomic<bool>& stop) const {
+  const size_t value_count = program_->values() ? program_->values()->size() : 0;
+  std::vector<std::vector<int64_t>> shapes(value_count);
+  std::vector<bool> known(value_count, false);
+  for (size_t i = 0; i < value_count; ++i) {
+    const fb::Value* v = program_->values()->Get(static_cast<uint32_t>(i));
+    if (v->shape() == nullptr) continue;
+    shapes[i].assign(v->shape()->begin(), v->shape()->end());
+    known[i] = std::all_of(shapes[i].begin(), shapes[i].end(), [](int64_t d) { return d >= 0; });
+  }
+  std::vector<const std::vector<int64_t>*> inputs;
+  for (const BoundNode& n : nodes_) {
+    if (stop.load(std::memory_order_relaxed)) return;
+    inputs.clear();
+    for (int32_t i : n.inputs) {
+      inputs.push_back(i >= 0 && known[static_cast<size_t>(i)] ? &shapes[static_cast<size_t>(i)]
+                                                               : nullptr);
+    }
+    n.kernel->Prepare(inputs, num_threads_);
+  }
+}
+
 class BoundProgram::RunContext final : public KernelContext {
  public:
   RunContext(const BoundProgram& program, std::vector<Tensor>& values,

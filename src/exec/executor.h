@@ -1,6 +1,7 @@
 // Binds a verified program to kernels (once per session: O(nodes)) and runs it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -78,6 +79,10 @@ class BoundProgram {
 
   const fb::Program& program() const { return *program_; }
   uint64_t arena_bytes() const { return arena_bytes_; }
+
+  // Kernel::Prepare for every node of this program with the shapes the compiler knows, in
+  // program order, until `stop` is set.
+  void Prepare(const std::atomic<bool>& stop) const;
 
   size_t input_count() const { return inputs_.size(); }
   size_t output_count() const { return outputs_.size(); }

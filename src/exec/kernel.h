@@ -79,6 +79,14 @@ class Kernel {
   // Whose code computes the node ("epctx" for our own kernels; a kernel built on a library names
   // it). Profiles report it per node.
   virtual std::string_view implementation() const { return "epctx"; }
+  // Makes ahead of time what a run with inputs of these shapes (null: not known before the run)
+  // and this many threads would make first (oneDNN primitives), so that the first run does not
+  // wait for it. Best effort: a failure is left for the run to report. May be called while
+  // another thread runs the kernel.
+  virtual void Prepare(std::span<const std::vector<int64_t>* const> input_shapes, int threads) {
+    (void)input_shapes;
+    (void)threads;
+  }
 };
 
 using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const NodeInfo&)>;

@@ -36,7 +36,8 @@ Result<std::unique_ptr<SessionImpl>> BindProfiled(std::shared_ptr<const LoadedBl
                                                   const compile::EngineOptions& options,
                                                   Profiler* profiler) {
   return Profiled(profiler, "program_binding", {{"partition_name", partition}}, [&] {
-    return SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads);
+    return SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads,
+                             options.prepare_kernels == compile::PrepareKernels::kBackground);
   });
 }
 

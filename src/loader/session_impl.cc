@@ -34,7 +34,7 @@ std::string NamesOf(const std::vector<ValueInfo>& values) {
 
 Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
     std::shared_ptr<const loader::LoadedBlob> blob, const std::string& partition_name,
-    int num_threads) {
+    int num_threads, bool prepare_in_background) {
   const format::BlobView& view = blob->view();
   EPCTX_ASSIGN_OR_RETURN(const fb::Model* model, view.FindModel(partition_name));
   std::vector<const fb::Program*> programs;
@@ -59,6 +59,7 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   for (int32_t o : *program->outputs())
     impl->outputs_.push_back(DescribeValue(*program->values()->Get(o)));
   impl->blob_ = std::move(blob);
+  if (prepare_in_background) impl->preparing_ = loader::PrepareInBackground(impl->program_.get());
   return impl;
 }
 
@@ -148,6 +149,7 @@ Result<std::string> SessionImpl::EndProfiling() {
 }
 
 SessionImpl::~SessionImpl() {
+  preparing_.reset();  // before the program it prepares
   if (profiler_ == nullptr) return;
   auto written = profiler_->End();
   if (!written.ok()) {

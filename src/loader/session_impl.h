@@ -10,6 +10,7 @@
 #include "epctx/session.h"
 #include "exec/executor.h"
 #include "loader/blob_registry.h"
+#include "loader/kernel_preparer.h"
 #include "loader/profiler.h"
 #include "util/aligned_buffer.h"
 
@@ -18,9 +19,11 @@ namespace epctx {
 class SessionImpl {
  public:
   // Binds model `partition_name` of `blob`: O(nodes), no weight bytes touched.
+  // With `prepare_in_background`, a thread started here makes the kernels' oneDNN primitives
+  // (Kernel::Prepare) while the caller goes on, so the first run does not wait for them.
   static Result<std::unique_ptr<SessionImpl>> Bind(std::shared_ptr<const loader::LoadedBlob> blob,
                                                    const std::string& partition_name,
-                                                   int num_threads);
+                                                   int num_threads, bool prepare_in_background);
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
@@ -49,6 +52,9 @@ class SessionImpl {
   std::mutex run_mutex_;
   AlignedBuffer arena_;                         // allocated at the first run
   std::unique_ptr<loader::Profiler> profiler_;  // null unless profiling
+  // The background preparation of program_'s kernels; cancelled (and waited for) first when the
+  // session goes.
+  std::unique_ptr<loader::PrepareTicket> preparing_;
 };
 
 }  // namespace epctx

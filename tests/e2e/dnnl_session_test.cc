@@ -348,5 +348,59 @@ TEST(DnnlSession, ConcurrentRunsGiveIdenticalOutputs) {
   }
 }
 
+// epctx.prepare_kernels: primitives made by the background thread and primitives made by the
+// first run are the same, so both give the same bytes; a session destroyed right after creation
+// (its preparation queued or under way) and sessions made from several threads at once leave
+// nothing behind that a later run trips over; an unknown value is refused with the choices.
+TEST(DnnlSession, KernelPreparationModesGiveIdenticalOutputs) {
+  TempDir dir;
+  ModelBuilder b = DynamicModel();
+  auto first = CompileAndLoad(b, dir);
+  ASSERT_NE(first, nullptr);
+  const std::string ctx = dir / "dnnl_model_ctx.onnx";
+  std::mt19937 rng(8);
+  const Tensor x = dnnl::RandomTensor({1, 8, 16, 16}, rng);
+
+  auto load = [&](const std::string& mode) -> std::unique_ptr<Session> {
+    SessionOptions options;
+    options.AddConfigEntry("epctx.fallback", "deny");
+    options.AddConfigEntry("epctx.prepare_kernels", mode);
+    auto session = Session::Create(ctx, options);
+    EXPECT_TRUE(session.ok()) << session.status().ToString();
+    return session.ok() ? std::move(*session) : nullptr;
+  };
+  for (int i = 0; i < 20; ++i) ASSERT_NE(load("background"), nullptr);  // dropped at once
+  {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        for (int i = 0; i < 5; ++i) load("background");
+      });
+    }
+    for (std::thread& th : threads) th.join();
+  }
+
+  auto background = load("background");
+  auto first_run = load("first_run");
+  ASSERT_NE(background, nullptr);
+  ASSERT_NE(first_run, nullptr);
+  auto a = background->Run({{"x", x}});
+  auto c = first_run->Run({{"x", x}});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_EQ(a->size(), c->size());
+  for (size_t o = 0; o < a->size(); ++o) EXPECT_TRUE(SameBytes((*a)[o], (*c)[o])) << "output " << o;
+  const std::vector<Tensor> want = Reference(b, x);
+  ASSERT_EQ(want.size(), 2u);
+  dnnl::ExpectMatches((*a)[1], want[1], kRel, "logits");
+
+  SessionOptions bad;
+  bad.AddConfigEntry("epctx.prepare_kernels", "eager");
+  auto refused = Session::Create(ctx, bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "option epctx.prepare_kernels must be \"background\" or \"first_run\", got \"eager\"");
+}
+
 }  // namespace
 }  // namespace epctx::testing

@@ -112,6 +112,14 @@ class DnnlConvKernel final : public Kernel {
 
   std::string_view implementation() const override { return memo_.implementation(); }
 
+  void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
+    if (shapes.empty() || shapes[0] == nullptr) return;
+    auto src = LogicalShape(*shapes[0], config_.src_layout, weight_dims_[1] * group_);
+    if (!src.ok()) return;
+    auto g = ResolveConvGeometry(window_, group_, weight_dims_, *src);
+    if (g.ok()) (void)PrimitiveFor(*g, *shapes[0], threads);
+  }
+
  private:
   DnnlConvKernel() = default;
 

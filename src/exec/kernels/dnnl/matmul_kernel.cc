@@ -67,12 +67,8 @@ class DnnlMatMulKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
     if (y->element_count() == 0) return Status::Ok();
     const int threads = ctx.num_threads();
-    std::shared_ptr<const CachedPrimitive> prim = memo_.Find(as, threads);
-    if (prim == nullptr) {
-      const std::string key = MatMulKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
-      EPCTX_ASSIGN_OR_RETURN(prim, GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
-      memo_.Remember(as, threads, prim);
-    }
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                           PrimitiveFor(as, g, threads));
     if (w->dtype() != DataType::kFloat32 || w->byte_size() != prim->weights.get_size()) {
       return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
                          w->byte_size(), prim->weights.get_size());
@@ -105,8 +101,26 @@ class DnnlMatMulKernel final : public Kernel {
 
   std::string_view implementation() const override { return memo_.implementation(); }
 
+  void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
+    if (shapes.empty() || shapes[0] == nullptr || shapes[0]->empty()) return;
+    const std::vector<int64_t>& as = *shapes[0];
+    if (as.back() != k_) return;
+    (void)PrimitiveFor(as, MatMulGeometry{DimProduct(as) / k_, k_, n_}, threads);
+  }
+
  private:
   DnnlMatMulKernel() = default;
+
+  Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const std::vector<int64_t>& as,
+                                                              const MatMulGeometry& g,
+                                                              int threads) {
+    if (auto prim = memo_.Find(as, threads)) return prim;
+    const std::string key = MatMulKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                           GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
+    memo_.Remember(as, threads, prim);
+    return prim;
+  }
 
   Result<CachedPrimitive> Make(const MatMulGeometry& g, int threads) const {
     ThreadBudget budget(threads);

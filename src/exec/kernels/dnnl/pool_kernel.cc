@@ -58,6 +58,14 @@ class DnnlPoolKernel final : public Kernel {
 
   std::string_view implementation() const override { return memo_.implementation(); }
 
+  void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
+    if (shapes.empty() || shapes[0] == nullptr) return;
+    auto src = LogicalShape(*shapes[0], layout_, channels_);
+    if (!src.ok() || src->size() < 3 || src->size() > 5) return;
+    auto g = Resolve(*src);
+    if (g.ok()) (void)PrimitiveFor(*shapes[0], *g, threads);
+  }
+
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "X"));
     EPCTX_RETURN_IF_ERROR(ExpectDtype(*x, DataType::kFloat32, "X"));
@@ -72,18 +80,38 @@ class DnnlPoolKernel final : public Kernel {
     const int threads = ctx.num_threads();
     const dnnl::memory::desc src_md = ActivationDesc(g.src, layout_);
     const dnnl::memory::desc dst_md = ActivationDesc(g.dst, layout_);
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                           PrimitiveFor(x->shape(), g, threads));
+    std::unordered_map<int, dnnl::memory> args;
+    try {
+      args.emplace(DNNL_ARG_SRC, Wrap(src_md, x->data()));
+      args.emplace(DNNL_ARG_DST, Wrap(dst_md, y->data()));
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "preparing a pooling");
+    }
+    return ExecutePrimitive(*prim, args, threads, "a pooling");
+  }
+
+ private:
+  DnnlPoolKernel() = default;
+
+  Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const std::vector<int64_t>& x_shape,
+                                                              const PoolGeometry& g, int threads) {
+    const dnnl::memory::desc src_md = ActivationDesc(g.src, layout_);
+    const dnnl::memory::desc dst_md = ActivationDesc(g.dst, layout_);
     const dnnl::algorithm alg = max_           ? dnnl::algorithm::pooling_max
                                 : include_pad_ ? dnnl::algorithm::pooling_avg_include_padding
                                                : dnnl::algorithm::pooling_avg_exclude_padding;
-    std::shared_ptr<const CachedPrimitive> prim = memo_.Find(x->shape(), threads);
-    if (prim == nullptr) {
+    if (auto prim = memo_.Find(x_shape, threads)) return prim;
+    {
       const std::string key = fmt::format(
           "pool t{} a{} L{} s{} d{} k{} st{} dl{} pb{} pe{}", threads, static_cast<int>(alg),
           static_cast<int>(layout_), fmt::join(g.src, ","), fmt::join(g.dst, ","),
           fmt::join(g.kernel, ","), fmt::join(g.strides, ","), fmt::join(g.dilations, ","),
           fmt::join(g.pad_begin, ","), fmt::join(g.pad_end, ","));
       EPCTX_ASSIGN_OR_RETURN(
-          prim, GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
+          std::shared_ptr<const CachedPrimitive> prim,
+          GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
             ThreadBudget budget(threads);
             try {
               using dims = dnnl::memory::dims;
@@ -107,20 +135,10 @@ class DnnlPoolKernel final : public Kernel {
                                                   fmt::join(g.src, "x"), fmt::join(g.kernel, "x")));
             }
           }));
-      memo_.Remember(x->shape(), threads, prim);
+      memo_.Remember(x_shape, threads, prim);
+      return prim;
     }
-    std::unordered_map<int, dnnl::memory> args;
-    try {
-      args.emplace(DNNL_ARG_SRC, Wrap(src_md, x->data()));
-      args.emplace(DNNL_ARG_DST, Wrap(dst_md, y->data()));
-    } catch (const dnnl::error& e) {
-      return FromDnnlError(e, "preparing a pooling");
-    }
-    return ExecutePrimitive(*prim, args, threads, "a pooling");
   }
-
- private:
-  DnnlPoolKernel() = default;
 
   Result<PoolGeometry> Resolve(const std::vector<int64_t>& src) const {
     PoolGeometry g;

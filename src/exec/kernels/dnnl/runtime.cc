@@ -15,6 +15,12 @@ const dnnl::engine& CpuEngine() {
   return *engine;
 }
 
+void InitializeRuntime() {
+  (void)CpuEngine();
+  (void)dnnl::get_primitive_cache_capacity();
+  (void)dnnl::get_effective_cpu_isa();
+}
+
 dnnl::stream& ThreadStream() {
   thread_local dnnl::stream stream(CpuEngine());
   return stream;

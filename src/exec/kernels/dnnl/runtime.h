@@ -13,6 +13,11 @@ namespace epctx::exec::kernels::onednn {
 // The process's CPU engine (created on first use).
 const dnnl::engine& CpuEngine();
 
+// Makes oneDNN's process-wide objects (engine, primitive cache) exist now. A component that
+// registers an exit handler using oneDNN calls it first, so that those objects are destroyed
+// after the handler has run.
+void InitializeRuntime();
+
 // A stream on CpuEngine() owned by the calling thread. oneDNN's CPU streams run primitives
 // synchronously on the calling thread and its OpenMP team.
 dnnl::stream& ThreadStream();
