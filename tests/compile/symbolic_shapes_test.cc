@@ -338,6 +338,21 @@ TEST(SymbolicShapes, StaticDimsFromOnnxAreNeverChanged) {
   EXPECT_EQ(b.ShapeOf(y), "[b,7]");
 }
 
+TEST(SymbolicShapes, DeclaredOpenDimsAreNotMadeStatic) {
+  Builder b;
+  int x = b.Input("x", {"b", "seq"});
+  int y = b.Op("Relu", {x});
+  // Were ONNX (or a rule) to say y is [?, 1], y keeps its 1, but seq stays open elsewhere.
+  IrValue& v = b.g.values[static_cast<size_t>(y)];
+  v.shape_known = true;
+  v.shape = {-1, 1};
+  v.dim_names = {"", ""};
+  int z = b.Op("Neg", {x});
+  b.Infer();
+  EXPECT_EQ(b.ShapeOf(y), "[b,1]");
+  EXPECT_EQ(b.ShapeOf(z), "[b,seq]");
+}
+
 TEST(SymbolicShapes, OnnxNamesAreUnifiedWithComputedDims) {
   Builder b;
   int x = b.Input("x", {"batch", "seq"});

@@ -186,7 +186,7 @@ void SliceRule(const NodeContext& ctx, std::vector<ValueFacts>& out) {
   out[0].shape = shape;
 
   // A slice of a shape tensor's elements.
-  if (!ctx.in(0).data || rank != 1) return;
+  if (!ctx.in(0).data || rank != 1 || starts->empty()) return;
   const int64_t n = static_cast<int64_t>(ctx.in(0).data->size());
   std::optional<int64_t> len = shape[0].AsConstant();
   std::optional<int64_t> s = (*starts)[0] ? (*starts)[0]->AsConstant() : std::nullopt;

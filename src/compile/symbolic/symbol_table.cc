@@ -38,6 +38,10 @@ bool SymbolTable::Unite(const DimExpr& a, const DimExpr& b) {
   if (ra == rb) return true;
   if (ra.AsConstant() && rb.AsConstant()) return false;
   if (Preference(rb) < Preference(ra)) std::swap(ra, rb);
+  // A dim the model declares open is not made static by an inference: a rule that got it wrong
+  // would otherwise fix it everywhere.
+  const std::string* atom = rb.AsAtom();
+  if (ra.AsConstant() && atom != nullptr && declared_.count(*atom) > 0) return false;
   parent_.insert_or_assign(rb.key(), ra);
   return true;
 }

@@ -205,7 +205,8 @@ class GraphInference {
       IrGraph& body = *a.body;
       GraphInference inner(body, symbols_, stats_);
       const size_t captured = static_cast<size_t>(node.implicit_inputs);
-      for (size_t k = 0; k < captured && k < body.inputs.size(); ++k) {
+      const bool seeded = captured <= body.inputs.size() && captured <= ins.size();
+      for (size_t k = 0; seeded && k < captured; ++k) {
         const ValueFacts* outer = ins[ins.size() - captured + k];
         if (outer != nullptr) inner.Seed(body.inputs[body.inputs.size() - captured + k], *outer);
       }
