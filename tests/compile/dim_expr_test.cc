@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+
 namespace epctx::compile::symbolic {
 namespace {
 
@@ -61,13 +63,14 @@ TEST(DimExpr, DivisionSimplifiesTheDivisiblePart) {
 
 TEST(DimExpr, BoundsFollowTheTerms) {
   EXPECT_EQ(A("s").LowerBound(), 0);
-  EXPECT_FALSE(A("s").UpperBound().has_value());
+  EXPECT_EQ(A("s").UpperBound(), INT64_MAX);
   DimExpr m = *MinOf(A("s"), C(64));
   EXPECT_EQ(m.key(), "min(64,s)");
   EXPECT_EQ(m.LowerBound(), 0);
   EXPECT_EQ(m.UpperBound(), 64);
   EXPECT_EQ(Sub(C(10), A("s"))->UpperBound(), 10);
-  EXPECT_FALSE(Sub(C(10), A("s"))->LowerBound().has_value());
+  EXPECT_EQ(Sub(C(10), A("s"))->LowerBound(), 10 - INT64_MAX);
+  EXPECT_FALSE(Add(A("s"), C(1))->UpperBound().has_value());  // would overflow
   EXPECT_EQ(Mul(A("a"), A("b"))->LowerBound(), 0);
 }
 

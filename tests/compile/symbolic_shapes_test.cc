@@ -476,6 +476,54 @@ TEST(SymbolicShapes, ReductionsAndPads) {
   EXPECT_EQ(b.ShapeOf(arg), "[b,s]");
 }
 
+TEST(SymbolicShapes, ArithmeticComparisonsAndSelectionOnShapeTensors) {
+  Builder b;
+  int x = b.Input("x", {"b", "seq"});
+  int seq = b.DimsOf(x, {1});
+  auto filled = [&](int shape) { return b.Op("ConstantOfShape", {shape}); };
+  int negative = b.Op("Less", {seq, b.Ints({0})}, {}, DataType::kBool);
+  int picked = filled(b.IntOp("Where", {negative, b.Ints({5}), seq}));
+  int capped = filled(b.IntOp("Min", {seq, b.Ints({INT64_MAX})}));
+  int floored = filled(b.IntOp("Max", {seq, b.Ints({0})}));
+  int open = filled(b.IntOp("Max", {seq, b.Ints({1})}));
+  int not_minus_one =
+      b.Op("Not", {b.Op("Equal", {seq, b.Ints({-1})}, {}, DataType::kBool)}, {}, DataType::kBool);
+  int kept = filled(b.IntOp("Where", {not_minus_one, seq, b.Ints({3})}));
+  int halved = filled(b.IntOp("Div", {b.IntOp("Mul", {seq, b.Ints({2})}), b.Ints({2})}));
+  int less_one = filled(b.IntOp("Sub", {seq, b.Ints({1})}));
+  int sum = filled(b.IntOp("Add", {seq, b.DimsOf(x, {0})}));
+  b.Infer();
+  EXPECT_EQ(b.ShapeOf(picked), "[seq]");
+  EXPECT_EQ(b.ShapeOf(capped), "[seq]");
+  EXPECT_EQ(b.ShapeOf(floored), "[seq]");
+  EXPECT_EQ(b.ShapeOf(open), "[max(1,seq)]");
+  EXPECT_EQ(b.ShapeOf(kept), "[seq]");
+  EXPECT_EQ(b.ShapeOf(halved), "[seq]");
+  EXPECT_EQ(b.ShapeOf(less_one), "[seq-1]");
+  EXPECT_EQ(b.ShapeOf(sum), "[b+seq]");
+}
+
+TEST(SymbolicShapes, MoreLayoutRules) {
+  Builder b;
+  int x = b.Input("x", {"n", "c", "h", "w"});
+  int flat = b.Op("Flatten", {x}, {Int("axis", 2)});
+  std::vector<int> top = b.Node("TopK", {x, b.Ints({3})}, 2, {Int("axis", 1)});
+  int d2s = b.Op("DepthToSpace", {x}, {Int("blocksize", 2)});
+  int sized = b.Op("Resize", {x, -1, -1, b.Ints({1, 3, 8, 8})});
+  int nz = b.Op("NonZero", {x}, {}, DataType::kInt64);
+  std::vector<int> drop = b.Node("Dropout", {x}, 2);
+  int elements = b.Op("GatherElements", {x, b.Input("i", {"n", "c", "h", "k"}, DataType::kInt64)});
+  b.Infer();
+  EXPECT_EQ(b.ShapeOf(flat), "[c*n,h*w]");
+  EXPECT_EQ(b.ShapeOf(top[0]), "[n,3,h,w]");
+  EXPECT_EQ(b.ShapeOf(top[1]), "[n,3,h,w]");
+  EXPECT_EQ(b.ShapeOf(d2s), "[n,floor((c)/4),2*h,2*w]");
+  EXPECT_EQ(b.ShapeOf(sized), "[1,3,8,8]");
+  EXPECT_EQ(b.ShapeOf(nz).rfind("[4,sym", 0), 0u) << b.ShapeOf(nz);
+  EXPECT_EQ(b.ShapeOf(drop[1]), "[n,c,h,w]");
+  EXPECT_EQ(b.ShapeOf(elements), "[n,c,h,k]");
+}
+
 TEST(SymbolicShapes, UnknownOperatorsKeepWhatOnnxKnew) {
   Builder b;
   int x = b.Input("x", {"b", "4"});

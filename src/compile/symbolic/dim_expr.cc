@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 
 namespace epctx::compile::symbolic {
 
@@ -103,8 +104,10 @@ void SetMulKeyAndBounds(Term& t) {
 std::shared_ptr<const Term> MakeTerm(Term t) {
   switch (t.kind) {
     case Term::Kind::kAtom:
+      // A dim is an int64 that is never negative.
       t.key = AtomKey(t.name);
       t.lo = 0;
+      t.hi = INT64_MAX;
       break;
     case Term::Kind::kMin:
     case Term::Kind::kMax:

@@ -21,7 +21,7 @@ class DimExpr {
  public:
   DimExpr() : key_("0") {}  // the constant 0
   static DimExpr Constant(int64_t value);
-  // A non-negative named dim.
+  // A named dim: an int64 in [0, INT64_MAX].
   static DimExpr Atom(const std::string& name);
 
   // The constant value, when the expression is one.
