@@ -9,21 +9,6 @@
 namespace epctx::cli {
 namespace {
 
-std::string DescribeShape(const ValueInfo& value) {
-  std::string out = "[";
-  for (size_t i = 0; i < value.shape.size(); ++i) {
-    if (i > 0) out += ',';
-    if (value.shape[i] >= 0) {
-      out += std::to_string(value.shape[i]);
-    } else if (i < value.dim_names.size() && !value.dim_names[i].empty()) {
-      out += value.dim_names[i];
-    } else {
-      out += '?';
-    }
-  }
-  return out + "]";
-}
-
 std::string ExpectedInputList(const std::vector<ValueInfo>& expected) {
   if (expected.empty()) return "the model has no inputs";
   std::string out = "the model's inputs are:";
@@ -54,18 +39,10 @@ Result<InputArg> SplitInputArg(const std::vector<ValueInfo>& expected, const std
                      arg.substr(0, arg.find('=')), ExpectedInputList(expected));
 }
 
-bool DimsMatch(const ValueInfo& input, const Tensor& tensor) {
-  if (input.shape.size() != tensor.shape().size()) return false;
-  for (size_t i = 0; i < input.shape.size(); ++i) {
-    if (input.shape[i] >= 0 && input.shape[i] != tensor.shape()[i]) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string DescribeValue(const ValueInfo& value) {
-  return fmt::format("{}: {} {}", value.name, DataTypeName(value.dtype), DescribeShape(value));
+  return fmt::format("{}: {} {}", value.name, DataTypeName(value.dtype), ShapeToString(value));
 }
 
 Result<std::unordered_map<std::string, Tensor>> LoadInputs(const std::vector<ValueInfo>& expected,
@@ -78,12 +55,9 @@ Result<std::unordered_map<std::string, Tensor>> LoadInputs(const std::vector<Val
       return EPCTX_ERROR(kInvalidArgument, "input '{}' is given twice", info.name);
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor tensor, ReadTensorFile(input.file));
-    if (tensor.dtype() != info.dtype || !DimsMatch(info, tensor)) {
-      return EPCTX_ERROR(kInvalidArgument,
-                         "input '{}' from '{}' is {} {}, but the model expects {} {}", info.name,
-                         input.file, DataTypeName(tensor.dtype()), ShapeToString(tensor.shape()),
-                         DataTypeName(info.dtype), DescribeShape(info));
-    }
+    // The session's own rule, checked here to name the file.
+    EPCTX_RETURN_IF_ERROR(
+        CheckInput(info, tensor, fmt::format("input '{}' from '{}'", info.name, input.file)));
     inputs.emplace(info.name, std::move(tensor));
   }
   std::vector<std::string> missing;

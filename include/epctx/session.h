@@ -57,6 +57,17 @@ struct SessionOrigin {
   std::string fallback_reason;  // why the blob was not used, when it was not
 };
 
+// A declared shape as text: "[batch,4]", with "?" for an unnamed unknown dim.
+std::string ShapeToString(const ValueInfo& value);
+
+// Session::Run's check of a tensor given for the input `declared`, ONNX Runtime's rule (its
+// InferenceSession::ValidateInputs): the element type must be the declared one; an input declared
+// without a shape, or as a scalar (rank 0), takes a tensor of any shape; otherwise the rank must be
+// the declared rank and every static dim the declared size, while a symbolic or unknown dim takes
+// any size. The error names the input (or `subject`, when given), what is expected and what was
+// given.
+Status CheckInput(const ValueInfo& declared, const Tensor& given, const std::string& subject = "");
+
 // Model-level facts of the file the session was created from (ONNX ModelProto fields). For a
 // context model they are the context model's: producer "epctx", the original graph's name, and
 // the metadata recording the original model.
@@ -91,7 +102,7 @@ class Session {
   const SessionOrigin& origin() const;
   const ModelMetadata& metadata() const;
 
-  // Runs the model. Every model input must be given, with the declared dtype, rank and dims.
+  // Runs the model. Every model input must be given and pass CheckInput.
   // `output_names` empty means all outputs, in model order. Calls on one session are serialized.
   // The returned tensors own their memory (nothing aliases the session, its arena or the blob), so
   // they may outlive the session and be handed to another owner without a copy.

@@ -10,6 +10,7 @@
 
 #include "compile/function_inliner.h"
 #include "compile/onnx_tensor.h"
+#include "compile/symbolic/symbolic_shapes.h"
 #include "exec/kernel.h"
 #include "util/file.h"
 #include "util/hash.h"
@@ -401,6 +402,7 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
     EPCTX_RETURN_IF_ERROR(RunShapeInference(*model, name));
   }
   EPCTX_ASSIGN_OR_RETURN(ImportedModel out, ImportGraphs(model, name, model_dir));
+  InferSymbolicShapes(out.graph);
   out.source.size = bytes.size();
   out.source.hash = Hash64(bytes);
   return out;

@@ -21,11 +21,13 @@ ValueInfo DescribeValue(const fb::Value& v) {
   return info;
 }
 
-std::string NamesOf(const std::vector<ValueInfo>& values) {
+// Inputs show their declared dim names; outputs do not (ONNX's inference may have named their
+// open dims, unk__0, ...).
+std::string NamesOf(const std::vector<ValueInfo>& values, bool dim_names) {
   std::string out;
   for (const ValueInfo& v : values) {
     out += fmt::format("{}{} ({} {})", out.empty() ? "" : ", ", v.name, DataTypeName(v.dtype),
-                       ShapeToString(v.shape));
+                       dim_names ? ShapeToString(v) : ShapeToString(v.shape));
   }
   return out;
 }
@@ -63,33 +65,6 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   return impl;
 }
 
-Status SessionImpl::CheckInput(const ValueInfo& expected, const Tensor& given) const {
-  if (given.empty())
-    return EPCTX_ERROR(kInvalidArgument, "input '{}' is an empty tensor", expected.name);
-  if (given.dtype() != expected.dtype) {
-    return EPCTX_ERROR(kInvalidArgument, "input '{}' has type {}, expected {}", expected.name,
-                       DataTypeName(given.dtype()), DataTypeName(expected.dtype));
-  }
-  if (expected.shape.empty() && expected.dim_names.empty() && given.shape().empty()) {
-    return Status::Ok();
-  }
-  if (given.shape().size() != expected.shape.size()) {
-    return EPCTX_ERROR(kInvalidArgument,
-                       "input '{}' has rank {} (shape {}), expected rank {} "
-                       "(shape {})",
-                       expected.name, given.shape().size(), ShapeToString(given.shape()),
-                       expected.shape.size(), ShapeToString(expected.shape));
-  }
-  for (size_t d = 0; d < expected.shape.size(); ++d) {
-    if (expected.shape[d] >= 0 && given.shape()[d] != expected.shape[d]) {
-      return EPCTX_ERROR(kInvalidArgument, "input '{}' has shape {}, expected {} (dim {} differs)",
-                         expected.name, ShapeToString(given.shape()), ShapeToString(expected.shape),
-                         d);
-    }
-  }
-  return Status::Ok();
-}
-
 Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::string, Tensor>& inputs,
                                              const std::vector<std::string>& output_names) {
   for (const auto& [name, tensor] : inputs) {
@@ -97,7 +72,7 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
     for (const ValueInfo& v : inputs_) known |= v.name == name;
     if (!known) {
       return EPCTX_ERROR(kInvalidArgument, "unknown input '{}'; the model's inputs are: {}", name,
-                         NamesOf(inputs_));
+                         NamesOf(inputs_, true));
     }
   }
   std::vector<Tensor> ordered;
@@ -106,7 +81,7 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
     auto it = inputs.find(v.name);
     if (it == inputs.end()) {
       return EPCTX_ERROR(kInvalidArgument, "missing input '{}' ({} {})", v.name,
-                         DataTypeName(v.dtype), ShapeToString(v.shape));
+                         DataTypeName(v.dtype), ShapeToString(v));
     }
     EPCTX_RETURN_IF_ERROR(CheckInput(v, it->second));
     ordered.push_back(it->second);
@@ -119,7 +94,7 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
     }
     if (pos == outputs_.size()) {
       return EPCTX_ERROR(kInvalidArgument, "unknown output '{}'; the model's outputs are: {}", name,
-                         NamesOf(outputs_));
+                         NamesOf(outputs_, false));
     }
     selected.push_back(pos);
   }

@@ -41,7 +41,6 @@ class SessionImpl {
 
  private:
   SessionImpl() = default;
-  Status CheckInput(const ValueInfo& expected, const Tensor& given) const;
 
   std::shared_ptr<const loader::LoadedBlob> blob_;
   std::unique_ptr<exec::BoundProgram> program_;

@@ -326,7 +326,7 @@ static void test_run_errors(epctx_session* session) {
   epctx_tensor* outputs[2] = {NULL, NULL};
   CHECK_ERROR(epctx_session_run(session, input_names, inputs, 1, NULL, 1, outputs),
               EPCTX_INVALID_ARGUMENT,
-              "input 'input' has shape [1,1,2,2], expected [1,3,224,224] (dim 1 differs)");
+              "input 'input' has shape [1,1,2,2], expected [1,3,224,224] (dims 1, 2 and 3 differ)");
   CHECK_ERROR(epctx_session_run(session, NULL, NULL, 0, NULL, 1, outputs), EPCTX_INVALID_ARGUMENT,
               "missing input 'input' (float32 [1,3,224,224])");
   CHECK_ERROR(epctx_session_run(session, input_names, inputs, 2, NULL, 1, outputs),

@@ -2,8 +2,6 @@
 // blob, after the program that uses it, and bodies read values of the graphs around them
 // (captures), also across two levels of nesting.
 #include <gtest/gtest.h>
-#include <onnx/defs/parser.h>
-#include <onnx/onnx_pb.h>
 
 #include <cstring>
 #include <fstream>
@@ -15,31 +13,6 @@
 
 namespace epctx::testing {
 namespace {
-
-// Writes the model given in ONNX's textual syntax to `dir`/`name`.onnx.
-std::string WriteModel(const TempDir& dir, const std::string& name, const char* text) {
-  onnx::ModelProto model;
-  onnx::Status parsed = onnx::OnnxParser::Parse(model, text);
-  EXPECT_TRUE(parsed.IsOK()) << parsed.ErrorMessage();
-  std::string path = dir / (name + ".onnx");
-  std::ofstream(path, std::ios::binary) << model.SerializeAsString();
-  return path;
-}
-
-// Compiles `model_path` and loads the context model with the fallback denied, so the blob runs.
-std::unique_ptr<Session> CompileAndLoad(const TempDir& dir, const std::string& model_path) {
-  std::string ctx = dir / "model_ctx.onnx";
-  auto report = ModelCompiler().CompileToFile(model_path, ctx);
-  EXPECT_TRUE(report.ok()) << report.status().ToString();
-  if (!report.ok()) return nullptr;
-  SessionOptions options;
-  options.AddConfigEntry("epctx.fallback", "deny");
-  auto session = Session::Create(ctx, options);
-  EXPECT_TRUE(session.ok()) << session.status().ToString();
-  if (!session.ok()) return nullptr;
-  EXPECT_TRUE((*session)->origin().from_context_blob);
-  return std::move(*session);
-}
 
 // Number of programs the blob holds for its one model.
 uint32_t ProgramCount(const TempDir& dir) {

@@ -1,6 +1,8 @@
 #include "e2e/e2e_helpers.h"
 
 #include <gtest/gtest.h>
+#include <onnx/defs/parser.h>
+#include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -80,6 +82,29 @@ int CountMappings(const std::string& path) {
     }
   }
   return count;
+}
+
+std::string WriteModel(const TempDir& dir, const std::string& name, const char* text) {
+  onnx::ModelProto model;
+  onnx::Status parsed = onnx::OnnxParser::Parse(model, text);
+  EXPECT_TRUE(parsed.IsOK()) << parsed.ErrorMessage();
+  std::string path = dir / (name + ".onnx");
+  std::ofstream(path, std::ios::binary) << model.SerializeAsString();
+  return path;
+}
+
+std::unique_ptr<Session> CompileAndLoad(const TempDir& dir, const std::string& model_path) {
+  std::string ctx = dir / "model_ctx.onnx";
+  auto report = ModelCompiler().CompileToFile(model_path, ctx);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  if (!report.ok()) return nullptr;
+  SessionOptions options;
+  options.AddConfigEntry("epctx.fallback", "deny");
+  auto session = Session::Create(ctx, options);
+  EXPECT_TRUE(session.ok()) << session.status().ToString();
+  if (!session.ok()) return nullptr;
+  EXPECT_TRUE((*session)->origin().from_context_blob);
+  return std::move(*session);
 }
 
 }  // namespace epctx::testing

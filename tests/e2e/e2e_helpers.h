@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,5 +45,12 @@ std::vector<char> ReadFileBytes(const std::string& path);
 
 // Lines of /proc/self/maps naming `path`.
 int CountMappings(const std::string& path);
+
+// Writes the model given in ONNX's textual syntax to `dir`/`name`.onnx, returning the path.
+std::string WriteModel(const TempDir& dir, const std::string& name, const char* text);
+
+// Compiles `model_path` and loads the context model with the fallback denied, so the blob runs;
+// nullptr (and a test failure) when either fails.
+std::unique_ptr<Session> CompileAndLoad(const TempDir& dir, const std::string& model_path);
 
 }  // namespace epctx::testing

@@ -235,6 +235,25 @@ TEST(ShapeTest, StartAndEnd) {
   EXPECT_EQ(none_left->shape(), (std::vector<int64_t>{0}));
 }
 
+// Size runs when its input's shape is known only at run time (the compiler folds the rest).
+TEST(SizeTest, CountsElementsOfAnyShape) {
+  NodeSpec spec("Size", 13);
+  spec.describe_inputs = false;
+  AttrBuilder none;
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{2, 3, 4}, std::vector<int64_t>{}, std::vector<int64_t>{5, 0, 2}}) {
+    Tensor x = Iota(shape);
+    auto y = RunOne(spec, none, {&x});
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    EXPECT_TRUE(y->shape().empty());
+    EXPECT_EQ(Int64sOf(*y), (std::vector<int64_t>{Count(shape)}));
+  }
+  Tensor ints = Int64Tensor({7}, std::vector<int64_t>(7, 1));
+  auto y = RunOne(NodeSpec("Size", 1), none, {&ints});
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(Int64sOf(*y), (std::vector<int64_t>{7}));
+}
+
 TEST(GatherTest, AxesIndexTypesAndNegativeIndices) {
   std::mt19937 rng(62);
   for (int t = 0; t < 60; ++t) {

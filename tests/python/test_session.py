@@ -209,13 +209,13 @@ def test_run_errors_carry_the_engines_message(tiny_model):
     cases = [
         ({"x": x}, None, "missing input 'k' (int64 [?])"),
         ({"x": x, "k": k, "z": k}, None,
-         "unknown input 'z'; the model's inputs are: x (float32 [?,4]), k (int64 [?])"),
+         "unknown input 'z'; the model's inputs are: x (float32 [batch,4]), k (int64 [?])"),
         ({"x": x.astype(np.float64), "k": k}, None, "input 'x' has type float64, expected float32"),
         ({"x": [[1.0, 2.0, 3.0, 4.0]], "k": k}, None, "input 'x' has type float64, expected float32"),
         ({"x": np.ones((2, 5), np.float32), "k": k}, None,
-         "input 'x' has shape [2,5], expected [?,4] (dim 1 differs)"),
+         "input 'x' has shape [2,5], expected [batch,4] (dim 1 differs)"),
         ({"x": np.ones(4, np.float32), "k": k}, None,
-         "input 'x' has rank 1 (shape [4]), expected rank 2 (shape [?,4])"),
+         "input 'x' has rank 1 (shape [4]), expected rank 2 (shape [batch,4])"),
         ({"x": x, "k": k}, ["nope"], "unknown output 'nope'; the model's outputs are: y (float32 [?,4]), n (int64 [?])"),
     ]
     for feed, names, message in cases:

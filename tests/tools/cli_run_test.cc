@@ -153,10 +153,11 @@ TEST_F(CliRunTest, BadInputsNameTheirFile) {
   CommandResult dtype = RunCli({"run", model_, "-i", "x=" + (dir_ / "x64.npy"), "-i", "y=" + x});
   EXPECT_EQ(dtype.exit_code, 1);
   EXPECT_EQ(dtype.err, "epctx: error: input 'x' from '" + (dir_ / "x64.npy") +
-                           "' is float64 [3,4,5], but the model expects float32 [3,4,5]\n");
+                           "' has type float64, expected float32\n");
   CommandResult shape = RunCli({"run", model_, "-i", "x=" + (dir_ / "x2.npy"), "-i", "y=" + x});
   EXPECT_EQ(shape.exit_code, 1);
-  EXPECT_THAT(shape.err, HasSubstr("is float32 [3,4], but the model expects float32 [3,4,5]"));
+  EXPECT_EQ(shape.err, "epctx: error: input 'x' from '" + (dir_ / "x2.npy") +
+                           "' has rank 2 (shape [3,4]), expected rank 3 (shape [3,4,5])\n");
 
   CommandResult missing_file =
       RunCli({"run", model_, "-i", "x=" + (dir_ / "nope.npy"), "-i", "y=" + x});

@@ -11,6 +11,7 @@ void RegisterTensorKernels(KernelRegistry& registry) {
   RegisterSqueeze(registry);
   RegisterUnsqueeze(registry);
   RegisterShape(registry);
+  RegisterSize(registry);
   RegisterGather(registry);
 }
 

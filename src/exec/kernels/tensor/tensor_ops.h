@@ -12,6 +12,7 @@ void RegisterConcat(KernelRegistry& registry);     // concat.cc
 void RegisterSqueeze(KernelRegistry& registry);    // squeeze.cc
 void RegisterUnsqueeze(KernelRegistry& registry);  // unsqueeze.cc
 void RegisterShape(KernelRegistry& registry);      // shape_of.cc
+void RegisterSize(KernelRegistry& registry);       // size_of.cc
 void RegisterGather(KernelRegistry& registry);     // gather.cc
 
 }  // namespace epctx::exec::kernels

@@ -1,0 +1,58 @@
+// Acceptance of the tensors a run is given, as ONNX Runtime decides it
+// (onnxruntime/core/session/inference_session.cc, InferenceSession::ValidateInputs): the shape is
+// checked only against a declaration of rank 1 or more, so a scalar input also takes the
+// one-element tensor [1] that users of such models feed (and, as in ONNX Runtime, any other
+// shape); the error lists every dim that differs, as ONNX Runtime's does.
+#include <fmt/format.h>
+
+#include "epctx/session.h"
+#include "util/status_macros.h"
+
+namespace epctx {
+
+std::string ShapeToString(const ValueInfo& value) {
+  std::string out = "[";
+  for (size_t i = 0; i < value.shape.size(); ++i) {
+    if (i > 0) out += ',';
+    if (value.shape[i] >= 0) {
+      out += std::to_string(value.shape[i]);
+    } else if (i < value.dim_names.size() && !value.dim_names[i].empty()) {
+      out += value.dim_names[i];
+    } else {
+      out += '?';
+    }
+  }
+  return out + "]";
+}
+
+Status CheckInput(const ValueInfo& declared, const Tensor& given, const std::string& subject) {
+  const std::string who = subject.empty() ? fmt::format("input '{}'", declared.name) : subject;
+  if (given.empty()) return EPCTX_ERROR(kInvalidArgument, "{} is an empty tensor", who);
+  if (given.dtype() != declared.dtype) {
+    return EPCTX_ERROR(kInvalidArgument, "{} has type {}, expected {}", who,
+                       DataTypeName(given.dtype()), DataTypeName(declared.dtype));
+  }
+  // No shape, or a scalar: not checked.
+  if (declared.shape.empty()) return Status::Ok();
+  const std::vector<int64_t>& shape = given.shape();
+  if (shape.size() != declared.shape.size()) {
+    return EPCTX_ERROR(kInvalidArgument, "{} has rank {} (shape {}), expected rank {} (shape {})",
+                       who, shape.size(), ShapeToString(shape), declared.shape.size(),
+                       ShapeToString(declared));
+  }
+  std::vector<size_t> differ;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (declared.shape[d] >= 0 && shape[d] != declared.shape[d]) differ.push_back(d);
+  }
+  if (differ.empty()) return Status::Ok();
+  std::string dims = std::to_string(differ[0]);
+  for (size_t i = 1; i < differ.size(); ++i) {
+    dims += (i + 1 == differ.size() ? " and " : ", ") + std::to_string(differ[i]);
+  }
+  return EPCTX_ERROR(kInvalidArgument, "{} has shape {}, expected {} ({} {} {})", who,
+                     ShapeToString(shape), ShapeToString(declared),
+                     differ.size() == 1 ? "dim" : "dims", dims,
+                     differ.size() == 1 ? "differs" : "differ");
+}
+
+}  // namespace epctx
