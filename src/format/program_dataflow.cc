@@ -1,0 +1,170 @@
+#include "format/program_dataflow.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "epctx/tensor.h"
+#include "program_generated.h"
+#include "util/status_macros.h"
+
+namespace epctx::format {
+namespace {
+
+constexpr int64_t kNeverWritten = -1;
+constexpr int64_t kLiveToTheEnd = std::numeric_limits<int64_t>::max();
+
+std::string_view NameOf(const fb::Program& program, int32_t v) {
+  return program.values()->Get(static_cast<uint32_t>(v))->name()->string_view();
+}
+
+std::string NodeLabel(const fb::Node& node, uint32_t n) {
+  std::string_view name = node.name() ? node.name()->string_view() : std::string_view();
+  return fmt::format("node {} ({} '{}')", n, node.op_type()->string_view(), name);
+}
+
+template <typename T>
+std::span<const T> SpanOf(const flatbuffers::Vector<T>* v) {
+  if (v == nullptr) return {};
+  return {v->data(), v->size()};
+}
+
+// Arena ranges of the values live at one moment, kept disjoint: offset -> end.
+class LiveRanges {
+ public:
+  // Adds [offset, end); the value it overlaps when there is one.
+  std::optional<int32_t> Add(uint64_t offset, uint64_t end, int32_t value) {
+    auto next = ranges_.lower_bound(offset);
+    if (next != ranges_.end() && next->first < end) return next->second.value;
+    if (next != ranges_.begin()) {
+      auto prev = std::prev(next);
+      if (prev->second.end > offset) return prev->second.value;
+    }
+    ranges_.emplace_hint(next, offset, Range{end, value});
+    return std::nullopt;
+  }
+  void Remove(uint64_t offset) { ranges_.erase(offset); }
+
+ private:
+  struct Range {
+    uint64_t end;
+    int32_t value;
+  };
+  std::map<uint64_t, Range> ranges_;
+};
+
+// Values with arena bytes that are live at the same time must not share them. `written[v]` is
+// the node writing v, `last_read[v]` the last node reading it (kLiveToTheEnd for outputs).
+Status CheckArenaOverlaps(const fb::Program& program, const std::vector<int64_t>& written,
+                          const std::vector<int64_t>& last_read) {
+  const uint32_t node_count = program.nodes() ? program.nodes()->size() : 0;
+  // Per node: the arena values that start being live there, and those that end there.
+  std::vector<std::vector<int32_t>> starts(node_count), ends(node_count);
+  for (uint32_t v = 0; v < written.size(); ++v) {
+    const fb::Value* value = program.values()->Get(v);
+    if (value->arena_offset() < 0 || value->arena_bytes() == 0) continue;
+    const int64_t first = written[v];
+    if (first == kNeverWritten) continue;  // refused by the caller
+    const int64_t last = std::max(first, last_read[v]);
+    starts[static_cast<size_t>(first)].push_back(static_cast<int32_t>(v));
+    if (last != kLiveToTheEnd) ends[static_cast<size_t>(last)].push_back(static_cast<int32_t>(v));
+  }
+  LiveRanges live;
+  for (uint32_t n = 0; n < node_count; ++n) {
+    for (int32_t v : starts[n]) {
+      const fb::Value* value = program.values()->Get(static_cast<uint32_t>(v));
+      // In range of the arena (ValidateProgram), so the end cannot wrap.
+      const uint64_t offset = static_cast<uint64_t>(value->arena_offset());
+      const uint64_t end = offset + static_cast<uint64_t>(value->arena_bytes());
+      if (std::optional<int32_t> other = live.Add(offset, end, v)) {
+        const fb::Value* o = program.values()->Get(static_cast<uint32_t>(*other));
+        return EPCTX_ERROR(kCorrupt,
+                           "values '{}' (arena {}+{}) and '{}' (arena {}+{}) are live at the "
+                           "same time at {} and share arena bytes",
+                           NameOf(program, v), value->arena_offset(), value->arena_bytes(),
+                           NameOf(program, *other), o->arena_offset(), o->arena_bytes(),
+                           NodeLabel(*program.nodes()->Get(n), n));
+      }
+    }
+    for (int32_t v : ends[n]) {
+      live.Remove(
+          static_cast<uint64_t>(program.values()->Get(static_cast<uint32_t>(v))->arena_offset()));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateDataflow(const fb::Program& program) {
+  const uint32_t value_count = program.values() ? program.values()->size() : 0;
+  std::vector<int64_t> written(value_count, kNeverWritten);
+  std::vector<int64_t> last_read(value_count, kNeverWritten);
+  std::vector<uint8_t> is_input(value_count, 0);
+  auto is_weight = [&](int32_t v) {
+    return program.values()->Get(static_cast<uint32_t>(v))->weight() >= 0;
+  };
+
+  for (int32_t v : SpanOf(program.inputs())) {
+    if (is_input[static_cast<size_t>(v)]) {
+      return EPCTX_ERROR(kCorrupt, "value '{}' is listed twice as a program input",
+                         NameOf(program, v));
+    }
+    if (is_weight(v)) {
+      return EPCTX_ERROR(kCorrupt, "program input '{}' is a weight", NameOf(program, v));
+    }
+    is_input[static_cast<size_t>(v)] = 1;
+  }
+  auto available = [&](int32_t v) {
+    return is_weight(v) || is_input[static_cast<size_t>(v)] ||
+           written[static_cast<size_t>(v)] != kNeverWritten;
+  };
+
+  const uint32_t node_count = program.nodes() ? program.nodes()->size() : 0;
+  for (uint32_t n = 0; n < node_count; ++n) {
+    const fb::Node* node = program.nodes()->Get(n);
+    for (int32_t v : SpanOf(node->inputs())) {
+      if (v < 0) continue;
+      if (!available(v)) {
+        return EPCTX_ERROR(kCorrupt, "{} reads '{}' before any node writes it", NodeLabel(*node, n),
+                           NameOf(program, v));
+      }
+      last_read[static_cast<size_t>(v)] = n;
+    }
+    for (int32_t v : SpanOf(node->outputs())) {
+      if (v < 0) continue;
+      const char* what = is_weight(v)                       ? "a weight"
+                         : is_input[static_cast<size_t>(v)] ? "a program input"
+                         : written[static_cast<size_t>(v)] == static_cast<int64_t>(n)
+                             ? "written twice by this node"
+                         : written[static_cast<size_t>(v)] != kNeverWritten
+                             ? "written by an earlier node"
+                             : nullptr;
+      if (what != nullptr) {
+        return EPCTX_ERROR(kCorrupt, "{} writes '{}', which is {}", NodeLabel(*node, n),
+                           NameOf(program, v), what);
+      }
+      written[static_cast<size_t>(v)] = n;
+    }
+  }
+  for (int32_t v : SpanOf(program.outputs())) {
+    if (!available(v)) {
+      return EPCTX_ERROR(kCorrupt, "program output '{}' is never written", NameOf(program, v));
+    }
+    last_read[static_cast<size_t>(v)] = kLiveToTheEnd;
+  }
+  for (uint32_t v = 0; v < value_count; ++v) {
+    const fb::Value* value = program.values()->Get(v);
+    if (value->arena_offset() >= 0 && written[v] == kNeverWritten) {
+      return EPCTX_ERROR(kCorrupt, "value '{}' has an arena range but no node writes it",
+                         value->name()->string_view());
+    }
+  }
+  return CheckArenaOverlaps(program, written, last_read);
+}
+
+}  // namespace epctx::format
