@@ -120,6 +120,9 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
     const fb::Value* v = program.values()->Get(static_cast<uint32_t>(i));
     bound->slots_[i].arena_offset = v->arena_offset();
     bound->slots_[i].arena_bytes = v->arena_bytes();
+    bound->slots_[i].dtype = static_cast<DataType>(v->dtype());
+    bound->slots_[i].shape_known = v->shape() != nullptr;
+    bound->slots_[i].shape = SpanOf(v->shape());
     if (v->weight() >= 0) {
       EPCTX_ASSIGN_OR_RETURN(bound->weights_[i], weights(static_cast<uint32_t>(v->weight())));
     }
@@ -236,6 +239,23 @@ class BoundProgram::RunContext final : public KernelContext {
   const BoundNode* node_ = nullptr;
 };
 
+Status BoundProgram::CheckDeclared(int32_t v, const Tensor& t) const {
+  const Slot& slot = slots_[static_cast<size_t>(v)];
+  bool fits = slot.dtype == DataType::kUndefined || t.dtype() == slot.dtype;
+  if (fits && slot.shape_known) {
+    fits = t.shape().size() == slot.shape.size();
+    for (size_t d = 0; fits && d < slot.shape.size(); ++d) {
+      fits = slot.shape[d] < 0 || slot.shape[d] == t.shape()[d];
+    }
+  }
+  if (fits) return Status::Ok();
+  std::vector<int64_t> declared(slot.shape.begin(), slot.shape.end());
+  return EPCTX_ERROR(kInvalidArgument, "value '{}' is {} {}, but the program declares {} {}",
+                     program_->values()->Get(static_cast<uint32_t>(v))->name()->string_view(),
+                     DataTypeName(t.dtype()), ShapeToString(t.shape()), DataTypeName(slot.dtype),
+                     slot.shape_known ? ShapeToString(declared) : "of any shape");
+}
+
 Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
                                               std::span<std::byte> arena) const {
   if (inputs.size() != inputs_.size()) {
@@ -248,7 +268,15 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
   }
   std::vector<Tensor> values(weights_);
   std::vector<uint8_t> heap_owned(values.size(), 0);
-  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs_[i])] = inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // Bodies get their inputs from the node running them, not from a checked session input.
+    const Slot& slot = slots_[static_cast<size_t>(inputs_[i])];
+    if (slot.dtype != DataType::kUndefined && inputs[i].dtype() != slot.dtype) {
+      return EPCTX_ERROR(kInvalidArgument, "input {} is {}, but the program declares {}", i,
+                         DataTypeName(inputs[i].dtype()), DataTypeName(slot.dtype));
+    }
+    values[static_cast<size_t>(inputs_[i])] = inputs[i];
+  }
 
   RunContext ctx(*this, values, heap_owned, arena);
   for (size_t k = 0; k < nodes_.size(); ++k) {
@@ -265,6 +293,14 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
             kInternal, "{} node '{}' did not produce output '{}'", n.node->op_type()->string_view(),
             ViewOf(n.node->name()),
             program_->values()->Get(static_cast<uint32_t>(o))->name()->string_view());
+      }
+      if (o >= 0) {
+        Status declared = CheckDeclared(o, values[static_cast<size_t>(o)]);
+        if (!declared.ok()) {
+          return Status(declared.code(),
+                        fmt::format("{} node '{}': {}", n.node->op_type()->string_view(),
+                                    ViewOf(n.node->name()), declared.message()));
+        }
       }
     }
     // Release heap intermediates after their last reader.

@@ -54,7 +54,14 @@ class BoundProgram {
     int64_t arena_offset = -1;
     int64_t arena_bytes = 0;
     int last_use = -1;  // node index after which the value can be released
+    // What the program declares; kernels were bound against it, so a tensor that disagrees is
+    // refused before another kernel reads it.
+    DataType dtype = DataType::kUndefined;
+    bool shape_known = false;
+    std::span<const int64_t> shape;  // -1 for dims unknown at compile time
   };
+  // kInvalidArgument when `t` is not what value `v` declares.
+  Status CheckDeclared(int32_t v, const Tensor& t) const;
   struct BoundNode {
     std::unique_ptr<Kernel> kernel;
     std::vector<int32_t> inputs;
