@@ -1,6 +1,7 @@
 // Sessions: load a context model (NAME_ctx.onnx) or an original ONNX model, and run it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -22,7 +23,7 @@ namespace epctx {
 //   ep.context_node_name_prefix, ep.share_ep_contexts, ep.stop_share_ep_contexts,
 //   epctx.fallback ("allow" | "deny"), epctx.verify_weights ("0" | "1"),
 //   epctx.load_mode ("mmap" | "populate" | "prefetch" | "read"),
-//   session.intra_op_num_threads (0 = all cores).
+//   epctx.max_loop_iterations (0 = no limit), session.intra_op_num_threads (0 = all cores).
 class SessionOptions {
  public:
   SessionOptions& AddConfigEntry(std::string key, std::string value);
@@ -53,6 +54,22 @@ struct SessionOrigin {
 
 class SessionImpl;
 
+// Settings of one Run call, as ONNX Runtime's RunOptions. SetTerminate may be called from any
+// thread while runs using these options are in flight: each stops at its next check (before
+// every node, and every Loop or Scan iteration) and returns kCancelled; runs started while the
+// flag is set stop at once, until UnsetTerminate. Copies share one flag.
+class RunOptions {
+ public:
+  RunOptions();
+  void SetTerminate();
+  void UnsetTerminate();
+  bool terminate() const;
+
+ private:
+  friend class SessionImpl;
+  std::shared_ptr<std::atomic<bool>> terminate_;
+};
+
 class Session {
  public:
   // `model_path` is a context model or an original ONNX model; which one is read from the file.
@@ -73,6 +90,10 @@ class Session {
   // Runs the model. Every model input must be given, with the declared dtype, rank and dims.
   // `output_names` empty means all outputs, in model order. Calls on one session are serialized.
   Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
+                                  const std::vector<std::string>& output_names = {});
+  // The same, within `run_options` (its terminate flag stops the run).
+  Result<std::vector<Tensor>> Run(const RunOptions& run_options,
+                                  const std::unordered_map<std::string, Tensor>& inputs,
                                   const std::vector<std::string>& output_names = {});
 
  private:

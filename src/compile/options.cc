@@ -97,6 +97,20 @@ const std::vector<Key>& Keys() {
                                 ParseBool("ep.stop_share_ep_contexts", v));
          return Status::Ok();
        }},
+      {"epctx.max_loop_iterations", "10000000",
+       "iterations one Loop may run before the run stops with an error; 0 = no limit",
+       [](const std::string& v, EngineOptions& o) {
+         int64_t n = -1;
+         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || p != v.data() + v.size() || n < 0) {
+           return EPCTX_ERROR(kInvalidArgument,
+                              "option epctx.max_loop_iterations must be an integer >= 0, got "
+                              "\"{}\"",
+                              v);
+         }
+         o.max_loop_iterations = n;
+         return Status::Ok();
+       }},
       {"session.intra_op_num_threads", "0", "threads for kernels; 0 = all cores",
        [](const std::string& v, EngineOptions& o) {
          int n = -1;

@@ -2,6 +2,7 @@
 // key is checked the same way and unknown keys are refused with the list of known ones.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "epctx/session.h"
@@ -23,6 +24,9 @@ enum class LoadMode { kMmap, kPopulate, kPrefetch, kRead };
 // "mmap", "populate", "prefetch", "read".
 const char* LoadModeName(LoadMode mode);
 
+// Iterations one Loop may run before the run is stopped (epctx.max_loop_iterations); 0 lifts it.
+inline constexpr int64_t kDefaultMaxLoopIterations = 10'000'000;
+
 struct EngineOptions {
   bool context_enable = false;                       // ep.context_enable
   std::string context_file_path;                     // ep.context_file_path
@@ -32,8 +36,9 @@ struct EngineOptions {
   bool verify_weights = false;                       // epctx.verify_weights
   LoadMode load_mode = LoadMode::kMmap;              // epctx.load_mode
   int intra_op_num_threads = 0;                      // session.intra_op_num_threads (0: all cores)
-  bool share_ep_contexts = false;                    // ep.share_ep_contexts
-  bool stop_share_ep_contexts = false;               // ep.stop_share_ep_contexts
+  int64_t max_loop_iterations = kDefaultMaxLoopIterations;  // epctx.max_loop_iterations
+  bool share_ep_contexts = false;                           // ep.share_ep_contexts
+  bool stop_share_ep_contexts = false;                      // ep.stop_share_ep_contexts
 };
 
 Result<EngineOptions> ParseEngineOptions(const SessionOptions& options);

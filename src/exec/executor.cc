@@ -192,8 +192,13 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
 class BoundProgram::RunContext final : public KernelContext {
  public:
   RunContext(const BoundProgram& program, std::vector<Tensor>& values,
-             std::vector<uint8_t>& heap_owned, std::span<std::byte> arena)
-      : program_(program), values_(values), heap_owned_(heap_owned), arena_(arena) {}
+             std::vector<uint8_t>& heap_owned, std::span<std::byte> arena,
+             const RunControl& control)
+      : program_(program),
+        values_(values),
+        heap_owned_(heap_owned),
+        arena_(arena),
+        control_(control) {}
 
   void SetNode(const BoundNode* node) { node_ = node; }
 
@@ -230,14 +235,21 @@ class BoundProgram::RunContext final : public KernelContext {
     return &values_[v];
   }
   int num_threads() const override { return program_.num_threads_; }
+  const RunControl& run_control() const override { return control_; }
 
  private:
   const BoundProgram& program_;
   std::vector<Tensor>& values_;
   std::vector<uint8_t>& heap_owned_;
   std::span<std::byte> arena_;
+  const RunControl& control_;
   const BoundNode* node_ = nullptr;
 };
+
+Status RunControl::CheckTerminate(std::string_view where) const {
+  if (!terminated()) return Status::Ok();
+  return EPCTX_ERROR(kCancelled, "the run was terminated (RunOptions::SetTerminate), {}", where);
+}
 
 Status BoundProgram::CheckDeclared(int32_t v, const Tensor& t) const {
   const Slot& slot = slots_[static_cast<size_t>(v)];
@@ -257,7 +269,8 @@ Status BoundProgram::CheckDeclared(int32_t v, const Tensor& t) const {
 }
 
 Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
-                                              std::span<std::byte> arena) const {
+                                              std::span<std::byte> arena,
+                                              const RunControl& control) const {
   if (inputs.size() != inputs_.size()) {
     return EPCTX_ERROR(kInvalidArgument, "program takes {} inputs, {} given", inputs_.size(),
                        inputs.size());
@@ -278,9 +291,13 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
     values[static_cast<size_t>(inputs_[i])] = inputs[i];
   }
 
-  RunContext ctx(*this, values, heap_owned, arena);
+  RunContext ctx(*this, values, heap_owned, arena, control);
   for (size_t k = 0; k < nodes_.size(); ++k) {
     const BoundNode& n = nodes_[k];
+    if (control.terminated()) {
+      return control.CheckTerminate(fmt::format(
+          "before {} node '{}'", n.node->op_type()->string_view(), ViewOf(n.node->name())));
+    }
     ctx.SetNode(&n);
     Status s = n.kernel->Run(ctx);
     if (!s.ok()) {

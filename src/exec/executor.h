@@ -47,7 +47,9 @@ class BoundProgram {
   // `inputs` in the program's input order (already checked by the caller); returns every program
   // output in order, each in memory of its own. `arena` holds at least arena_bytes() bytes,
   // 64-byte aligned, and is not used by anyone else during the call.
-  Result<std::vector<Tensor>> Run(std::span<const Tensor> inputs, std::span<std::byte> arena) const;
+  // `control` is checked before every node; control-flow nodes pass it to their bodies.
+  Result<std::vector<Tensor>> Run(std::span<const Tensor> inputs, std::span<std::byte> arena,
+                                  const RunControl& control = {}) const;
 
  private:
   struct Slot {

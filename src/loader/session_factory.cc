@@ -22,6 +22,16 @@ BlobLoadOptions CompiledHereOptions(const compile::EngineOptions& o) {
   return b;
 }
 
+Result<std::unique_ptr<SessionImpl>> BindSession(std::shared_ptr<const LoadedBlob> blob,
+                                                 const std::string& partition,
+                                                 const compile::EngineOptions& options) {
+  EPCTX_ASSIGN_OR_RETURN(
+      std::unique_ptr<SessionImpl> impl,
+      SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads));
+  impl->set_max_loop_iterations(options.max_loop_iterations);
+  return impl;
+}
+
 // kStale when the original model beside the context model no longer matches the recorded size
 // and mtime. The content hash is not computed here: that would make load O(model bytes).
 Status CheckNotStale(const compile::ContextModelInfo& ctx, const std::string& original_path) {
@@ -70,7 +80,7 @@ Result<std::unique_ptr<SessionImpl>> FromContext(const compile::ContextModelInfo
     EPCTX_ASSIGN_OR_RETURN(blob,
                            BlobRegistry::Global().Acquire(*blob_path, BlobOptionsFrom(options)));
   }
-  return SessionImpl::Bind(std::move(blob), ctx.partition_name, options.intra_op_num_threads);
+  return BindSession(std::move(blob), ctx.partition_name, options);
 }
 
 Result<std::unique_ptr<SessionImpl>> FromOriginalFile(const std::string& path,
@@ -82,7 +92,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalFile(const std::string& path,
       std::shared_ptr<const LoadedBlob> blob,
       LoadBlobFromBuffer(std::move(compiled.bytes), path + " (compiled in memory)",
                          CompiledHereOptions(options)));
-  return SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads);
+  return BindSession(std::move(blob), partition, options);
 }
 
 Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source,
@@ -95,7 +105,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source
       std::shared_ptr<const LoadedBlob> blob,
       LoadBlobFromBuffer(std::move(compiled.bytes), source.name + " (compiled in memory)",
                          CompiledHereOptions(options)));
-  return SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads);
+  return BindSession(std::move(blob), partition, options);
 }
 
 // An original model: compiled in memory, or with ep.context_enable=1 compiled to a context model

@@ -89,7 +89,8 @@ Status SessionImpl::CheckInput(const ValueInfo& expected, const Tensor& given) c
 }
 
 Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::string, Tensor>& inputs,
-                                             const std::vector<std::string>& output_names) {
+                                             const std::vector<std::string>& output_names,
+                                             const RunOptions* run_options) {
   for (const auto& [name, tensor] : inputs) {
     bool known = false;
     for (const ValueInfo& v : inputs_) known |= v.name == name;
@@ -130,9 +131,13 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
                          program_->arena_bytes());
     }
   }
+  exec::RunControl control;
+  control.max_loop_iterations = max_loop_iterations_;
+  if (run_options != nullptr) control.terminate = run_options->terminate_.get();
   EPCTX_ASSIGN_OR_RETURN(
       std::vector<Tensor> all,
-      program_->Run(ordered, arena_.valid() ? arena_.mutable_bytes() : std::span<std::byte>()));
+      program_->Run(ordered, arena_.valid() ? arena_.mutable_bytes() : std::span<std::byte>(),
+                    control));
   if (output_names.empty()) return all;
   std::vector<Tensor> out;
   for (size_t pos : selected) out.push_back(all[pos]);

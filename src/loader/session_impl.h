@@ -20,13 +20,17 @@ class SessionImpl {
   static Result<std::unique_ptr<SessionImpl>> Bind(std::shared_ptr<const loader::LoadedBlob> blob,
                                                    const std::string& partition_name,
                                                    int num_threads);
+  // epctx.max_loop_iterations (0: no limit).
+  void set_max_loop_iterations(int64_t limit) { max_loop_iterations_ = limit; }
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
   SessionOrigin& origin() { return origin_; }
 
+  // `run_options` may be null.
   Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
-                                  const std::vector<std::string>& output_names);
+                                  const std::vector<std::string>& output_names,
+                                  const RunOptions* run_options);
 
  private:
   Status CheckInput(const ValueInfo& expected, const Tensor& given) const;
@@ -36,6 +40,7 @@ class SessionImpl {
   std::vector<ValueInfo> inputs_;
   std::vector<ValueInfo> outputs_;
   SessionOrigin origin_;
+  int64_t max_loop_iterations_ = 0;
   std::mutex run_mutex_;
   AlignedBuffer arena_;  // allocated at the first run
 };
