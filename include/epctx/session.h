@@ -22,6 +22,7 @@ namespace epctx {
 //   ep.context_enable, ep.context_file_path, ep.context_embed_mode,
 //   ep.context_node_name_prefix, ep.share_ep_contexts, ep.stop_share_ep_contexts,
 //   epctx.fallback ("allow" | "deny"), epctx.verify_weights ("0" | "1"),
+//   epctx.allow_external_paths ("0" | "1"),
 //   epctx.load_mode ("mmap" | "populate" | "prefetch" | "read"),
 //   epctx.max_loop_iterations (0 = no limit), session.intra_op_num_threads (0 = all cores).
 class SessionOptions {

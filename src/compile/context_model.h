@@ -46,8 +46,20 @@ struct ContextModelSpec {
   uint64_t original_hash = 0;
 };
 
+// "resnet50" -> "resnet50_ctx.onnx": the file name of a context model (see
+// DefaultContextModelPathFor in include/epctx/compiler.h).
+std::string ContextModelFileName(const std::string& stem);
+
 // Serialized ModelProto bytes.
 Result<std::string> SerializeContextModel(const ContextModelSpec& spec);
+
+// A graph input or output as the context model declares it.
+struct IoDeclaration {
+  std::string name;
+  int32_t elem_type = 0;  // ONNX TensorProto data type; 0 when not declared
+  bool has_shape = false;
+  std::vector<int64_t> dims;  // -1 for a dim without a value
+};
 
 // What the loader needs from a context model.
 struct ContextModelInfo {
@@ -62,10 +74,13 @@ struct ContextModelInfo {
   std::optional<uint64_t> original_size;
   std::optional<int64_t> original_mtime_ns;
   std::optional<uint64_t> original_hash;
+  std::vector<IoDeclaration> inputs;  // the graph's, in order
+  std::vector<IoDeclaration> outputs;
 };
 
 // nullopt when the model has no EPContext node (an original model); an error when it has one
-// that is malformed, or several (not supported yet).
+// that is malformed (another domain than com.microsoft, an attribute of the wrong type, no
+// ep_cache_context or partition_name), or several (not supported yet).
 Result<std::optional<ContextModelInfo>> ParseContextModel(std::span<const std::byte> bytes,
                                                           const std::string& name);
 

@@ -40,6 +40,23 @@ compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std
   return spec;
 }
 
+// Loads read only files inside the context model's folder unless epctx.allow_external_paths=1:
+// say so when the context model names one outside.
+void WarnAboutOutsideReferences(const compile::ContextModelSpec& spec,
+                                const std::string& context_model_path,
+                                std::vector<std::string>& warnings) {
+  auto warn = [&](const char* what, const std::string& reference) {
+    if (reference.empty() || StaysInsideFolder(reference)) return;
+    warnings.push_back(
+        fmt::format("'{}' names the {} '{}', outside its folder: loads read it only with "
+                    "epctx.allow_external_paths=1",
+                    context_model_path, what, reference));
+    Logger().warn("{}", warnings.back());
+  };
+  if (!spec.embed) warn("blob", spec.blob_reference);
+  warn("original model", spec.original_path);
+}
+
 Status CheckContextModelPath(const std::string& path) {
   if (path.empty())
     return EPCTX_ERROR(kInvalidArgument, "no output path given for the context model");
@@ -92,6 +109,12 @@ void ModelCompiler::SetProgressCallback(std::function<void(const std::string&)> 
   progress_ = std::move(callback);
 }
 
+std::string DefaultContextModelPathFor(const std::string& model_path,
+                                       const std::string& output_dir) {
+  std::string dir = output_dir.empty() ? DirName(model_path) : output_dir;
+  return JoinPath(dir, compile::ContextModelFileName(compile::PartitionNameFor(model_path)));
+}
+
 std::string DefaultBlobPathFor(const std::string& context_model_path) {
   std::filesystem::path p(context_model_path);
   return (p.parent_path() / (p.stem().string() + ".epctx")).string();
@@ -136,6 +159,7 @@ Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path
     EPCTX_RETURN_IF_ERROR(
         WriteFileAtomically(context_model_path, std::as_bytes(std::span(ctx_bytes))));
     CompileReport report;
+    WarnAboutOutsideReferences(spec, context_model_path, report.warnings);
     report.context_model_path = context_model_path;
     report.blob_path = group.blob_path;
     report.node_count = compiled.program.node_count;
@@ -175,6 +199,7 @@ Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path
     spec.blob_reference = BaseName(blob_path);
   }
   EPCTX_ASSIGN_OR_RETURN(std::string ctx_bytes, compile::SerializeContextModel(spec));
+  WarnAboutOutsideReferences(spec, context_model_path, report.warnings);
 
   if (!opts.embed_mode) {
     EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path));
@@ -223,7 +248,7 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
     r.model_path = model_paths[i];
     std::string stem = compile::PartitionNameFor(model_paths[i]);
     r.partition_name = UniquePartition(partition_uses, stem);
-    r.context_model_path = JoinPath(output_dir, r.partition_name + "_ctx.onnx");
+    r.context_model_path = JoinPath(output_dir, compile::ContextModelFileName(r.partition_name));
     if (r.partition_name != stem) {
       r.warnings.push_back(fmt::format("another model is also named '{}': '{}' is written as '{}'",
                                        stem, model_paths[i], r.context_model_path));
@@ -285,6 +310,7 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
     } else {
       spec.blob_reference = RelativePath(blob_path, DirName(r.context_model_path));
     }
+    WarnAboutOutsideReferences(spec, r.context_model_path, r.warnings);
     auto bytes = compile::SerializeContextModel(spec);
     Status s = bytes.ok()
                    ? WriteFileAtomically(r.context_model_path, std::as_bytes(std::span(*bytes)))

@@ -65,6 +65,13 @@ const std::vector<Key>& Keys() {
          EPCTX_ASSIGN_OR_RETURN(o.verify_weights, ParseBool("epctx.verify_weights", v));
          return Status::Ok();
        }},
+      {"epctx.allow_external_paths", "0",
+       "1: a context model may name a blob or original model outside its folder (absolute or "
+       "with ..)",
+       [](const std::string& v, EngineOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.allow_external_paths, ParseBool("epctx.allow_external_paths", v));
+         return Status::Ok();
+       }},
       {"epctx.load_mode", "mmap",
        "how the blob is brought in: mmap (lazy) | populate (pre-faulted) | prefetch (lazy, "
        "weights read ahead by io_uring in the background) | read (io_uring reads into "

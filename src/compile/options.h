@@ -34,6 +34,7 @@ struct EngineOptions {
   std::string node_name_prefix;                      // ep.context_node_name_prefix
   FallbackPolicy fallback = FallbackPolicy::kAllow;  // epctx.fallback
   bool verify_weights = false;                       // epctx.verify_weights
+  bool allow_external_paths = false;                 // epctx.allow_external_paths
   LoadMode load_mode = LoadMode::kMmap;              // epctx.load_mode
   int intra_op_num_threads = 0;                      // session.intra_op_num_threads (0: all cores)
   int64_t max_loop_iterations = kDefaultMaxLoopIterations;  // epctx.max_loop_iterations

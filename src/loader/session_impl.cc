@@ -31,6 +31,14 @@ std::string NamesOf(const std::vector<ValueInfo>& values) {
 
 }  // namespace
 
+std::vector<ValueInfo> DescribeValues(const fb::Program& program,
+                                      const flatbuffers::Vector<int32_t>* list) {
+  std::vector<ValueInfo> out;
+  if (list == nullptr) return out;
+  for (int32_t v : *list) out.push_back(DescribeValue(*program.values()->Get(v)));
+  return out;
+}
+
 Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
     std::shared_ptr<const loader::LoadedBlob> blob, const std::string& partition_name,
     int num_threads) {
@@ -53,10 +61,8 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   };
   EPCTX_ASSIGN_OR_RETURN(impl->program_,
                          exec::BoundProgram::Bind(programs, 0, weights, num_threads));
-  for (int32_t i : *program->inputs())
-    impl->inputs_.push_back(DescribeValue(*program->values()->Get(i)));
-  for (int32_t o : *program->outputs())
-    impl->outputs_.push_back(DescribeValue(*program->values()->Get(o)));
+  impl->inputs_ = DescribeValues(*program, program->inputs());
+  impl->outputs_ = DescribeValues(*program, program->outputs());
   impl->blob_ = std::move(blob);
   return impl;
 }

@@ -10,9 +10,14 @@
 #include "epctx/session.h"
 #include "exec/executor.h"
 #include "loader/blob_registry.h"
+#include "program_generated.h"
 #include "util/aligned_buffer.h"
 
 namespace epctx {
+
+// The values `list` names in `program`, as a session describes its inputs and outputs.
+std::vector<ValueInfo> DescribeValues(const fb::Program& program,
+                                      const flatbuffers::Vector<int32_t>* list);
 
 class SessionImpl {
  public:

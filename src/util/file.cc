@@ -60,11 +60,28 @@ Result<FileIdentity> StatFd(const UniqueFd& fd, const std::string& path) {
 }
 
 Result<UniqueFd> OpenReadOnly(const std::string& path, int flags) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags));
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer, forever.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags));
   if (!fd.valid()) {
     int err = errno;
     if (err == ENOENT) return EPCTX_ERROR(kNotFound, "'{}': file not found", path);
     return EPCTX_ERROR(kIoError, "'{}': cannot open: {}", path, ErrnoText(err));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return EPCTX_ERROR(kIoError, "'{}': fstat failed: {}", path, ErrnoText(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return EPCTX_ERROR(kInvalidArgument, "'{}' is not a regular file ({})", path,
+                       S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                                              : "a socket");
+  }
+  int status = ::fcntl(fd.get(), F_GETFL);
+  if (status == -1 || ::fcntl(fd.get(), F_SETFL, status & ~O_NONBLOCK) == -1) {
+    return EPCTX_ERROR(kIoError, "'{}': fcntl failed: {}", path, ErrnoText(errno));
   }
   return fd;
 }
@@ -117,12 +134,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 }
 
 Result<std::string> ReadWholeFile(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    int err = errno;
-    if (err == ENOENT) return EPCTX_ERROR(kNotFound, "'{}': file not found", path);
-    return EPCTX_ERROR(kIoError, "'{}': cannot open: {}", path, ErrnoText(err));
-  }
+  EPCTX_ASSIGN_OR_RETURN(UniqueFd fd, OpenReadOnly(path));
   std::string out;
   char buf[1 << 16];
   while (true) {
@@ -213,6 +225,13 @@ std::string JoinPath(const std::string& dir, const std::string& relative) {
   std::filesystem::path rel(relative);
   if (rel.is_absolute()) return relative;
   return (std::filesystem::path(dir) / rel).lexically_normal().string();
+}
+
+bool StaysInsideFolder(const std::string& reference) {
+  std::filesystem::path p(reference);
+  if (reference.empty() || p.is_absolute()) return false;
+  std::filesystem::path normal = p.lexically_normal();
+  return normal.empty() || *normal.begin() != "..";
 }
 
 std::string RelativePath(const std::string& target, const std::string& from_dir) {
