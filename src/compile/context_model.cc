@@ -202,6 +202,7 @@ Result<std::string> SerializeContextModel(const ContextModelSpec& spec) {
   AddMeta(model, kMetaOriginalSize, std::to_string(spec.original_size));
   AddMeta(model, kMetaOriginalMtime, std::to_string(spec.original_mtime_ns));
   AddMeta(model, kMetaOriginalHash, fmt::format("{:016x}", spec.original_hash));
+  AddMeta(model, kMetaBlobChecksum, fmt::format("{:016x}", spec.blob_identity));
   std::string out;
   if (!model.SerializeToString(&out)) {
     return EPCTX_ERROR(kInternal, "cannot serialize the context model");
@@ -283,6 +284,7 @@ Result<std::optional<ContextModelInfo>> ParseContextModel(std::span<const std::b
     if (p.key() == kMetaOriginalSize) info.original_size = ParseNumber<uint64_t>(p.value());
     if (p.key() == kMetaOriginalMtime) info.original_mtime_ns = ParseNumber<int64_t>(p.value());
     if (p.key() == kMetaOriginalHash) info.original_hash = ParseNumber<uint64_t>(p.value(), 16);
+    if (p.key() == kMetaBlobChecksum) info.blob_identity = ParseNumber<uint64_t>(p.value(), 16);
   }
   return std::optional<ContextModelInfo>(std::move(info));
 }

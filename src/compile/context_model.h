@@ -22,6 +22,8 @@ inline constexpr const char* kMetaOriginalPath = "epctx.original_model";
 inline constexpr const char* kMetaOriginalSize = "epctx.original_size";
 inline constexpr const char* kMetaOriginalMtime = "epctx.original_mtime_ns";
 inline constexpr const char* kMetaOriginalHash = "epctx.original_hash";
+// The blob's identity (its header checksum, hex): the context model pairs with that blob only.
+inline constexpr const char* kMetaBlobChecksum = "epctx.blob_checksum";
 // Embedded blobs above this size are refused: protobuf messages cannot exceed 2 GiB, and the
 // context model must stay comfortably parseable.
 inline constexpr uint64_t kMaxEmbeddedBlobBytes = 1ull << 30;
@@ -44,6 +46,7 @@ struct ContextModelSpec {
   uint64_t original_size = 0;
   int64_t original_mtime_ns = 0;
   uint64_t original_hash = 0;
+  uint64_t blob_identity = 0;  // the blob's header checksum
 };
 
 // "resnet50" -> "resnet50_ctx.onnx": the file name of a context model (see
@@ -74,7 +77,8 @@ struct ContextModelInfo {
   std::optional<uint64_t> original_size;
   std::optional<int64_t> original_mtime_ns;
   std::optional<uint64_t> original_hash;
-  std::vector<IoDeclaration> inputs;  // the graph's, in order
+  std::optional<uint64_t> blob_identity;  // nullopt when not recorded
+  std::vector<IoDeclaration> inputs;      // the graph's, in order
   std::vector<IoDeclaration> outputs;
 };
 

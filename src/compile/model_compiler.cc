@@ -2,6 +2,7 @@
 // into one shared blob, or several across calls with ep.share_ep_contexts.
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include "compile/context_model.h"
 #include "compile/options.h"
 #include "epctx/compiler.h"
+#include "format/blob_layout.h"
 #include "format/target.h"
 #include "util/file.h"
 #include "util/logging.h"
@@ -57,6 +59,12 @@ void WarnAboutOutsideReferences(const compile::ContextModelSpec& spec,
   warn("original model", spec.original_path);
 }
 
+uint64_t IdentityOf(const AlignedBuffer& blob) {
+  format::BlobHeader header;
+  std::memcpy(&header, blob.data(), sizeof header);
+  return header.header_checksum;
+}
+
 Status CheckContextModelPath(const std::string& path) {
   if (path.empty())
     return EPCTX_ERROR(kInvalidArgument, "no output path given for the context model");
@@ -82,6 +90,9 @@ struct SharedGroup {
   format::BlobWriter writer;
   std::string blob_path;
   std::map<std::string, int> partition_uses;
+  // The context models written so far: each is written again, with the blob's identity, once
+  // the blob exists.
+  std::vector<std::pair<std::string, compile::ContextModelSpec>> members;
 };
 
 SharedGroup& Group() {
@@ -144,6 +155,7 @@ Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path
       group.writer = format::BlobWriter();
       group.blob_path = SharedBlobPathFor(context_model_path);
       group.partition_uses.clear();
+      group.members.clear();
     }
     bool main_context = !group.open;
     EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, compile::ImportModelFile(model_path));
@@ -166,11 +178,19 @@ Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path
     report.weight_bytes = group.writer.unique_weight_bytes();
     report.weight_count = group.writer.weight_count();
     report.blob_pending = !opts.stop_share_ep_contexts;
+    group.members.emplace_back(context_model_path, std::move(spec));
     if (opts.stop_share_ep_contexts) {
       group.open = false;
-      EPCTX_RETURN_IF_ERROR(group.writer.WriteToFile(group.blob_path));
+      uint64_t identity = 0;
+      EPCTX_RETURN_IF_ERROR(group.writer.WriteToFile(group.blob_path, &identity));
       EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(group.blob_path));
       report.blob_size = id.size;
+      for (auto& [path, member] : group.members) {
+        member.blob_identity = identity;
+        EPCTX_ASSIGN_OR_RETURN(std::string bytes, compile::SerializeContextModel(member));
+        EPCTX_RETURN_IF_ERROR(WriteFileAtomically(path, std::as_bytes(std::span(bytes))));
+      }
+      group.members.clear();
     }
     return report;
   }
@@ -190,24 +210,26 @@ Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path
   compile::ContextModelSpec spec = SpecFor(model, partition, context_model_path, opts, true);
   std::string blob_path;
   AlignedBuffer embedded;
+  // The blob first: the context model records its identity. A compile killed between the two
+  // renames leaves the old context model beside the new blob, which loads then refuse to pair.
   if (opts.embed_mode) {
     EPCTX_ASSIGN_OR_RETURN(embedded, writer.WriteToMemory());
     spec.embedded_blob = embedded.bytes();
+    spec.blob_identity = IdentityOf(embedded);
     report.blob_size = embedded.size();
   } else {
     blob_path = DefaultBlobPathFor(context_model_path);
     spec.blob_reference = BaseName(blob_path);
-  }
-  EPCTX_ASSIGN_OR_RETURN(std::string ctx_bytes, compile::SerializeContextModel(spec));
-  WarnAboutOutsideReferences(spec, context_model_path, report.warnings);
-
-  if (!opts.embed_mode) {
-    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path));
+    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path, &spec.blob_identity));
     EPCTX_ASSIGN_OR_RETURN(FileIdentity blob_id, StatFile(blob_path));
     report.blob_size = blob_id.size;
     report.blob_path = blob_path;
   }
-  Status written = WriteFileAtomically(context_model_path, std::as_bytes(std::span(ctx_bytes)));
+  WarnAboutOutsideReferences(spec, context_model_path, report.warnings);
+  auto ctx_bytes = compile::SerializeContextModel(spec);
+  Status written =
+      ctx_bytes.ok() ? WriteFileAtomically(context_model_path, std::as_bytes(std::span(*ctx_bytes)))
+                     : ctx_bytes.status();
   if (!written.ok()) {
     // Leave no blob without its context model.
     if (!blob_path.empty()) ::unlink(blob_path.c_str());
@@ -290,12 +312,14 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
   auto undo = [&]() {
     for (const std::string& p : written) ::unlink(p.c_str());
   };
+  uint64_t identity = 0;
   if (opts.embed_mode) {
     EPCTX_ASSIGN_OR_RETURN(embedded, writer.WriteToMemory());
+    identity = IdentityOf(embedded);
     report.blob_size = embedded.size();
   } else {
     say(fmt::format("writing shared blob '{}'", blob_path));
-    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path));
+    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path, &identity));
     written.push_back(blob_path);
     EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(blob_path));
     report.blob_size = id.size;
@@ -305,6 +329,7 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
     ModelCompileResult& r = report.models[i];
     compile::ContextModelSpec spec =
         SpecFor(models[i], r.partition_name, r.context_model_path, opts, i == 0);
+    spec.blob_identity = identity;
     if (opts.embed_mode) {
       spec.embedded_blob = embedded.bytes();
     } else {

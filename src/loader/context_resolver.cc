@@ -100,6 +100,23 @@ Result<std::optional<ResolvedContextModel>> ResolveContextModel(std::span<const 
   return std::optional<ResolvedContextModel>(std::move(ctx));
 }
 
+Status CheckBlobIdentity(const ResolvedContextModel& ctx, uint64_t blob_identity) {
+  std::string blob = ctx.node.embed ? "embedded blob" : fmt::format("blob '{}'", ctx.blob.path);
+  if (!ctx.node.blob_identity) {
+    return EPCTX_ERROR(kStale,
+                       "'{}' records no blob checksum, so its {} cannot be confirmed to be the one "
+                       "it was compiled with",
+                       ctx.name, blob);
+  }
+  if (*ctx.node.blob_identity != blob_identity) {
+    return EPCTX_ERROR(kStale,
+                       "the {} is not the one '{}' was compiled with (blob checksum {:016x}, "
+                       "recorded {:016x}): an interrupted compile or mixed-up files",
+                       blob, ctx.name, blob_identity, *ctx.node.blob_identity);
+  }
+  return Status::Ok();
+}
+
 Status CheckOriginalUnchanged(const ResolvedContextModel& ctx, bool hash) {
   const std::string& path = ctx.original.path;
   if (path.empty()) return EPCTX_ERROR(kNotFound, "no original model is recorded");

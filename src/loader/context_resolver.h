@@ -52,6 +52,11 @@ Result<std::optional<ResolvedContextModel>> ResolveContextModel(std::span<const 
 Status CheckDeclaredInterface(const ResolvedContextModel& ctx, const std::vector<ValueInfo>& inputs,
                               const std::vector<ValueInfo>& outputs);
 
+// The blob against the identity the context model recorded (its header checksum, written into
+// both at compile time): kStale when they differ or none is recorded. A compile killed between
+// writing the blob and writing the context model leaves such a pair.
+Status CheckBlobIdentity(const ResolvedContextModel& ctx, uint64_t blob_identity);
+
 // The original model against what the context model recorded, by size and mtime (its content
 // hash only with `hash`, which reads the whole file): kNotFound when there is none to compare,
 // kStale naming what differs.

@@ -291,6 +291,12 @@ Result<std::vector<VerifyCheck>> VerifyModel(const std::string& path,
     checks.push_back({"kernels", false, "not bound: the blob is not for this build and CPU"});
   }
   if (m->resolved) {
+    Status pair = loader::CheckBlobIdentity(*m->resolved, view->header().header_checksum);
+    checks.push_back({"blob identity", pair.ok(),
+                      pair.ok() ? fmt::format("the blob is the one the context model was compiled "
+                                              "with (checksum {:016x})",
+                                              view->header().header_checksum)
+                                : pair.message()});
     checks.push_back(CheckInterface(*m->resolved, *view));
     checks.push_back(CheckOriginal(*m->resolved, options));
   }

@@ -58,6 +58,7 @@ Result<std::unique_ptr<SessionImpl>> FromContext(const ResolvedContextModel& ctx
     EPCTX_ASSIGN_OR_RETURN(blob,
                            BlobRegistry::Global().Acquire(ctx.blob.path, BlobOptionsFrom(options)));
   }
+  EPCTX_RETURN_IF_ERROR(CheckBlobIdentity(ctx, blob->view().header().header_checksum));
   EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl,
                          BindSession(std::move(blob), ctx.node.partition_name, options));
   EPCTX_RETURN_IF_ERROR(CheckDeclaredInterface(ctx, impl->inputs(), impl->outputs()));

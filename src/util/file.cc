@@ -1,14 +1,19 @@
 #include "util/file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
+#include <string_view>
 #include <tuple>
 
 #include "util/status_macros.h"
@@ -149,9 +154,42 @@ Result<std::string> ReadWholeFile(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// The process that made temporary `name` (".<file>.tmp-<pid>-<random>"), or 0 when the name is
+// not one of ours.
+pid_t TemporaryOwner(std::string_view name) {
+  size_t at = name.rfind(".tmp-");
+  if (name.empty() || name[0] != '.' || at == std::string_view::npos) return 0;
+  std::string_view rest = name.substr(at + 5);
+  size_t dash = rest.find('-');
+  if (dash == std::string_view::npos || rest.size() - dash - 1 != 8) return 0;
+  pid_t pid = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + dash, pid);
+  if (ec != std::errc() || end != rest.data() + dash || pid <= 0) return 0;
+  return pid;
+}
+
+}  // namespace
+
+size_t RemoveStaleTemporaries(const std::string& dir) {
+  size_t removed = 0;
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return 0;
+  while (const dirent* e = ::readdir(d.get())) {
+    pid_t owner = TemporaryOwner(e->d_name);
+    // Only the temporaries of processes that no longer exist: a live writer keeps its own.
+    if (owner == 0 || owner == ::getpid() || ::kill(owner, 0) == 0 || errno != ESRCH) continue;
+    if (::unlinkat(::dirfd(d.get()), e->d_name, 0) == 0) ++removed;
+  }
+  return removed;
+}
+
 Result<AtomicFileWriter> AtomicFileWriter::Create(const std::string& path) {
+  RemoveStaleTemporaries(DirName(path));
   std::random_device rd;
-  std::string temp = fmt::format("{}/.{}.tmp{:08x}", DirName(path), BaseName(path), rd());
+  std::string temp =
+      fmt::format("{}/.{}.tmp-{}-{:08x}", DirName(path), BaseName(path), ::getpid(), rd());
   UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) {
     return EPCTX_ERROR(kIoError, "'{}': cannot create temporary file '{}': {}", path, temp,

@@ -118,6 +118,12 @@ class AtomicFileWriter {
 
 Status WriteFileAtomically(const std::string& path, std::span<const std::byte> bytes);
 
+// Removes from `dir` the temporaries AtomicFileWriter names ".<file>.tmp-<pid>-<random>" whose
+// process no longer exists (a writer that was killed), and returns how many. AtomicFileWriter
+// calls it before each write, so the next compile into a folder cleans up after a killed one.
+// Writers sharing a folder are assumed to share a PID namespace.
+size_t RemoveStaleTemporaries(const std::string& dir);
+
 // Directory part of a path ("a/b/c.onnx" -> "a/b", "c.onnx" -> ".").
 std::string DirName(const std::string& path);
 // Final component ("a/b/c.onnx" -> "c.onnx").

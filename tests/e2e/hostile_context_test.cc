@@ -335,5 +335,78 @@ TEST(ContextInterface, OtherOutputTypeOrShapeIsAMismatchedPair) {
   EXPECT_THAT(shape.status().message(), HasSubstr("declares output 0 as 'y' float32 [2,5]"));
 }
 
+// The same graph as kModel with other weights: a context model for one paired with the blob of
+// the other would run silently, with the wrong weights.
+constexpr const char* kOtherWeights = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[2, 3] x) => (float[2, 4] y)
+<float[3, 4] w = {-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0, -10.0, -11.0, -12.0}>
+{
+  y = MatMul(x, w)
+}
+)";
+
+Tensor Ones() {
+  auto t = Tensor::Allocate(DataType::kFloat32, {2, 3});
+  EXPECT_TRUE(t.ok());
+  for (int i = 0; i < 6; ++i) t->mutable_data_as<float>()[i] = 1.0f;
+  return *t;
+}
+
+// A compile of new weights killed between its two renames: the new blob is in place, the old
+// context model still beside it.
+TEST(ContextPair, BlobOfAnInterruptedCompileIsNotServedUnderTheOldContextModel) {
+  TempDir dir;
+  std::string ctx = Compile(dir);
+  fs::create_directories(dir.path() / "next");
+  onnx::ModelProto other;
+  ASSERT_TRUE(onnx::OnnxParser::Parse(other, kOtherWeights).IsOK());
+  std::ofstream(dir / "next/model.onnx", std::ios::binary) << other.SerializeAsString();
+  ASSERT_TRUE(
+      ModelCompiler().CompileToFile(dir / "next/model.onnx", dir / "next/model_ctx.onnx").ok());
+  fs::rename(dir / "next/model_ctx.epctx", dir / "model_ctx.epctx");
+
+  auto denied = Session::Create(ctx, Options({{"epctx.fallback", "deny"}}));
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.status().code(), StatusCode::kStale);
+  EXPECT_THAT(denied.status().message(),
+              HasSubstr("the blob '" + (dir / "model_ctx.epctx") + "' is not the one '" + ctx +
+                        "' was compiled with (blob checksum "));
+  // Falling back runs the original model, with its own weights: 1+5+9 = 15 in column 0.
+  auto session = Session::Create(ctx);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  EXPECT_FALSE((*session)->origin().from_context_blob);
+  auto out = (*session)->Run({{"x", Ones()}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].data_as<float>()[0], 15.0f);
+
+  auto checks = VerifyModel(ctx);
+  ASSERT_TRUE(checks.ok());
+  bool reported = false;
+  for (const VerifyCheck& c : *checks) {
+    if (c.what != "blob identity") continue;
+    reported = true;
+    EXPECT_FALSE(c.passed);
+    EXPECT_THAT(c.detail, HasSubstr("is not the one"));
+  }
+  EXPECT_TRUE(reported);
+}
+
+TEST(ContextPair, ContextModelWithoutABlobChecksumIsNotPaired) {
+  TempDir dir;
+  std::string ctx = Compile(dir);
+  EditContextModel(ctx, [](onnx::ModelProto& m) {
+    auto* props = m.mutable_metadata_props();
+    for (int i = 0; i < props->size(); ++i) {
+      if (props->Get(i).key() == "epctx.blob_checksum") props->DeleteSubrange(i, 1);
+    }
+  });
+  auto denied = Session::Create(ctx, Options({{"epctx.fallback", "deny"}}));
+  ASSERT_FALSE(denied.ok());
+  EXPECT_THAT(denied.status().message(),
+              HasSubstr("records no blob checksum, so its blob '" + (dir / "model_ctx.epctx") +
+                        "' cannot be confirmed to be the one it was compiled with"));
+}
+
 }  // namespace
 }  // namespace epctx::testing

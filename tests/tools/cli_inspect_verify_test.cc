@@ -87,7 +87,7 @@ TEST(CliVerifyTest, FindsADamagedWeightThatLoadingDoesNotRead) {
   EXPECT_THAT(r.out, HasSubstr("FAILED  weight checksums: '" + (dir / "mobilenet_v2_ctx.epctx") +
                                "': WEIGHTS checksum mismatch\n"));
   EXPECT_THAT(r.out, HasSubstr("ok      kernels: "));
-  EXPECT_EQ(r.err, "epctx: error: '" + ctx + "': 1 of 7 checks failed\n");
+  EXPECT_EQ(r.err, "epctx: error: '" + ctx + "': 1 of 8 checks failed\n");
 }
 
 TEST(CliVerifyTest, ReportsATouchedOriginal) {
