@@ -64,7 +64,14 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   impl->inputs_ = DescribeValues(*program, program->inputs());
   impl->outputs_ = DescribeValues(*program, program->outputs());
   impl->blob_ = std::move(blob);
+  impl->partition_name_ = partition_name;
   return impl;
+}
+
+Status SessionImpl::Damaged(const Status& why) const {
+  return Status(why.code(), fmt::format("model '{}': {}; this run's outputs are discarded, and a "
+                                        "new session loads the blob again",
+                                        partition_name_, why.message()));
 }
 
 Status SessionImpl::CheckInput(const ValueInfo& expected, const Tensor& given) const {
@@ -130,6 +137,7 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
   }
 
   std::lock_guard<std::mutex> lock(run_mutex_);
+  if (blob_->known_damaged()) return Damaged(blob_->CheckIntact());
   if (!arena_.valid() && program_->arena_bytes() > 0) {
     arena_ = AlignedBuffer(program_->arena_bytes(), AlignedBuffer::Fill::kUninitialized);
     if (!arena_.valid()) {
@@ -140,13 +148,19 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
   exec::RunControl control;
   control.max_loop_iterations = max_loop_iterations_;
   if (run_options != nullptr) control.terminate = run_options->terminate_.get();
-  EPCTX_ASSIGN_OR_RETURN(
-      std::vector<Tensor> all,
-      program_->Run(ordered, arena_.valid() ? arena_.mutable_bytes() : std::span<std::byte>(),
-                    control));
-  if (output_names.empty()) return all;
+  auto all = program_->Run(
+      ordered, arena_.valid() ? arena_.mutable_bytes() : std::span<std::byte>(), control);
+  // Whatever the run computed, from a blob that changed under it, is not an answer; a kernel
+  // error seen meanwhile may be the change's doing too.
+  Status intact = blob_->CheckIntact();
+  if (!intact.ok()) return Damaged(intact);
+  if (!all.ok()) {
+    return Status(all.status().code(),
+                  fmt::format("model '{}': {}", partition_name_, all.status().message()));
+  }
+  if (output_names.empty()) return std::move(all).value();
   std::vector<Tensor> out;
-  for (size_t pos : selected) out.push_back(all[pos]);
+  for (size_t pos : selected) out.push_back((*all)[pos]);
   return out;
 }
 

@@ -39,12 +39,15 @@ class SessionImpl {
 
  private:
   Status CheckInput(const ValueInfo& expected, const Tensor& given) const;
+  // The error of a run whose blob changed under it.
+  Status Damaged(const Status& why) const;
 
   std::shared_ptr<const loader::LoadedBlob> blob_;
   std::unique_ptr<exec::BoundProgram> program_;
   std::vector<ValueInfo> inputs_;
   std::vector<ValueInfo> outputs_;
   SessionOrigin origin_;
+  std::string partition_name_;
   int64_t max_loop_iterations_ = 0;
   std::mutex run_mutex_;
   AlignedBuffer arena_;  // allocated at the first run

@@ -197,7 +197,8 @@ TEST(ControlFlow, LoopScanOutputsOfChangingShapeAreAnError) {
                            {"m", Make<int64_t>(DataType::kInt64, {}, {2})}});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().message(),
-            "Loop node 'Loop_0': scan outputs differ between iterations: float32 [2] and float32 "
+            "model 'ragged': Loop node 'Loop_0': scan outputs differ between iterations: float32 "
+            "[2] and float32 "
             "[4] cannot be stacked");
 }
 
@@ -237,7 +238,8 @@ TEST(RunLimits, LoopStopsAtMaxLoopIterations) {
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kCancelled);
   EXPECT_EQ(out.status().message(),
-            "Loop node 'Loop_0': the loop was stopped after 1000 iterations, the limit "
+            "model 'endless': Loop node 'Loop_0': the loop was stopped after 1000 iterations, the "
+            "limit "
             "epctx.max_loop_iterations sets");
 }
 
@@ -268,8 +270,9 @@ TEST(RunLimits, TerminateStopsARunningLoopFromAnotherThread) {
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), StatusCode::kCancelled);
   EXPECT_THAT(out.status().message(),
-              ::testing::MatchesRegex("Loop node 'Loop_0': (Loop 'Loop_0' attribute 'body': )?the "
-                                      "run was terminated \\(RunOptions::SetTerminate\\), .*"));
+              ::testing::MatchesRegex(
+                  "model 'endless': Loop node 'Loop_0': (Loop 'Loop_0' attribute 'body': )?the "
+                  "run was terminated \\(RunOptions::SetTerminate\\), .*"));
   EXPECT_GE(elapsed, std::chrono::milliseconds(200));
   EXPECT_TRUE(run_options.terminate());
 
@@ -277,7 +280,8 @@ TEST(RunLimits, TerminateStopsARunningLoopFromAnotherThread) {
   out = session->Run(run_options, EndlessFeeds(3));
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().message(),
-            "the run was terminated (RunOptions::SetTerminate), before Loop node 'Loop_0'");
+            "model 'endless': the run was terminated (RunOptions::SetTerminate), before Loop node "
+            "'Loop_0'");
   run_options.UnsetTerminate();
   out = session->Run(run_options, EndlessFeeds(3));
   ASSERT_TRUE(out.ok()) << out.status().ToString();
