@@ -187,6 +187,12 @@ TEST(ContextPaths, StalenessIsStillDetectedForAnOriginalOutside) {
   auto session = Session::Create(ctx, Options({{"epctx.fallback", "deny"}}));
   ASSERT_FALSE(session.ok());
   EXPECT_EQ(session.status().code(), StatusCode::kStale);
+  // The blob is named although it was never opened (the message said "context blob ''").
+  EXPECT_EQ(session.status().message(),
+            "'" + ctx + "': the context blob '" + (dir / "out/model_ctx.epctx") +
+                "' cannot be used, and epctx.fallback=deny: original model '" +
+                (dir / "src/model.onnx") +
+                "' changed since it was compiled (modified after compilation)");
 }
 
 TEST(ContextFiles, FifoAtTheBlobPathFallsBackWithoutBlocking) {

@@ -42,6 +42,7 @@ enum class Corruption {
   kPackLayoutVersion,
   kMissingCpuFeature,
   kNoCpuFeaturesAvailable,
+  kUnknownCpuFeatureBit,
   // Section table.
   kSectionCountZero,
   kSectionCountAboveMax,
@@ -182,6 +183,8 @@ const std::vector<CorruptionCase>& Catalogue() {
        "packed for CPU features this CPU lacks: amx-tile"},
       {C::kNoCpuFeaturesAvailable, "NoCpuFeaturesAvailable", kTarget,
        "packed for CPU features this CPU lacks: sse4.2"},
+      {C::kUnknownCpuFeatureBit, "UnknownCpuFeatureBit", kTarget,
+       "packed for CPU features this CPU lacks: unknown feature bit 40"},
       {C::kSectionCountZero, "SectionCountZero", kCorrupt, "section count 0 outside 1..8"},
       {C::kSectionCountAboveMax, "SectionCountAboveMax", kCorrupt, "section count 9 outside 1..8"},
       {C::kUnknownSectionKind, "UnknownSectionKind", kCorrupt, "section 1 has unknown kind 4"},
@@ -452,6 +455,8 @@ Bytes MakeCorruptBlob(Corruption c, OpenOptions& options) {
     case C::kNoCpuFeaturesAvailable:
       options.available_cpu_features = 0;
       return EditHeader([](BlobHeader& h) { h.target.required_cpu_features |= cpu::kSse42; });
+    case C::kUnknownCpuFeatureBit:
+      return EditHeader([](BlobHeader& h) { h.target.required_cpu_features |= 1ull << 40; });
     case C::kSectionCountZero:
       return EditHeader([](BlobHeader& h) { h.section_count = 0; });
     case C::kSectionCountAboveMax:
