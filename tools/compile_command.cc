@@ -33,10 +33,7 @@ struct CompileArgs {
 // -o as given; else <DIR or the model's directory>/<stem>_ctx.onnx.
 std::string ContextModelPath(const std::string& model_path, const CompileArgs& args) {
   if (!args.output.empty()) return args.output;
-  std::filesystem::path model(model_path);
-  std::filesystem::path dir =
-      args.output_dir.empty() ? model.parent_path() : std::filesystem::path(args.output_dir);
-  return (dir / (model.stem().string() + "_ctx.onnx")).string();
+  return DefaultContextModelPathFor(model_path, args.output_dir);
 }
 
 bool SameFile(const std::string& a, const std::string& b) {

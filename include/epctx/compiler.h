@@ -104,6 +104,10 @@ std::vector<std::string> PackLayoutDescriptions();
 // "key (default "v"): meaning" lines of every SessionOptions key, for --help texts.
 std::string DescribeConfigKeys();
 
+// The context model of an original model: "models/resnet50.onnx" -> "models/resnet50_ctx.onnx",
+// or in `output_dir` when one is given ("out/resnet50_ctx.onnx"). The one home of that rule.
+std::string DefaultContextModelPathFor(const std::string& model_path,
+                                       const std::string& output_dir = "");
 // "out/resnet50_ctx.onnx" -> "out/resnet50_ctx.epctx": the blob file the compiler writes.
 std::string DefaultBlobPathFor(const std::string& context_model_path);
 // The shared blob of a multi-model compile whose first context model is `first_context_model`:

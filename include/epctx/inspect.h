@@ -74,7 +74,11 @@ struct InspectReport {
 // `path` is a context model (NAME_ctx.onnx) or a blob file. The blob is fully verified except
 // for its target (a blob for another CPU or build can be inspected; `target_mismatch` says why it
 // would not load here) and its weight checksums (see VerifyModel).
-Result<InspectReport> InspectModel(const std::string& path);
+struct InspectOptions {
+  // As epctx.allow_external_paths: the context model may name files outside its folder.
+  bool allow_external_paths = false;
+};
+Result<InspectReport> InspectModel(const std::string& path, const InspectOptions& options = {});
 
 struct VerifyCheck {
   std::string what;  // "blob structure", "target", "weight checksums", ...
@@ -86,6 +90,8 @@ struct VerifyOptions {
   // Also hash the original model and compare with the hash recorded at compile time (reads the
   // whole original). Without it, the original is checked by size and mtime, as at load.
   bool hash_original = false;
+  // As epctx.allow_external_paths: the context model may name files outside its folder.
+  bool allow_external_paths = false;
 };
 
 // Every check a load makes, plus those a load skips to stay O(nodes): the checksum of every

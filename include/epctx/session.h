@@ -1,6 +1,7 @@
 // Sessions: load a context model (NAME_ctx.onnx) or an original ONNX model, and run it.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -21,9 +22,10 @@ namespace epctx {
 //   ep.context_enable, ep.context_file_path, ep.context_embed_mode,
 //   ep.context_node_name_prefix, ep.share_ep_contexts, ep.stop_share_ep_contexts,
 //   epctx.fallback ("allow" | "deny"), epctx.verify_weights ("0" | "1"),
+//   epctx.allow_external_paths ("0" | "1"),
 //   epctx.load_mode ("mmap" | "populate" | "prefetch" | "read"),
 //   epctx.profile_file (a path: profile the session, see Session::EndProfiling),
-//   session.intra_op_num_threads (0 = all cores).
+//   epctx.max_loop_iterations (0 = no limit), session.intra_op_num_threads (0 = all cores).
 class SessionOptions {
  public:
   SessionOptions& AddConfigEntry(std::string key, std::string value);
@@ -84,6 +86,22 @@ struct ModelMetadata {
 
 class SessionImpl;
 
+// Settings of one Run call, as ONNX Runtime's RunOptions. SetTerminate may be called from any
+// thread while runs using these options are in flight: each stops at its next check (before
+// every node, and every Loop or Scan iteration) and returns kCancelled; runs started while the
+// flag is set stop at once, until UnsetTerminate. Copies share one flag.
+class RunOptions {
+ public:
+  RunOptions();
+  void SetTerminate();
+  void UnsetTerminate();
+  bool terminate() const;
+
+ private:
+  friend class SessionImpl;
+  std::shared_ptr<std::atomic<bool>> terminate_;
+};
+
 class Session {
  public:
   // `model_path` is a context model or an original ONNX model; which one is read from the file.
@@ -107,6 +125,10 @@ class Session {
   // The returned tensors own their memory (nothing aliases the session, its arena or the blob), so
   // they may outlive the session and be handed to another owner without a copy.
   Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
+                                  const std::vector<std::string>& output_names = {});
+  // The same, within `run_options` (its terminate flag stops the run).
+  Result<std::vector<Tensor>> Run(const RunOptions& run_options,
+                                  const std::unordered_map<std::string, Tensor>& inputs,
                                   const std::vector<std::string>& output_names = {});
 
   // With epctx.profile_file set: writes the profile (session creation, then every run node by

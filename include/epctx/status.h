@@ -20,6 +20,7 @@ enum class StatusCode {
   kUnsupported,         // an operator, attribute or data type the engine does not implement
   kFailedPrecondition,  // a state the call cannot work in
   kInternal,            // a bug in epctx
+  kCancelled,           // the run was stopped: RunOptions::SetTerminate, or a limit it reached
 };
 
 const char* StatusCodeName(StatusCode code);

@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <climits>
+#include <utility>
 
 #include "epctx_build_info.h"
 #include "util/status_macros.h"
@@ -107,7 +108,39 @@ std::optional<T> ParseNumber(const std::string& s, int base = 10) {
   return value;
 }
 
+// The EPContext attributes epctx reads, with the type ONNX Runtime's contrib op gives them.
+Status CheckAttributeType(const onnx::AttributeProto& a, const std::string& name) {
+  using A = onnx::AttributeProto;
+  static const std::pair<const char*, A::AttributeType> kTypes[] = {
+      {"ep_cache_context", A::STRING},      {"embed_mode", A::INT}, {"main_context", A::INT},
+      {"partition_name", A::STRING},        {"source", A::STRING},  {"ep_sdk_version", A::STRING},
+      {"hardware_architecture", A::STRING}, {"notes", A::STRING}};
+  for (const auto& [attr, type] : kTypes) {
+    if (a.name() == attr && a.type() != type) {
+      return EPCTX_ERROR(kInvalidArgument, "'{}': EPContext attribute '{}' must be {}, not {}",
+                         name, attr, A::AttributeType_Name(type), A::AttributeType_Name(a.type()));
+    }
+  }
+  return Status::Ok();
+}
+
+IoDeclaration Declaration(const onnx::ValueInfoProto& vi) {
+  IoDeclaration d;
+  d.name = vi.name();
+  if (!vi.type().has_tensor_type()) return d;
+  const auto& tt = vi.type().tensor_type();
+  d.elem_type = tt.elem_type();
+  d.has_shape = tt.has_shape();
+  for (const auto& dim : tt.shape().dim())
+    d.dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+  return d;
+}
+
 }  // namespace
+
+std::string ContextModelFileName(const std::string& stem) {
+  return stem + "_ctx.onnx";
+}
 
 Result<std::string> SerializeContextModel(const ContextModelSpec& spec) {
   onnx::ModelProto model;
@@ -169,6 +202,7 @@ Result<std::string> SerializeContextModel(const ContextModelSpec& spec) {
   AddMeta(model, kMetaOriginalSize, std::to_string(spec.original_size));
   AddMeta(model, kMetaOriginalMtime, std::to_string(spec.original_mtime_ns));
   AddMeta(model, kMetaOriginalHash, fmt::format("{:016x}", spec.original_hash));
+  AddMeta(model, kMetaBlobChecksum, fmt::format("{:016x}", spec.blob_identity));
   std::string out;
   if (!model.SerializeToString(&out)) {
     return EPCTX_ERROR(kInternal, "cannot serialize the context model");
@@ -206,14 +240,23 @@ Result<std::optional<ContextModelInfo>> ParseContextModel(std::span<const std::b
                        "nodes; only whole-graph contexts are supported",
                        name, model.graph().node_size() - 1);
   }
+  if (ep->domain() != kEpContextDomain) {
+    return EPCTX_ERROR(kInvalidArgument, "'{}': EPContext node has domain '{}', not {}", name,
+                       ep->domain(), kEpContextDomain);
+  }
   ContextModelInfo info;
   info.node_name = ep->name();
   bool has_cache = false;
   for (const auto& a : ep->attribute()) {
+    EPCTX_RETURN_IF_ERROR(CheckAttributeType(a, name));
     if (a.name() == "ep_cache_context") {
       has_cache = true;
       info.blob_reference = a.s();
     } else if (a.name() == "embed_mode") {
+      if (a.i() != 0 && a.i() != 1) {
+        return EPCTX_ERROR(kInvalidArgument, "'{}': EPContext embed_mode is {}, not 0 or 1", name,
+                           a.i());
+      }
       info.embed = a.i() != 0;
     } else if (a.name() == "main_context") {
       info.main_context = a.i() != 0;
@@ -223,6 +266,8 @@ Result<std::optional<ContextModelInfo>> ParseContextModel(std::span<const std::b
       info.source = a.s();
     }
   }
+  for (const auto& vi : model.graph().input()) info.inputs.push_back(Declaration(vi));
+  for (const auto& vi : model.graph().output()) info.outputs.push_back(Declaration(vi));
   if (!info.source.empty() && info.source != kEpContextSource) {
     return EPCTX_ERROR(kUnsupported, "'{}': EPContext node was made by '{}', not by epctx", name,
                        info.source);
@@ -239,6 +284,7 @@ Result<std::optional<ContextModelInfo>> ParseContextModel(std::span<const std::b
     if (p.key() == kMetaOriginalSize) info.original_size = ParseNumber<uint64_t>(p.value());
     if (p.key() == kMetaOriginalMtime) info.original_mtime_ns = ParseNumber<int64_t>(p.value());
     if (p.key() == kMetaOriginalHash) info.original_hash = ParseNumber<uint64_t>(p.value(), 16);
+    if (p.key() == kMetaBlobChecksum) info.blob_identity = ParseNumber<uint64_t>(p.value(), 16);
   }
   return std::optional<ContextModelInfo>(std::move(info));
 }

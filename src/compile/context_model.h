@@ -22,6 +22,8 @@ inline constexpr const char* kMetaOriginalPath = "epctx.original_model";
 inline constexpr const char* kMetaOriginalSize = "epctx.original_size";
 inline constexpr const char* kMetaOriginalMtime = "epctx.original_mtime_ns";
 inline constexpr const char* kMetaOriginalHash = "epctx.original_hash";
+// The blob's identity (its header checksum, hex): the context model pairs with that blob only.
+inline constexpr const char* kMetaBlobChecksum = "epctx.blob_checksum";
 // Embedded blobs above this size are refused: protobuf messages cannot exceed 2 GiB, and the
 // context model must stay comfortably parseable.
 inline constexpr uint64_t kMaxEmbeddedBlobBytes = 1ull << 30;
@@ -44,10 +46,23 @@ struct ContextModelSpec {
   uint64_t original_size = 0;
   int64_t original_mtime_ns = 0;
   uint64_t original_hash = 0;
+  uint64_t blob_identity = 0;  // the blob's header checksum
 };
+
+// "resnet50" -> "resnet50_ctx.onnx": the file name of a context model (see
+// DefaultContextModelPathFor in include/epctx/compiler.h).
+std::string ContextModelFileName(const std::string& stem);
 
 // Serialized ModelProto bytes.
 Result<std::string> SerializeContextModel(const ContextModelSpec& spec);
+
+// A graph input or output as the context model declares it.
+struct IoDeclaration {
+  std::string name;
+  int32_t elem_type = 0;  // ONNX TensorProto data type; 0 when not declared
+  bool has_shape = false;
+  std::vector<int64_t> dims;  // -1 for a dim without a value
+};
 
 // What the loader needs from a context model.
 struct ContextModelInfo {
@@ -62,10 +77,14 @@ struct ContextModelInfo {
   std::optional<uint64_t> original_size;
   std::optional<int64_t> original_mtime_ns;
   std::optional<uint64_t> original_hash;
+  std::optional<uint64_t> blob_identity;  // nullopt when not recorded
+  std::vector<IoDeclaration> inputs;      // the graph's, in order
+  std::vector<IoDeclaration> outputs;
 };
 
 // nullopt when the model has no EPContext node (an original model); an error when it has one
-// that is malformed, or several (not supported yet).
+// that is malformed (another domain than com.microsoft, an attribute of the wrong type, no
+// ep_cache_context or partition_name), or several (not supported yet).
 Result<std::optional<ContextModelInfo>> ParseContextModel(std::span<const std::byte> bytes,
                                                           const std::string& name);
 

@@ -2,6 +2,7 @@
 // into one shared blob, or several across calls with ep.share_ep_contexts.
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "compile/options.h"
 #include "epctx/compiler.h"
 #include "exec/kernels/dnnl/isa.h"
+#include "format/blob_layout.h"
 #include "format/target.h"
 #include "util/file.h"
 #include "util/logging.h"
@@ -48,6 +50,29 @@ compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std
   return spec;
 }
 
+// Loads read only files inside the context model's folder unless epctx.allow_external_paths=1:
+// say so when the context model names one outside.
+void WarnAboutOutsideReferences(const compile::ContextModelSpec& spec,
+                                const std::string& context_model_path,
+                                std::vector<std::string>& warnings) {
+  auto warn = [&](const char* what, const std::string& reference) {
+    if (reference.empty() || StaysInsideFolder(reference)) return;
+    warnings.push_back(
+        fmt::format("'{}' names the {} '{}', outside its folder: loads read it only with "
+                    "epctx.allow_external_paths=1",
+                    context_model_path, what, reference));
+    Logger().warn("{}", warnings.back());
+  };
+  if (!spec.embed) warn("blob", spec.blob_reference);
+  warn("original model", spec.original_path);
+}
+
+uint64_t IdentityOf(const AlignedBuffer& blob) {
+  format::BlobHeader header;
+  std::memcpy(&header, blob.data(), sizeof header);
+  return header.header_checksum;
+}
+
 Status CheckContextModelPath(const std::string& path) {
   if (path.empty())
     return EPCTX_ERROR(kInvalidArgument, "no output path given for the context model");
@@ -73,6 +98,9 @@ struct SharedGroup {
   format::BlobWriter writer;
   std::string blob_path;
   std::map<std::string, int> partition_uses;
+  // The context models written so far: each is written again, with the blob's identity, once
+  // the blob exists.
+  std::vector<std::pair<std::string, compile::ContextModelSpec>> members;
 };
 
 SharedGroup& Group() {
@@ -98,6 +126,12 @@ ModelCompiler::ModelCompiler(SessionOptions options) : options_(std::move(option
 
 void ModelCompiler::SetProgressCallback(std::function<void(const std::string&)> callback) {
   progress_ = std::move(callback);
+}
+
+std::string DefaultContextModelPathFor(const std::string& model_path,
+                                       const std::string& output_dir) {
+  std::string dir = output_dir.empty() ? DirName(model_path) : output_dir;
+  return JoinPath(dir, compile::ContextModelFileName(compile::PartitionNameFor(model_path)));
 }
 
 std::string DefaultBlobPathFor(const std::string& context_model_path) {
@@ -158,12 +192,19 @@ Result<CompileReport> CompileShared(const compile::EngineOptions& opts, const Co
                        "ep.context_embed_mode=1 cannot be combined with "
                        "ep.share_ep_contexts: the shared blob is written by the last call");
   }
+  if (out.bytes != nullptr) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "ep.share_ep_contexts needs the context models written to files: each "
+                       "records the shared blob's identity, known only when the last model "
+                       "(ep.stop_share_ep_contexts) writes the blob, and is then rewritten");
+  }
   SharedGroup& group = Group();
   std::lock_guard<std::mutex> lock(group.mutex);
   if (!group.open) {
     group.writer = format::BlobWriter(compile::PackingTarget());
     group.blob_path = SharedBlobPathFor(out.location);
     group.partition_uses.clear();
+    group.members.clear();
   }
   bool main_context = !group.open;
   EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import());
@@ -176,17 +217,26 @@ Result<CompileReport> CompileShared(const compile::EngineOptions& opts, const Co
   EPCTX_ASSIGN_OR_RETURN(std::string ctx_bytes, compile::SerializeContextModel(spec));
   EPCTX_RETURN_IF_ERROR(Deliver(out, std::move(ctx_bytes)));
   CompileReport report;
+  WarnAboutOutsideReferences(spec, out.location, report.warnings);
   report.context_model_path = out.location;
   report.blob_path = group.blob_path;
   report.node_count = compiled.program.node_count;
   report.weight_bytes = group.writer.unique_weight_bytes();
   report.weight_count = group.writer.weight_count();
   report.blob_pending = !opts.stop_share_ep_contexts;
+  group.members.emplace_back(out.location, std::move(spec));
   if (opts.stop_share_ep_contexts) {
     group.open = false;
-    EPCTX_RETURN_IF_ERROR(group.writer.WriteToFile(group.blob_path));
+    uint64_t identity = 0;
+    EPCTX_RETURN_IF_ERROR(group.writer.WriteToFile(group.blob_path, &identity));
     EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(group.blob_path));
     report.blob_size = id.size;
+    for (auto& [path, member] : group.members) {
+      member.blob_identity = identity;
+      EPCTX_ASSIGN_OR_RETURN(std::string bytes, compile::SerializeContextModel(member));
+      EPCTX_RETURN_IF_ERROR(WriteFileAtomically(path, std::as_bytes(std::span(bytes))));
+    }
+    group.members.clear();
   }
   return report;
 }
@@ -231,23 +281,24 @@ Result<CompileReport> CompileOne(const SessionOptions& options, const CompileInp
   compile::ContextModelSpec spec = SpecFor(model, partition, out.location, opts, true);
   std::string blob_path;
   AlignedBuffer embedded;
+  // The blob first: the context model records its identity. A compile killed between the two
+  // renames leaves the old context model beside the new blob, which loads then refuse to pair.
   if (opts.embed_mode) {
     EPCTX_ASSIGN_OR_RETURN(embedded, writer.WriteToMemory());
     spec.embedded_blob = embedded.bytes();
+    spec.blob_identity = IdentityOf(embedded);
     report.blob_size = embedded.size();
   } else {
     blob_path = DefaultBlobPathFor(out.location);
     spec.blob_reference = BaseName(blob_path);
-  }
-  EPCTX_ASSIGN_OR_RETURN(std::string ctx_bytes, compile::SerializeContextModel(spec));
-
-  if (!opts.embed_mode) {
-    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path));
+    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path, &spec.blob_identity));
     EPCTX_ASSIGN_OR_RETURN(FileIdentity blob_id, StatFile(blob_path));
     report.blob_size = blob_id.size;
     report.blob_path = blob_path;
   }
-  Status delivered = Deliver(out, std::move(ctx_bytes));
+  WarnAboutOutsideReferences(spec, out.location, report.warnings);
+  auto ctx_bytes = compile::SerializeContextModel(spec);
+  Status delivered = ctx_bytes.ok() ? Deliver(out, std::move(*ctx_bytes)) : ctx_bytes.status();
   if (!delivered.ok()) {
     // Leave no blob without its context model.
     if (!blob_path.empty()) ::unlink(blob_path.c_str());
@@ -319,7 +370,7 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
     r.model_path = model_paths[i];
     std::string stem = compile::PartitionNameFor(model_paths[i]);
     r.partition_name = UniquePartition(partition_uses, stem);
-    r.context_model_path = JoinPath(output_dir, r.partition_name + "_ctx.onnx");
+    r.context_model_path = JoinPath(output_dir, compile::ContextModelFileName(r.partition_name));
     if (r.partition_name != stem) {
       r.warnings.push_back(fmt::format("another model is also named '{}': '{}' is written as '{}'",
                                        stem, model_paths[i], r.context_model_path));
@@ -363,12 +414,14 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
   auto undo = [&]() {
     for (const std::string& p : written) ::unlink(p.c_str());
   };
+  uint64_t identity = 0;
   if (opts.embed_mode) {
     EPCTX_ASSIGN_OR_RETURN(embedded, writer.WriteToMemory());
+    identity = IdentityOf(embedded);
     report.blob_size = embedded.size();
   } else {
     say(fmt::format("writing shared blob '{}'", blob_path));
-    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path));
+    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path, &identity));
     written.push_back(blob_path);
     EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(blob_path));
     report.blob_size = id.size;
@@ -378,11 +431,13 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
     ModelCompileResult& r = report.models[i];
     compile::ContextModelSpec spec =
         SpecFor(models[i], r.partition_name, r.context_model_path, opts, i == 0);
+    spec.blob_identity = identity;
     if (opts.embed_mode) {
       spec.embedded_blob = embedded.bytes();
     } else {
       spec.blob_reference = RelativePath(blob_path, DirName(r.context_model_path));
     }
+    WarnAboutOutsideReferences(spec, r.context_model_path, r.warnings);
     auto bytes = compile::SerializeContextModel(spec);
     Status s = bytes.ok()
                    ? WriteFileAtomically(r.context_model_path, std::as_bytes(std::span(*bytes)))

@@ -9,6 +9,8 @@
 #include <unordered_map>
 
 #include "compile/function_inliner.h"
+#include "compile/onnx_precheck.h"
+#include "compile/onnx_shape_fixes.h"
 #include "compile/onnx_tensor.h"
 #include "compile/symbolic/symbolic_shapes.h"
 #include "exec/kernel.h"
@@ -33,6 +35,7 @@ Status RunChecker(const onnx::ModelProto& model, const std::string& name) {
 }
 
 Status RunShapeInference(onnx::ModelProto& model, const std::string& name) {
+  InstallShapeInferenceFixes();
   try {
     onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0,
                                         /*enable_data_propagation=*/true};
@@ -360,9 +363,6 @@ class GraphImporter {
 
 Result<ImportedModel> ImportGraphs(ModelPtr model, const std::string& name,
                                    const std::string& model_dir) {
-  if (model->functions_size() > 0) {
-    return EPCTX_ERROR(kUnsupported, "'{}': model-local functions are not supported", name);
-  }
   ImportedModel out;
   out.ir_version = model->ir_version();
   for (const auto& op : model->opset_import()) {
@@ -388,6 +388,13 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
   }
   if (!model->has_graph()) {
     return EPCTX_ERROR(kInvalidArgument, "'{}': ONNX model has no graph", name);
+  }
+  // Before onnx::checker and shape inference, which would crash on some of what it refuses.
+  EPCTX_RETURN_IF_ERROR(PrecheckModel(*model, name));
+  if (model->functions_size() > 0) {
+    return EPCTX_ERROR(kUnsupported,
+                       "'{}': model-local functions are not supported (function '{}')", name,
+                       model->functions(0).name());
   }
   EPCTX_RETURN_IF_ERROR(RunChecker(*model, name));
   EPCTX_RETURN_IF_ERROR(RunShapeInference(*model, name));

@@ -65,16 +65,11 @@ Result<std::span<const std::byte>> ExternalDataFiles::View(const std::string& lo
                        "external data '{}' cannot be resolved for a model without a directory",
                        location);
   }
-  std::filesystem::path rel(location);
-  if (rel.is_absolute()) {
-    return EPCTX_ERROR(kInvalidArgument, "external data location '{}' must be relative", location);
-  }
-  for (const auto& part : rel) {
-    if (part == "..") {
-      return EPCTX_ERROR(kInvalidArgument,
-                         "external data location '{}' must not leave the model's directory",
-                         location);
-    }
+  if (!StaysInsideFolder(location)) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "external data location '{}' must be a relative path inside the model's "
+                       "directory",
+                       location);
   }
   std::string path = JoinPath(model_dir_, location);
   auto it = files_.find(path);

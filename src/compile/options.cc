@@ -65,6 +65,13 @@ const std::vector<Key>& Keys() {
          EPCTX_ASSIGN_OR_RETURN(o.verify_weights, ParseBool("epctx.verify_weights", v));
          return Status::Ok();
        }},
+      {"epctx.allow_external_paths", "0",
+       "1: a context model may name a blob or original model outside its folder (absolute or "
+       "with ..)",
+       [](const std::string& v, EngineOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.allow_external_paths, ParseBool("epctx.allow_external_paths", v));
+         return Status::Ok();
+       }},
       {"epctx.load_mode", "mmap",
        "how the blob is brought in: mmap (lazy) | populate (pre-faulted) | prefetch (lazy, "
        "weights read ahead by io_uring in the background) | read (io_uring reads into "
@@ -134,6 +141,20 @@ const std::vector<Key>& Keys() {
                               "\"first_run\", got \"{}\"",
                               v);
          }
+         return Status::Ok();
+       }},
+      {"epctx.max_loop_iterations", "10000000",
+       "iterations one Loop may run before the run stops with an error; 0 = no limit",
+       [](const std::string& v, EngineOptions& o) {
+         int64_t n = -1;
+         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || p != v.data() + v.size() || n < 0) {
+           return EPCTX_ERROR(kInvalidArgument,
+                              "option epctx.max_loop_iterations must be an integer >= 0, got "
+                              "\"{}\"",
+                              v);
+         }
+         o.max_loop_iterations = n;
          return Status::Ok();
        }},
       {"session.intra_op_num_threads", "0", "threads for kernels; 0 = all cores",

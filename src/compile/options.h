@@ -2,6 +2,7 @@
 // key is checked the same way and unknown keys are refused with the list of known ones.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "epctx/session.h"
@@ -27,6 +28,9 @@ const char* LoadModeName(LoadMode mode);
 // thread started at session creation (default), or on the first run that needs each.
 enum class PrepareKernels { kBackground, kFirstRun };
 
+// Iterations one Loop may run before the run is stopped (epctx.max_loop_iterations); 0 lifts it.
+inline constexpr int64_t kDefaultMaxLoopIterations = 10'000'000;
+
 struct EngineOptions {
   bool context_enable = false;                       // ep.context_enable
   std::string context_file_path;                     // ep.context_file_path
@@ -34,12 +38,14 @@ struct EngineOptions {
   std::string node_name_prefix;                      // ep.context_node_name_prefix
   FallbackPolicy fallback = FallbackPolicy::kAllow;  // epctx.fallback
   bool verify_weights = false;                       // epctx.verify_weights
+  bool allow_external_paths = false;                 // epctx.allow_external_paths
   LoadMode load_mode = LoadMode::kMmap;              // epctx.load_mode
   int intra_op_num_threads = 0;                      // session.intra_op_num_threads (0: all cores)
-  bool share_ep_contexts = false;                    // ep.share_ep_contexts
-  bool stop_share_ep_contexts = false;               // ep.stop_share_ep_contexts
-  std::string profile_file;                          // epctx.profile_file ("": no profiling)
-  std::string target_isa = "native";                 // epctx.target_isa: native, avx2, avx512_core
+  int64_t max_loop_iterations = kDefaultMaxLoopIterations;  // epctx.max_loop_iterations
+  bool share_ep_contexts = false;                           // ep.share_ep_contexts
+  bool stop_share_ep_contexts = false;                      // ep.stop_share_ep_contexts
+  std::string profile_file;                                 // epctx.profile_file ("": no profiling)
+  std::string target_isa = "native";  // epctx.target_isa: native, avx2, avx512_core
   PrepareKernels prepare_kernels = PrepareKernels::kBackground;  // epctx.prepare_kernels
 };
 

@@ -170,6 +170,9 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
     const fb::Value* v = program.values()->Get(static_cast<uint32_t>(i));
     bound->slots_[i].arena_offset = v->arena_offset();
     bound->slots_[i].arena_bytes = v->arena_bytes();
+    bound->slots_[i].dtype = static_cast<DataType>(v->dtype());
+    bound->slots_[i].shape_known = v->shape() != nullptr;
+    bound->slots_[i].shape = SpanOf(v->shape());
     if (v->weight() >= 0) {
       EPCTX_ASSIGN_OR_RETURN(bound->weights_[i], weights(static_cast<uint32_t>(v->weight())));
     }
@@ -261,8 +264,13 @@ void BoundProgram::Prepare(const std::atomic<bool>& stop) const {
 class BoundProgram::RunContext final : public KernelContext {
  public:
   RunContext(const BoundProgram& program, std::vector<Tensor>& values,
-             std::vector<uint8_t>& heap_owned, std::span<std::byte> arena)
-      : program_(program), values_(values), heap_owned_(heap_owned), arena_(arena) {}
+             std::vector<uint8_t>& heap_owned, std::span<std::byte> arena,
+             const RunControl& control)
+      : program_(program),
+        values_(values),
+        heap_owned_(heap_owned),
+        arena_(arena),
+        control_(control) {}
 
   void SetNode(const BoundNode* node) { node_ = node; }
 
@@ -299,6 +307,7 @@ class BoundProgram::RunContext final : public KernelContext {
     return &values_[v];
   }
   int num_threads() const override { return program_.num_threads_; }
+  const RunControl& run_control() const override { return control_; }
 
   bool ShareInput(size_t output, size_t input, const std::vector<int64_t>& shape) override {
     if (output >= node_->outputs.size() || input >= node_->inputs.size()) return false;
@@ -332,11 +341,44 @@ class BoundProgram::RunContext final : public KernelContext {
   std::vector<Tensor>& values_;
   std::vector<uint8_t>& heap_owned_;
   std::span<std::byte> arena_;
+  const RunControl& control_;
   const BoundNode* node_ = nullptr;
 };
 
+Status RunControl::CheckTerminate(std::string_view where) const {
+  if (!terminated()) return Status::Ok();
+  return EPCTX_ERROR(kCancelled, "the run was terminated (RunOptions::SetTerminate), {}", where);
+}
+
+bool BoundProgram::HasDeclaredShape(int32_t v, const Tensor& t) const {
+  const Slot& slot = slots_[static_cast<size_t>(v)];
+  if (!slot.shape_known) return true;
+  if (t.shape().size() != slot.shape.size()) return false;
+  for (size_t d = 0; d < slot.shape.size(); ++d) {
+    if (slot.shape[d] >= 0 && slot.shape[d] != t.shape()[d]) return false;
+  }
+  return true;
+}
+
+Status BoundProgram::CheckDeclared(int32_t v, const Tensor& t, bool check_shape) const {
+  const Slot& slot = slots_[static_cast<size_t>(v)];
+  bool fits = slot.dtype == DataType::kUndefined || t.dtype() == slot.dtype;
+  if (fits && check_shape && slot.shape_known) {
+    fits = t.shape().size() == slot.shape.size();
+    for (size_t d = 0; fits && d < slot.shape.size(); ++d) {
+      fits = slot.shape[d] < 0 || slot.shape[d] == t.shape()[d];
+    }
+  }
+  if (fits) return Status::Ok();
+  std::vector<int64_t> declared(slot.shape.begin(), slot.shape.end());
+  return EPCTX_ERROR(kInvalidArgument, "value '{}' is {} {}, but the program declares {} {}",
+                     program_->values()->Get(static_cast<uint32_t>(v))->name()->string_view(),
+                     DataTypeName(t.dtype()), ShapeToString(t.shape()), DataTypeName(slot.dtype),
+                     slot.shape_known ? ShapeToString(declared) : "of any shape");
+}
+
 Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
-                                              std::span<std::byte> arena,
+                                              std::span<std::byte> arena, const RunControl& control,
                                               NodeObserver* observer) const {
   if (inputs.size() != inputs_.size()) {
     return EPCTX_ERROR(kInvalidArgument, "program takes {} inputs, {} given", inputs_.size(),
@@ -348,7 +390,21 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
   }
   std::vector<Tensor> values(weights_);
   std::vector<uint8_t> heap_owned(values.size(), 0);
-  for (size_t i = 0; i < inputs.size(); ++i) values[static_cast<size_t>(inputs_[i])] = inputs[i];
+  bool shapes_as_declared = true;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // Bodies get their inputs from the node running them, not from a checked session input.
+    const Slot& slot = slots_[static_cast<size_t>(inputs_[i])];
+    if (slot.dtype != DataType::kUndefined && inputs[i].dtype() != slot.dtype) {
+      return EPCTX_ERROR(kInvalidArgument, "input {} is {}, but the program declares {}", i,
+                         DataTypeName(inputs[i].dtype()), DataTypeName(slot.dtype));
+    }
+    values[static_cast<size_t>(inputs_[i])] = inputs[i];
+    // ONNX Runtime takes a tensor of any shape for an input declared as a scalar (a [1] sample
+    // rate): the shapes computed from it then differ from those inferred at compile time, so
+    // this run checks only element types. Kernels check the shapes they are given either way,
+    // and an output larger than its planned arena range goes to the heap.
+    if (!HasDeclaredShape(inputs_[i], inputs[i])) shapes_as_declared = false;
+  }
 
   ActiveObserver active = observer != nullptr ? ActiveObserver{observer, 0}
                           : t_active.observer != nullptr
@@ -357,9 +413,13 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
   std::optional<ActiveObserverScope> scope;
   if (active.observer != nullptr) scope.emplace(active);
 
-  RunContext ctx(*this, values, heap_owned, arena);
+  RunContext ctx(*this, values, heap_owned, arena, control);
   for (size_t k = 0; k < nodes_.size(); ++k) {
     const BoundNode& n = nodes_[k];
+    if (control.terminated()) {
+      return control.CheckTerminate(fmt::format(
+          "before {} node '{}'", n.node->op_type()->string_view(), ViewOf(n.node->name())));
+    }
     ctx.SetNode(&n);
     if (active.observer != nullptr) {
       active.observer->BeforeNode(ObservedNode(*this, k, active.depth, values));
@@ -378,6 +438,14 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
             kInternal, "{} node '{}' did not produce output '{}'", n.node->op_type()->string_view(),
             ViewOf(n.node->name()),
             program_->values()->Get(static_cast<uint32_t>(o))->name()->string_view());
+      }
+      if (o >= 0) {
+        Status declared = CheckDeclared(o, values[static_cast<size_t>(o)], shapes_as_declared);
+        if (!declared.ok()) {
+          return Status(declared.code(),
+                        fmt::format("{} node '{}': {}", n.node->op_type()->string_view(),
+                                    ViewOf(n.node->name()), declared.message()));
+        }
       }
     }
     // Release heap intermediates after their last reader.

@@ -90,9 +90,11 @@ class BoundProgram {
   // `inputs` in the program's input order (already checked by the caller); returns every program
   // output in order, each in memory of its own. `arena` holds at least arena_bytes() bytes,
   // 64-byte aligned, and is not used by anyone else during the call.
+  // `control` is checked before every node; control-flow nodes pass it to their bodies.
   // `observer` (may be null) sees every node; when null, a run nested in an observed run on this
   // thread (a control-flow body) reports to that run's observer.
   Result<std::vector<Tensor>> Run(std::span<const Tensor> inputs, std::span<std::byte> arena,
+                                  const RunControl& control = {},
                                   NodeObserver* observer = nullptr) const;
 
  private:
@@ -100,7 +102,17 @@ class BoundProgram {
     int64_t arena_offset = -1;
     int64_t arena_bytes = 0;
     int last_use = -1;  // node index after which the value can be released
+    // What the program declares; kernels were bound against it, so a tensor that disagrees is
+    // refused before another kernel reads it.
+    DataType dtype = DataType::kUndefined;
+    bool shape_known = false;
+    std::span<const int64_t> shape;  // -1 for dims unknown at compile time
   };
+  // Whether `t` has the rank and static dims value `v` declares.
+  bool HasDeclaredShape(int32_t v, const Tensor& t) const;
+  // kInvalidArgument when `t` is not of the type value `v` declares, or (with `check_shape`)
+  // not of its shape.
+  Status CheckDeclared(int32_t v, const Tensor& t, bool check_shape) const;
   struct BoundNode {
     std::unique_ptr<Kernel> kernel;
     std::vector<int32_t> inputs;

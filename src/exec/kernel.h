@@ -2,6 +2,7 @@
 // (decoding attributes, checking static facts), then run many times.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,6 +48,19 @@ struct NodeInfo {
   const BodyBinder* bind_body = nullptr;
 };
 
+// What bounds one run: a flag another thread may set to stop it (RunOptions::SetTerminate), and
+// the most iterations one Loop may run, so that no model can keep a process busy forever.
+struct RunControl {
+  const std::atomic<bool>* terminate = nullptr;
+  int64_t max_loop_iterations = 0;  // 0: no limit
+
+  bool terminated() const {
+    return terminate != nullptr && terminate->load(std::memory_order_relaxed);
+  }
+  // kCancelled when the flag is set; `where` names what stopped.
+  Status CheckTerminate(std::string_view where) const;
+};
+
 // What a kernel sees while running.
 class KernelContext {
  public:
@@ -69,6 +83,12 @@ class KernelContext {
     (void)input;
     (void)shape;
     return false;
+  }
+
+  // The run's limits; control-flow kernels pass them to their bodies.
+  virtual const RunControl& run_control() const {
+    static const RunControl kNone;
+    return kNone;
   }
 };
 

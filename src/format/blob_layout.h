@@ -77,6 +77,8 @@ struct BlobHeader {
   SectionEntry sections[kMaxSections];
   uint64_t header_checksum;  // XXH3-64 of all bytes above this field
 };
+// The header checksum covers every section's checksum, so it changes with any byte of content:
+// it is the blob's identity, which a context model records to be paired with this blob only.
 static_assert(sizeof(BlobHeader) == 8 + 4 + 4 + 16 + 48 + 8 + 4 + 4 + 32 * kMaxSections + 8);
 static_assert(sizeof(BlobHeader) <= kHeaderPageSize);
 static_assert(offsetof(BlobHeader, header_checksum) == sizeof(BlobHeader) - 8);

@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
+#include "format/control_flow_validation.h"
 #include "format/program_validation.h"
 #include "format/target.h"
 #include "program_generated.h"
@@ -150,6 +152,7 @@ Result<BlobView> BlobView::Open(std::span<const std::byte> bytes, std::string na
   uint32_t weight_count = view.manifest_->weights() ? view.manifest_->weights()->size() : 0;
   for (const fb::Model* model : *models) {
     const auto* refs = model->programs();
+    std::vector<const fb::Program*> programs;
     if (refs == nullptr || refs->size() == 0 || refs->size() > kMaxPrograms) {
       return EPCTX_ERROR(kCorrupt, "'{}': model '{}' must have 1..{} programs", name,
                          model->name()->string_view(), kMaxPrograms);
@@ -179,7 +182,10 @@ Result<BlobView> BlobView::Open(std::span<const std::byte> bytes, std::string na
       const auto* program = flatbuffers::GetRoot<fb::Program>(program_bytes.data());
       EPCTX_RETURN_IF_ERROR_CTX(ValidateProgram(*program, *view.manifest_, pi, refs->size()), "{}",
                                 where);
+      programs.push_back(program);
     }
+    EPCTX_RETURN_IF_ERROR_CTX(ValidateControlFlow(programs), "'{}': model '{}'", name,
+                              model->name()->string_view());
   }
 
   if (options.verify_weight_checksums) {

@@ -176,7 +176,7 @@ Result<BlobWriter::Layout> BlobWriter::ComputeLayout() const {
   return layout;
 }
 
-Status BlobWriter::Emit(const Layout& layout, Sink& sink) const {
+Result<uint64_t> BlobWriter::Emit(const Layout& layout, Sink& sink) const {
   // An all-zero header page first: until the real header lands last, the file cannot verify.
   std::vector<std::byte> zero_page(kHeaderPageSize);
   EPCTX_RETURN_IF_ERROR(sink.WriteAt(0, zero_page));
@@ -224,7 +224,8 @@ Status BlobWriter::Emit(const Layout& layout, Sink& sink) const {
                         manifest.size(), Hash64(manifest)};
   header.header_checksum =
       Hash64(std::as_bytes(std::span(&header, 1)).first(offsetof(BlobHeader, header_checksum)));
-  return sink.WriteAt(0, std::as_bytes(std::span(&header, 1)));
+  EPCTX_RETURN_IF_ERROR(sink.WriteAt(0, std::as_bytes(std::span(&header, 1))));
+  return header.header_checksum;
 }
 
 namespace {
@@ -258,12 +259,14 @@ class MemorySink final : public BlobWriter::Sink {
 
 }  // namespace
 
-Status BlobWriter::WriteToFile(const std::string& path) const {
+Status BlobWriter::WriteToFile(const std::string& path, uint64_t* identity) const {
   EPCTX_ASSIGN_OR_RETURN(Layout layout, ComputeLayout());
   EPCTX_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(path));
   AtomicFileSink sink(writer);
-  EPCTX_RETURN_IF_ERROR(Emit(layout, sink));
-  return writer.Commit();
+  EPCTX_ASSIGN_OR_RETURN(uint64_t checksum, Emit(layout, sink));
+  EPCTX_RETURN_IF_ERROR(writer.Commit());
+  if (identity != nullptr) *identity = checksum;
+  return Status::Ok();
 }
 
 Result<AlignedBuffer> BlobWriter::WriteToMemory() const {
@@ -273,7 +276,7 @@ Result<AlignedBuffer> BlobWriter::WriteToMemory() const {
     return EPCTX_ERROR(kInternal, "out of memory for a {}-byte in-memory blob", layout.file_size);
   }
   MemorySink sink(buffer);
-  EPCTX_RETURN_IF_ERROR(Emit(layout, sink));
+  EPCTX_RETURN_IF_ERROR(Emit(layout, sink).status());
   return buffer;
 }
 

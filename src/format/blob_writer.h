@@ -45,8 +45,9 @@ class BlobWriter {
   size_t dedup_hits() const { return dedup_hits_; }
 
   // Writes the blob atomically (temp file, fsync, rename). The header is written last, so an
-  // interrupted write never yields a file that passes verification.
-  Status WriteToFile(const std::string& path) const;
+  // interrupted write never yields a file that passes verification. `identity`, when given,
+  // receives the blob's identity (its header checksum, see BlobHeader).
+  Status WriteToFile(const std::string& path, uint64_t* identity = nullptr) const;
   Result<AlignedBuffer> WriteToMemory() const;
 
   // Where Emit puts bytes: the temporary file or a memory buffer.
@@ -69,7 +70,8 @@ class BlobWriter {
   struct Layout;
 
   Result<Layout> ComputeLayout() const;
-  Status Emit(const Layout& layout, Sink& sink) const;
+  // Returns the header checksum.
+  Result<uint64_t> Emit(const Layout& layout, Sink& sink) const;
 
   std::vector<StoredWeight> weights_;
   std::unordered_map<uint64_t, std::vector<uint32_t>> by_hash_;

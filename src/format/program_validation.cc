@@ -4,6 +4,7 @@
 
 #include "epctx/tensor.h"
 #include "format/blob_layout.h"
+#include "format/program_dataflow.h"
 #include "program_generated.h"
 #include "util/overflow.h"
 #include "util/status_macros.h"
@@ -219,7 +220,7 @@ Status ValidateProgram(const fb::Program& program, const fb::Manifest& manifest,
       }
     }
   }
-  return Status::Ok();
+  return ValidateDataflow(program);
 }
 
 }  // namespace epctx::format

@@ -46,6 +46,9 @@ Result<std::shared_ptr<const LoadedBlob>> BlobRegistry::Acquire(const std::strin
     auto it = blobs_.find(key);
     if (it != blobs_.end()) {
       existing = it->second.lock();
+      // A blob changed under its mapping is loaded again; sessions holding the old one keep it
+      // (and report the damage when they run).
+      if (existing && !existing->CheckIntact().ok()) existing.reset();
       if (!existing) blobs_.erase(it);
     }
     if (!existing) {

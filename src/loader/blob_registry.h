@@ -26,6 +26,9 @@ class LoadedBlob {
       : source_(std::move(source)), view_(std::move(view)) {}
   const format::BlobView& view() const { return view_; }
   const BlobSource& source() const { return *source_; }
+  // See BlobSource::CheckIntact.
+  Status CheckIntact() const { return source_->CheckIntact(); }
+  bool known_damaged() const { return source_->known_damaged(); }
 
  private:
   std::unique_ptr<BlobSource> source_;

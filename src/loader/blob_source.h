@@ -24,6 +24,12 @@ class BlobSource {
   virtual std::span<const std::byte> bytes() const = 0;
   // The file the bytes came from, as it was when opened (all zero for an in-memory buffer).
   virtual const FileIdentity& identity() const = 0;
+  // OK while the bytes are those that were loaded and verified; kIoError naming the file once it
+  // was changed or truncated under a mapping (see guarded_mapping.h). Copies in memory (read
+  // mode, buffers) cannot change.
+  virtual Status CheckIntact() const { return Status::Ok(); }
+  // What CheckIntact would find already known, without a system call.
+  virtual bool known_damaged() const { return false; }
 };
 
 // Opens the blob file at `path` the way `mode` says.

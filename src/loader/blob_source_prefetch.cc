@@ -1,4 +1,4 @@
-// epctx.load_mode=prefetch: the lazy shared mapping of mmap mode, plus a BlobPrefetcher that reads
+// epctx.load_mode=prefetch: the guarded mapping of mmap mode, plus a BlobPrefetcher that reads
 // the WEIGHTS section in the background from the moment the file is opened.
 #include <algorithm>
 #include <cstring>
@@ -6,6 +6,7 @@
 #include "format/blob_layout.h"
 #include "loader/blob_prefetcher.h"
 #include "loader/blob_source.h"
+#include "loader/guarded_mapping.h"
 #include "util/status_macros.h"
 
 namespace epctx::loader {
@@ -36,29 +37,30 @@ Range WeightsSection(std::span<const std::byte> file) {
 
 class PrefetchedBlobSource final : public BlobSource {
  public:
-  PrefetchedBlobSource(UniqueFd fd, MappedFile file, const std::string& path)
-      : fd_(std::move(fd)), file_(std::move(file)) {
-    Range weights = WeightsSection(file_.bytes());
-    prefetcher_ = std::make_unique<BlobPrefetcher>(file_.bytes(), weights.offset, weights.length,
-                                                   fd_.get(), path);
+  PrefetchedBlobSource(std::unique_ptr<GuardedMapping> mapping, const std::string& path)
+      : mapping_(std::move(mapping)) {
+    Range weights = WeightsSection(mapping_->bytes());
+    prefetcher_ = std::make_unique<BlobPrefetcher>(mapping_->bytes(), weights.offset,
+                                                   weights.length, mapping_->fd(), path);
   }
-  std::span<const std::byte> bytes() const override { return file_.bytes(); }
-  const FileIdentity& identity() const override { return file_.identity(); }
+  std::span<const std::byte> bytes() const override { return mapping_->bytes(); }
+  const FileIdentity& identity() const override { return mapping_->identity(); }
+  Status CheckIntact() const override { return mapping_->CheckIntact(); }
+  bool known_damaged() const override { return mapping_->known_damaged(); }
 
  private:
-  // Destroyed in reverse order: the prefetcher stops before the mapping and the fd go.
-  UniqueFd fd_;
-  MappedFile file_;
+  // Destroyed in reverse order: the prefetcher stops before the mapping and its fd go.
+  std::unique_ptr<GuardedMapping> mapping_;
   std::unique_ptr<BlobPrefetcher> prefetcher_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<BlobSource>> OpenPrefetchedBlobSource(const std::string& path) {
-  EPCTX_ASSIGN_OR_RETURN(UniqueFd fd, OpenReadOnly(path));
-  EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Map(fd, path));
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<GuardedMapping> mapping,
+                         GuardedMapping::Open(path, /*populate=*/false));
   return std::unique_ptr<BlobSource>(
-      std::make_unique<PrefetchedBlobSource>(std::move(fd), std::move(file), path));
+      std::make_unique<PrefetchedBlobSource>(std::move(mapping), path));
 }
 
 }  // namespace epctx::loader

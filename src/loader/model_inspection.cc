@@ -3,11 +3,12 @@
 #include <cstring>
 #include <memory>
 
-#include "compile/context_model.h"
 #include "epctx/inspect.h"
 #include "exec/executor.h"
 #include "format/blob_reader.h"
 #include "format/target.h"
+#include "loader/context_resolver.h"
+#include "loader/session_impl.h"
 #include "program_generated.h"
 #include "util/aligned_buffer.h"
 #include "util/cpu_features.h"
@@ -26,6 +27,7 @@ struct OpenedModel {
   AlignedBuffer blob_copy;  // an embedded blob, copied for alignment
   std::span<const std::byte> blob_bytes;
   std::string blob_name;
+  std::optional<loader::ResolvedContextModel> resolved;
 };
 
 bool LooksLikeBlob(std::span<const std::byte> bytes) {
@@ -33,7 +35,8 @@ bool LooksLikeBlob(std::span<const std::byte> bytes) {
          std::memcmp(bytes.data(), format::kBlobMagic, sizeof format::kBlobMagic) == 0;
 }
 
-Result<std::unique_ptr<OpenedModel>> OpenModel(const std::string& path) {
+Result<std::unique_ptr<OpenedModel>> OpenModel(const std::string& path,
+                                               const loader::ReferencePolicy& policy) {
   auto opened = std::make_unique<OpenedModel>();
   EPCTX_ASSIGN_OR_RETURN(opened->file, MappedFile::Open(path));
   if (LooksLikeBlob(opened->file.bytes())) {
@@ -41,8 +44,9 @@ Result<std::unique_ptr<OpenedModel>> OpenModel(const std::string& path) {
     opened->blob_name = path;
     return opened;
   }
-  EPCTX_ASSIGN_OR_RETURN(std::optional<compile::ContextModelInfo> ctx,
-                         compile::ParseContextModel(opened->file.bytes(), path));
+  EPCTX_ASSIGN_OR_RETURN(
+      std::optional<loader::ResolvedContextModel> ctx,
+      loader::ResolveContextModel(opened->file.bytes(), path, DirName(path), policy));
   if (!ctx) {
     return EPCTX_ERROR(kInvalidArgument,
                        "'{}' is an original ONNX model (it has no EPContext node); compile it "
@@ -51,36 +55,37 @@ Result<std::unique_ptr<OpenedModel>> OpenModel(const std::string& path) {
   }
   EpContextInfo info;
   info.context_model_path = path;
-  info.node_name = ctx->node_name;
-  info.partition_name = ctx->partition_name;
-  info.embedded = ctx->embed;
-  const std::string dir = DirName(path);
-  if (!ctx->original_path.empty()) info.original_model_path = JoinPath(dir, ctx->original_path);
-  info.original_size = ctx->original_size;
-  info.original_mtime_ns = ctx->original_mtime_ns;
-  info.original_hash = ctx->original_hash;
-  if (ctx->embed) {
-    opened->blob_copy =
-        AlignedBuffer(ctx->embedded_blob.size(), AlignedBuffer::Fill::kUninitialized);
+  info.node_name = ctx->node.node_name;
+  info.partition_name = ctx->node.partition_name;
+  info.embedded = ctx->node.embed;
+  info.original_model_path = ctx->original.path;
+  info.original_size = ctx->node.original_size;
+  info.original_mtime_ns = ctx->node.original_mtime_ns;
+  info.original_hash = ctx->node.original_hash;
+  if (ctx->node.embed) {
+    const std::string& embedded = ctx->node.embedded_blob;
+    opened->blob_copy = AlignedBuffer(embedded.size(), AlignedBuffer::Fill::kUninitialized);
     if (!opened->blob_copy.valid()) {
       return EPCTX_ERROR(kInternal, "out of memory for the blob embedded in '{}'", path);
     }
-    std::memcpy(opened->blob_copy.data(), ctx->embedded_blob.data(), ctx->embedded_blob.size());
+    std::memcpy(opened->blob_copy.data(), embedded.data(), embedded.size());
     opened->blob_bytes = opened->blob_copy.bytes();
     opened->blob_name = path + " (embedded blob)";
   } else {
-    info.blob_path = JoinPath(dir, ctx->blob_reference);
-    auto blob = MappedFile::Open(info.blob_path);
+    info.blob_path = ctx->blob.path;
+    Status readable = ctx->blob.readable;
+    auto blob = readable.ok() ? MappedFile::Open(info.blob_path) : Result<MappedFile>(readable);
     if (!blob.ok()) {
       return Status(blob.status().code(),
-                    fmt::format("context model '{}' points at blob '{}': {}", path, info.blob_path,
-                                blob.status().message()));
+                    fmt::format("context model '{}' points at blob '{}': {}", path,
+                                ctx->blob.recorded, blob.status().message()));
     }
     opened->blob_file = std::move(*blob);
     opened->blob_bytes = opened->blob_file.bytes();
     opened->blob_name = info.blob_path;
   }
   opened->context = std::move(info);
+  opened->resolved = std::move(ctx);
   return opened;
 }
 
@@ -189,50 +194,58 @@ VerifyCheck BindAllModels(const format::BlobView& view) {
   return check;
 }
 
-VerifyCheck CheckOriginal(const EpContextInfo& ctx, const VerifyOptions& options) {
+VerifyCheck CheckOriginal(const loader::ResolvedContextModel& ctx, const VerifyOptions& options) {
   VerifyCheck check{"original model", true, ""};
-  if (ctx.original_model_path.empty()) {
+  const std::string& path = ctx.original.path;
+  Status unchanged = loader::CheckOriginalUnchanged(ctx, options.hash_original);
+  if (ctx.original.recorded.empty()) {
     check.detail = "not recorded: no fallback is possible";
-    return check;
-  }
-  auto id = StatFile(ctx.original_model_path);
-  if (!id.ok()) {
-    check.detail = fmt::format("'{}' not found: the blob must serve, no fallback is possible",
-                               ctx.original_model_path);
-    return check;
-  }
-  if ((ctx.original_size && *ctx.original_size != id->size) ||
-      (ctx.original_mtime_ns && *ctx.original_mtime_ns != id->mtime_ns)) {
+  } else if (unchanged.code() == StatusCode::kNotFound) {
+    check.detail =
+        fmt::format("'{}' not found: the blob must serve, no fallback is possible", path);
+  } else if (unchanged.code() == StatusCode::kStale && !options.hash_original) {
     check.passed = false;
     check.detail = fmt::format(
         "'{}' changed since it was compiled (size or mtime differ): loads will fall back to it",
-        ctx.original_model_path);
-    return check;
-  }
-  check.detail = fmt::format("'{}' matches the recorded size and mtime", ctx.original_model_path);
-  if (!options.hash_original) return check;
-  auto file = MappedFile::Open(ctx.original_model_path);
-  if (!file.ok()) {
+        path);
+  } else if (!unchanged.ok()) {
     check.passed = false;
-    check.detail = std::string(file.status().message());
-    return check;
+    check.detail = unchanged.message();
+  } else {
+    check.detail = fmt::format("'{}' matches the recorded size and mtime{}", path,
+                               options.hash_original ? " and content hash" : "");
+    if (!ctx.original.readable.ok()) {
+      check.passed = false;
+      check.detail += "; but loads cannot fall back to it: " + ctx.original.readable.message();
+    }
   }
-  if (!ctx.original_hash || Hash64(file->bytes()) != *ctx.original_hash) {
+  return check;
+}
+
+// The context model's graph inputs and outputs against the blob's model.
+VerifyCheck CheckInterface(const loader::ResolvedContextModel& ctx, const format::BlobView& view) {
+  VerifyCheck check{"context model interface", true, ""};
+  auto model = view.FindModel(ctx.node.partition_name);
+  if (!model.ok()) {
     check.passed = false;
-    check.detail = fmt::format(
-        "'{}' has the recorded size and mtime but not the recorded content "
-        "hash",
-        ctx.original_model_path);
+    check.detail = model.status().message();
     return check;
   }
-  check.detail += " and content hash";
+  const fb::Program& main = *view.GetProgram(**model, 0);
+  Status s = loader::CheckDeclaredInterface(ctx, DescribeValues(main, main.inputs()),
+                                            DescribeValues(main, main.outputs()));
+  check.passed = s.ok();
+  check.detail = s.ok() ? fmt::format("{} inputs and {} outputs match the blob's model",
+                                      ctx.node.inputs.size(), ctx.node.outputs.size())
+                        : s.message();
   return check;
 }
 
 }  // namespace
 
-Result<InspectReport> InspectModel(const std::string& path) {
-  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<OpenedModel> m, OpenModel(path));
+Result<InspectReport> InspectModel(const std::string& path, const InspectOptions& options) {
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<OpenedModel> m,
+                         OpenModel(path, loader::ReferencePolicy{options.allow_external_paths}));
   EPCTX_ASSIGN_OR_RETURN(format::BlobView view, OpenBlob(*m, false));
   InspectReport report;
   report.context = m->context;
@@ -242,7 +255,8 @@ Result<InspectReport> InspectModel(const std::string& path) {
 
 Result<std::vector<VerifyCheck>> VerifyModel(const std::string& path,
                                              const VerifyOptions& options) {
-  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<OpenedModel> m, OpenModel(path));
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<OpenedModel> m,
+                         OpenModel(path, loader::ReferencePolicy{options.allow_external_paths}));
   std::vector<VerifyCheck> checks;
   auto view = OpenBlob(*m, false);
   if (!view.ok()) {
@@ -276,7 +290,16 @@ Result<std::vector<VerifyCheck>> VerifyModel(const std::string& path,
   } else {
     checks.push_back({"kernels", false, "not bound: the blob is not for this build and CPU"});
   }
-  if (m->context) checks.push_back(CheckOriginal(*m->context, options));
+  if (m->resolved) {
+    Status pair = loader::CheckBlobIdentity(*m->resolved, view->header().header_checksum);
+    checks.push_back({"blob identity", pair.ok(),
+                      pair.ok() ? fmt::format("the blob is the one the context model was compiled "
+                                              "with (checksum {:016x})",
+                                              view->header().header_checksum)
+                                : pair.message()});
+    checks.push_back(CheckInterface(*m->resolved, *view));
+    checks.push_back(CheckOriginal(*m->resolved, options));
+  }
   return checks;
 }
 

@@ -77,7 +77,24 @@ const ModelMetadata& Session::metadata() const {
 
 Result<std::vector<Tensor>> Session::Run(const std::unordered_map<std::string, Tensor>& inputs,
                                          const std::vector<std::string>& output_names) {
-  return impl_->Run(inputs, output_names);
+  return impl_->Run(inputs, output_names, nullptr);
+}
+
+Result<std::vector<Tensor>> Session::Run(const RunOptions& run_options,
+                                         const std::unordered_map<std::string, Tensor>& inputs,
+                                         const std::vector<std::string>& output_names) {
+  return impl_->Run(inputs, output_names, &run_options);
+}
+
+RunOptions::RunOptions() : terminate_(std::make_shared<std::atomic<bool>>(false)) {}
+void RunOptions::SetTerminate() {
+  terminate_->store(true);
+}
+void RunOptions::UnsetTerminate() {
+  terminate_->store(false);
+}
+bool RunOptions::terminate() const {
+  return terminate_->load();
 }
 
 Result<std::string> Session::EndProfiling() {

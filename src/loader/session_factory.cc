@@ -5,6 +5,7 @@
 #include "compile/compile_model.h"
 #include "compile/context_model.h"
 #include "epctx/compiler.h"
+#include "loader/context_resolver.h"
 #include "util/file.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
@@ -31,14 +32,18 @@ auto Profiled(Profiler* profiler, std::string_view name, Profiler::Args args, St
   return result;
 }
 
-Result<std::unique_ptr<SessionImpl>> BindProfiled(std::shared_ptr<const LoadedBlob> blob,
-                                                  const std::string& partition,
-                                                  const compile::EngineOptions& options,
-                                                  Profiler* profiler) {
-  return Profiled(profiler, "program_binding", {{"partition_name", partition}}, [&] {
-    return SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads,
-                             options.prepare_kernels == compile::PrepareKernels::kBackground);
-  });
+Result<std::unique_ptr<SessionImpl>> BindSession(std::shared_ptr<const LoadedBlob> blob,
+                                                 const std::string& partition,
+                                                 const compile::EngineOptions& options,
+                                                 Profiler* profiler) {
+  EPCTX_ASSIGN_OR_RETURN(
+      std::unique_ptr<SessionImpl> impl,
+      Profiled(profiler, "program_binding", {{"partition_name", partition}}, [&] {
+        return SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads,
+                                 options.prepare_kernels == compile::PrepareKernels::kBackground);
+      }));
+  impl->set_max_loop_iterations(options.max_loop_iterations);
+  return impl;
 }
 
 Result<std::shared_ptr<const LoadedBlob>> LoadCompiled(AlignedBuffer bytes, const std::string& name,
@@ -49,67 +54,48 @@ Result<std::shared_ptr<const LoadedBlob>> LoadCompiled(AlignedBuffer bytes, cons
   });
 }
 
-// kStale when the original model beside the context model no longer matches the recorded size
-// and mtime. The content hash is not computed here: that would make load O(model bytes).
-Status CheckNotStale(const compile::ContextModelInfo& ctx, const std::string& original_path) {
-  if (original_path.empty()) return Status::Ok();
-  auto id = StatFile(original_path);
-  if (!id.ok()) {
-    // Shipping only the context model and blob is normal; nothing to compare against.
-    Logger().debug("original model '{}' not found; not checking staleness", original_path);
-    return Status::Ok();
-  }
-  if (ctx.original_size && *ctx.original_size != id->size) {
-    return EPCTX_ERROR(kStale, "original model '{}' changed since it was compiled (size {} -> {})",
-                       original_path, *ctx.original_size, id->size);
-  }
-  if (ctx.original_mtime_ns && *ctx.original_mtime_ns != id->mtime_ns) {
-    return EPCTX_ERROR(kStale,
-                       "original model '{}' changed since it was compiled (modified "
-                       "after compilation)",
-                       original_path);
-  }
-  return Status::Ok();
-}
-
-Result<std::unique_ptr<SessionImpl>> FromContext(const compile::ContextModelInfo& ctx,
+// The session from the context model's blob. The original model is only compared (stat), not
+// read: hashing it would make load O(model bytes).
+Result<std::unique_ptr<SessionImpl>> FromContext(const ResolvedContextModel& ctx,
                                                  const ModelSource& source,
-                                                 const std::string& original_path,
                                                  const compile::EngineOptions& options,
-                                                 Profiler* profiler, std::string* blob_path) {
-  EPCTX_RETURN_IF_ERROR(CheckNotStale(ctx, original_path));
+                                                 Profiler* profiler) {
+  Status unchanged = CheckOriginalUnchanged(ctx);
+  if (unchanged.code() == StatusCode::kStale) return unchanged;
+  if (!unchanged.ok()) {
+    // Shipping only the context model and blob is normal; nothing to compare against.
+    Logger().debug("'{}': not checking staleness: {}", source.name, unchanged.message());
+  }
   std::shared_ptr<const LoadedBlob> blob;
   Profiler::Args args = {{"load_mode", compile::LoadModeName(options.load_mode)}};
-  if (ctx.embed) {
+  if (ctx.node.embed) {
     args.emplace_back("blob", "(embedded in the context model)");
     EPCTX_ASSIGN_OR_RETURN(
-        blob,
-        Profiled(profiler, "blob_load", std::move(args),
-                 [&]() -> Result<std::shared_ptr<const LoadedBlob>> {
-                   AlignedBuffer buffer(ctx.embedded_blob.size(),
-                                        AlignedBuffer::Fill::kUninitialized);
-                   if (!buffer.valid()) {
-                     return EPCTX_ERROR(kInternal, "out of memory for the embedded blob");
-                   }
-                   std::memcpy(buffer.data(), ctx.embedded_blob.data(), ctx.embedded_blob.size());
-                   return LoadBlobFromBuffer(std::move(buffer), source.name + " (embedded blob)",
-                                             BlobOptionsFrom(options));
-                 }));
+        blob, Profiled(profiler, "blob_load", std::move(args),
+                       [&]() -> Result<std::shared_ptr<const LoadedBlob>> {
+                         const std::string& bytes = ctx.node.embedded_blob;
+                         AlignedBuffer buffer(bytes.size(), AlignedBuffer::Fill::kUninitialized);
+                         if (!buffer.valid()) {
+                           return EPCTX_ERROR(kInternal, "out of memory for the embedded blob");
+                         }
+                         std::memcpy(buffer.data(), bytes.data(), bytes.size());
+                         return LoadBlobFromBuffer(std::move(buffer),
+                                                   source.name + " (embedded blob)",
+                                                   BlobOptionsFrom(options));
+                       }));
   } else {
-    if (source.dir.empty()) {
-      return EPCTX_ERROR(kInvalidArgument,
-                         "context model given from memory: set "
-                         "ep.context_file_path so that the blob '{}' can be found",
-                         ctx.blob_reference);
-    }
-    *blob_path = JoinPath(source.dir, ctx.blob_reference);
-    args.emplace_back("blob", *blob_path);
+    EPCTX_RETURN_IF_ERROR(ctx.blob.readable);
+    args.emplace_back("blob", ctx.blob.path);
     EPCTX_ASSIGN_OR_RETURN(blob, Profiled(profiler, "blob_load", std::move(args), [&] {
-                             return BlobRegistry::Global().Acquire(*blob_path,
+                             return BlobRegistry::Global().Acquire(ctx.blob.path,
                                                                    BlobOptionsFrom(options));
                            }));
   }
-  return BindProfiled(std::move(blob), ctx.partition_name, options, profiler);
+  EPCTX_RETURN_IF_ERROR(CheckBlobIdentity(ctx, blob->view().header().header_checksum));
+  EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl,
+                         BindSession(std::move(blob), ctx.node.partition_name, options, profiler));
+  EPCTX_RETURN_IF_ERROR(CheckDeclaredInterface(ctx, impl->inputs(), impl->outputs()));
+  return impl;
 }
 
 Result<std::unique_ptr<SessionImpl>> FromOriginalFile(const std::string& path,
@@ -122,7 +108,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalFile(const std::string& path,
   EPCTX_ASSIGN_OR_RETURN(
       std::shared_ptr<const LoadedBlob> blob,
       LoadCompiled(std::move(compiled.bytes), path + " (compiled in memory)", options, profiler));
-  return BindProfiled(std::move(blob), partition, options, profiler);
+  return BindSession(std::move(blob), partition, options, profiler);
 }
 
 Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source,
@@ -137,7 +123,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source
   EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const LoadedBlob> blob,
                          LoadCompiled(std::move(compiled.bytes),
                                       source.name + " (compiled in memory)", options, profiler));
-  return BindProfiled(std::move(blob), partition, options, profiler);
+  return BindSession(std::move(blob), partition, options, profiler);
 }
 
 // An original model: compiled in memory, or with ep.context_enable=1 compiled to a context model
@@ -162,7 +148,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginal(const ModelSource& source,
   }
   std::string ctx_path = options.context_file_path;
   if (ctx_path.empty()) {
-    ctx_path = JoinPath(source.dir, compile::PartitionNameFor(source.path) + "_ctx.onnx");
+    ctx_path = DefaultContextModelPathFor(source.path);
   }
   SessionOptions compile_options;
   if (options.embed_mode) compile_options.AddConfigEntry("ep.context_embed_mode", "1");
@@ -187,24 +173,30 @@ Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
                                                    Profiler* profiler) {
   // ORT's names for reading the model from a path or from bytes.
   EPCTX_ASSIGN_OR_RETURN(
-      std::optional<compile::ContextModelInfo> ctx,
+      std::optional<ResolvedContextModel> ctx,
       Profiled(profiler, source.path.empty() ? "model_loading_array" : "model_loading_uri",
-               {{"model", source.name}},
-               [&] { return compile::ParseContextModel(source.bytes, source.name); }));
+               {{"model", source.name}}, [&] {
+                 return ResolveContextModel(source.bytes, source.name, source.dir,
+                                            ReferencePolicy{options.allow_external_paths});
+               }));
   if (!ctx.has_value()) return FromOriginal(source, options, profiler);
-
-  std::string original_path;
-  if (!ctx->original_path.empty() && !source.dir.empty()) {
-    original_path = JoinPath(source.dir, ctx->original_path);
+  // A context model from memory names its files relative to a folder only
+  // ep.context_file_path can give: the caller's mistake, not a reason to fall back.
+  if (source.dir.empty() && !ctx->node.embed) {
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("'{}': {}", source.name, ctx->blob.readable.message()));
   }
-  std::string blob_path;
-  auto from_blob = FromContext(*ctx, source, original_path, options, profiler, &blob_path);
-  std::string blob_name = ctx->embed ? "(embedded in the context model)" : "'" + blob_path + "'";
+
+  const std::string& original_path = ctx->original.path;
+  auto from_blob = FromContext(*ctx, source, options, profiler);
+  std::string blob_name =
+      ctx->node.embed ? "(embedded in the context model)"
+                      : "'" + (ctx->blob.path.empty() ? ctx->blob.recorded : ctx->blob.path) + "'";
   if (from_blob.ok()) {
     SessionOrigin& origin = (*from_blob)->origin();
     origin.from_context_blob = true;
     origin.context_model_path = source.path;
-    origin.blob_path = blob_path;
+    origin.blob_path = ctx->node.embed ? "" : ctx->blob.path;
     origin.original_model_path = original_path;
     return from_blob;
   }
@@ -214,22 +206,30 @@ Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
                                           "epctx.fallback=deny: {}",
                                           source.name, blob_name, why.message()));
   }
-  if (original_path.empty()) {
+  if (ctx->original.recorded.empty()) {
     return Status(why.code(), fmt::format("'{}': the context blob {} cannot be used ({}), and no "
                                           "original model is known to fall back to",
                                           source.name, blob_name, why.message()));
   }
-  Logger().warn("'{}': context blob {} not used: {}; falling back to the original model '{}'",
-                source.name, blob_name, why.message(), original_path);
-  auto fallback = FromOriginalFile(original_path, options, profiler);
-  if (!fallback.ok()) {
-    return EPCTX_ERROR(kFailedPrecondition,
-                       "'{}' cannot be loaded: context blob {}: {}; original "
-                       "model '{}': {}",
-                       source.name, blob_name, why.message(), original_path,
-                       fallback.status().message());
+  Status fallback_status = ctx->original.readable;
+  std::unique_ptr<SessionImpl> fallback;
+  if (fallback_status.ok()) {
+    Logger().warn("'{}': context blob {} not used: {}; falling back to the original model '{}'",
+                  source.name, blob_name, why.message(), original_path);
+    auto compiled = FromOriginalFile(original_path, options, profiler);
+    if (compiled.ok()) {
+      fallback = std::move(*compiled);
+    } else {
+      fallback_status = compiled.status();
+    }
   }
-  SessionOrigin& origin = (*fallback)->origin();
+  if (fallback == nullptr) {
+    return EPCTX_ERROR(
+        kFailedPrecondition, "'{}' cannot be loaded: context blob {}: {}; original model '{}': {}",
+        source.name, blob_name, why.message(),
+        original_path.empty() ? ctx->original.recorded : original_path, fallback_status.message());
+  }
+  SessionOrigin& origin = fallback->origin();
   origin.from_context_blob = false;
   origin.context_model_path = source.path;
   origin.original_model_path = original_path;

@@ -34,6 +34,14 @@ std::string NamesOf(const std::vector<ValueInfo>& values, bool dim_names) {
 
 }  // namespace
 
+std::vector<ValueInfo> DescribeValues(const fb::Program& program,
+                                      const flatbuffers::Vector<int32_t>* list) {
+  std::vector<ValueInfo> out;
+  if (list == nullptr) return out;
+  for (int32_t v : *list) out.push_back(DescribeValue(*program.values()->Get(v)));
+  return out;
+}
+
 Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
     std::shared_ptr<const loader::LoadedBlob> blob, const std::string& partition_name,
     int num_threads, bool prepare_in_background) {
@@ -56,17 +64,23 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   };
   EPCTX_ASSIGN_OR_RETURN(impl->program_,
                          exec::BoundProgram::Bind(programs, 0, weights, num_threads));
-  for (int32_t i : *program->inputs())
-    impl->inputs_.push_back(DescribeValue(*program->values()->Get(i)));
-  for (int32_t o : *program->outputs())
-    impl->outputs_.push_back(DescribeValue(*program->values()->Get(o)));
+  impl->inputs_ = DescribeValues(*program, program->inputs());
+  impl->outputs_ = DescribeValues(*program, program->outputs());
   impl->blob_ = std::move(blob);
   if (prepare_in_background) impl->preparing_ = loader::PrepareInBackground(impl->program_.get());
+  impl->partition_name_ = partition_name;
   return impl;
 }
 
+Status SessionImpl::Damaged(const Status& why) const {
+  return Status(why.code(), fmt::format("model '{}': {}; this run's outputs are discarded, and a "
+                                        "new session loads the blob again",
+                                        partition_name_, why.message()));
+}
+
 Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::string, Tensor>& inputs,
-                                             const std::vector<std::string>& output_names) {
+                                             const std::vector<std::string>& output_names,
+                                             const RunOptions* run_options) {
   for (const auto& [name, tensor] : inputs) {
     bool known = false;
     for (const ValueInfo& v : inputs_) known |= v.name == name;
@@ -100,6 +114,7 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
   }
 
   std::lock_guard<std::mutex> lock(run_mutex_);
+  if (blob_->known_damaged()) return Damaged(blob_->CheckIntact());
   if (!arena_.valid() && program_->arena_bytes() > 0) {
     arena_ = AlignedBuffer(program_->arena_bytes(), AlignedBuffer::Fill::kUninitialized);
     if (!arena_.valid()) {
@@ -107,13 +122,24 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
                          program_->arena_bytes());
     }
   }
+  exec::RunControl control;
+  control.max_loop_iterations = max_loop_iterations_;
+  if (run_options != nullptr) control.terminate = run_options->terminate_.get();
   std::span<std::byte> arena = arena_.valid() ? arena_.mutable_bytes() : std::span<std::byte>();
   loader::Profiler::Clock::time_point start = loader::Profiler::Clock::now();
-  EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> all, program_->Run(ordered, arena, profiler_.get()));
+  auto all = program_->Run(ordered, arena, control, profiler_.get());
   if (profiler_ != nullptr) profiler_->RecordSession("model_run", start);
-  if (output_names.empty()) return all;
+  // Whatever the run computed, from a blob that changed under it, is not an answer; a kernel
+  // error seen meanwhile may be the change's doing too.
+  Status intact = blob_->CheckIntact();
+  if (!intact.ok()) return Damaged(intact);
+  if (!all.ok()) {
+    return Status(all.status().code(),
+                  fmt::format("model '{}': {}", partition_name_, all.status().message()));
+  }
+  if (output_names.empty()) return std::move(all).value();
   std::vector<Tensor> out;
-  for (size_t pos : selected) out.push_back(all[pos]);
+  for (size_t pos : selected) out.push_back((*all)[pos]);
   return out;
 }
 

@@ -12,9 +12,14 @@
 #include "loader/blob_registry.h"
 #include "loader/kernel_preparer.h"
 #include "loader/profiler.h"
+#include "program_generated.h"
 #include "util/aligned_buffer.h"
 
 namespace epctx {
+
+// The values `list` names in `program`, as a session describes its inputs and outputs.
+std::vector<ValueInfo> DescribeValues(const fb::Program& program,
+                                      const flatbuffers::Vector<int32_t>* list);
 
 class SessionImpl {
  public:
@@ -24,14 +29,18 @@ class SessionImpl {
   static Result<std::unique_ptr<SessionImpl>> Bind(std::shared_ptr<const loader::LoadedBlob> blob,
                                                    const std::string& partition_name,
                                                    int num_threads, bool prepare_in_background);
+  // epctx.max_loop_iterations (0: no limit).
+  void set_max_loop_iterations(int64_t limit) { max_loop_iterations_ = limit; }
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
   SessionOrigin& origin() { return origin_; }
   ModelMetadata& metadata() { return metadata_; }
 
+  // `run_options` may be null.
   Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
-                                  const std::vector<std::string>& output_names);
+                                  const std::vector<std::string>& output_names,
+                                  const RunOptions* run_options);
 
   // Profiling (epctx.profile_file): the profiler that recorded the creation takes the runs too.
   void SetProfiler(std::unique_ptr<loader::Profiler> profiler) { profiler_ = std::move(profiler); }
@@ -41,6 +50,8 @@ class SessionImpl {
 
  private:
   SessionImpl() = default;
+  // The error of a run whose blob changed under it.
+  Status Damaged(const Status& why) const;
 
   std::shared_ptr<const loader::LoadedBlob> blob_;
   std::unique_ptr<exec::BoundProgram> program_;
@@ -48,6 +59,8 @@ class SessionImpl {
   std::vector<ValueInfo> outputs_;
   SessionOrigin origin_;
   ModelMetadata metadata_;
+  std::string partition_name_;
+  int64_t max_loop_iterations_ = 0;
   std::mutex run_mutex_;
   AlignedBuffer arena_;                         // allocated at the first run
   std::unique_ptr<loader::Profiler> profiler_;  // null unless profiling

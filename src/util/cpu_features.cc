@@ -3,6 +3,7 @@
 #include <cpuid.h>
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace epctx {
@@ -90,10 +91,19 @@ std::string CpuFeatureNames(uint64_t features) {
       {cpu::kAmxTile, "amx-tile"},
   };
   std::string out;
+  uint64_t known = 0;
   for (auto [bit, name] : kNames) {
+    known |= bit;
     if (features & bit) {
       if (!out.empty()) out += ',';
       out += name;
+    }
+  }
+  // Bits this build has no name for (a blob from a newer build, or a forged one) are named too.
+  for (int bit = 0; bit < 64; ++bit) {
+    if ((features & ~known) & (uint64_t{1} << bit)) {
+      if (!out.empty()) out += ',';
+      out += "unknown feature bit " + std::to_string(bit);
     }
   }
   return out.empty() ? "none" : out;

@@ -1,14 +1,19 @@
 #include "util/file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <random>
+#include <string_view>
 #include <tuple>
 
 #include "util/status_macros.h"
@@ -60,11 +65,28 @@ Result<FileIdentity> StatFd(const UniqueFd& fd, const std::string& path) {
 }
 
 Result<UniqueFd> OpenReadOnly(const std::string& path, int flags) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags));
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer, forever.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags));
   if (!fd.valid()) {
     int err = errno;
     if (err == ENOENT) return EPCTX_ERROR(kNotFound, "'{}': file not found", path);
     return EPCTX_ERROR(kIoError, "'{}': cannot open: {}", path, ErrnoText(err));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return EPCTX_ERROR(kIoError, "'{}': fstat failed: {}", path, ErrnoText(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return EPCTX_ERROR(kInvalidArgument, "'{}' is not a regular file ({})", path,
+                       S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                                              : "a socket");
+  }
+  int status = ::fcntl(fd.get(), F_GETFL);
+  if (status == -1 || ::fcntl(fd.get(), F_SETFL, status & ~O_NONBLOCK) == -1) {
+    return EPCTX_ERROR(kIoError, "'{}': fcntl failed: {}", path, ErrnoText(errno));
   }
   return fd;
 }
@@ -117,12 +139,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 }
 
 Result<std::string> ReadWholeFile(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    int err = errno;
-    if (err == ENOENT) return EPCTX_ERROR(kNotFound, "'{}': file not found", path);
-    return EPCTX_ERROR(kIoError, "'{}': cannot open: {}", path, ErrnoText(err));
-  }
+  EPCTX_ASSIGN_OR_RETURN(UniqueFd fd, OpenReadOnly(path));
   std::string out;
   char buf[1 << 16];
   while (true) {
@@ -137,9 +154,42 @@ Result<std::string> ReadWholeFile(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// The process that made temporary `name` (".<file>.tmp-<pid>-<random>"), or 0 when the name is
+// not one of ours.
+pid_t TemporaryOwner(std::string_view name) {
+  size_t at = name.rfind(".tmp-");
+  if (name.empty() || name[0] != '.' || at == std::string_view::npos) return 0;
+  std::string_view rest = name.substr(at + 5);
+  size_t dash = rest.find('-');
+  if (dash == std::string_view::npos || rest.size() - dash - 1 != 8) return 0;
+  pid_t pid = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + dash, pid);
+  if (ec != std::errc() || end != rest.data() + dash || pid <= 0) return 0;
+  return pid;
+}
+
+}  // namespace
+
+size_t RemoveStaleTemporaries(const std::string& dir) {
+  size_t removed = 0;
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
+  if (!d) return 0;
+  while (const dirent* e = ::readdir(d.get())) {
+    pid_t owner = TemporaryOwner(e->d_name);
+    // Only the temporaries of processes that no longer exist: a live writer keeps its own.
+    if (owner == 0 || owner == ::getpid() || ::kill(owner, 0) == 0 || errno != ESRCH) continue;
+    if (::unlinkat(::dirfd(d.get()), e->d_name, 0) == 0) ++removed;
+  }
+  return removed;
+}
+
 Result<AtomicFileWriter> AtomicFileWriter::Create(const std::string& path) {
+  RemoveStaleTemporaries(DirName(path));
   std::random_device rd;
-  std::string temp = fmt::format("{}/.{}.tmp{:08x}", DirName(path), BaseName(path), rd());
+  std::string temp =
+      fmt::format("{}/.{}.tmp-{}-{:08x}", DirName(path), BaseName(path), ::getpid(), rd());
   UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) {
     return EPCTX_ERROR(kIoError, "'{}': cannot create temporary file '{}': {}", path, temp,
@@ -213,6 +263,13 @@ std::string JoinPath(const std::string& dir, const std::string& relative) {
   std::filesystem::path rel(relative);
   if (rel.is_absolute()) return relative;
   return (std::filesystem::path(dir) / rel).lexically_normal().string();
+}
+
+bool StaysInsideFolder(const std::string& reference) {
+  std::filesystem::path p(reference);
+  if (reference.empty() || p.is_absolute()) return false;
+  std::filesystem::path normal = p.lexically_normal();
+  return normal.empty() || *normal.begin() != "..";
 }
 
 std::string RelativePath(const std::string& target, const std::string& from_dir) {

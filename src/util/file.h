@@ -55,7 +55,10 @@ struct FileIdentity {
 Result<FileIdentity> StatFile(const std::string& path);
 // The identity of an open file.
 Result<FileIdentity> StatFd(const UniqueFd& fd, const std::string& path);
-// Opens `path` read-only (with extra `flags`, e.g. O_DIRECT); kNotFound or kIoError on failure.
+// Opens `path` read-only (with extra `flags`, e.g. O_DIRECT); kNotFound or kIoError on failure,
+// kInvalidArgument when it is not a regular file (a FIFO, device or directory is refused at once,
+// without blocking: the open itself is non-blocking). Every read of a file named by a model, a
+// context model or a user goes through it.
 Result<UniqueFd> OpenReadOnly(const std::string& path, int flags = 0);
 
 // A whole file mapped read-only and shared (MAP_SHARED), so the page cache backs it and other
@@ -86,6 +89,7 @@ class MappedFile {
   std::string path_;
 };
 
+// A regular file's bytes (see OpenReadOnly).
 Result<std::string> ReadWholeFile(const std::string& path);
 
 // Publishes a file atomically: bytes go to a temporary file in the destination's directory, which
@@ -114,12 +118,22 @@ class AtomicFileWriter {
 
 Status WriteFileAtomically(const std::string& path, std::span<const std::byte> bytes);
 
+// Removes from `dir` the temporaries AtomicFileWriter names ".<file>.tmp-<pid>-<random>" whose
+// process no longer exists (a writer that was killed), and returns how many. AtomicFileWriter
+// calls it before each write, so the next compile into a folder cleans up after a killed one.
+// Writers sharing a folder are assumed to share a PID namespace.
+size_t RemoveStaleTemporaries(const std::string& dir);
+
 // Directory part of a path ("a/b/c.onnx" -> "a/b", "c.onnx" -> ".").
 std::string DirName(const std::string& path);
 // Final component ("a/b/c.onnx" -> "c.onnx").
 std::string BaseName(const std::string& path);
 // `relative` resolved against `dir` (returned unchanged when absolute).
 std::string JoinPath(const std::string& dir, const std::string& relative);
+// Whether `reference`, resolved against some folder, stays inside it: relative, not empty, and
+// not climbing out with "..", judged lexically. A symlink inside the folder is followed: whoever
+// can write the folder can place any file there anyway.
+bool StaysInsideFolder(const std::string& reference);
 // `target` expressed relative to directory `from_dir` (both made absolute first).
 std::string RelativePath(const std::string& target, const std::string& from_dir);
 

@@ -63,8 +63,8 @@ TEST(ContextModel, PassesOnnxCheckerAndCarriesOrtAttributes) {
   EXPECT_NE(out.find("inputs [('input', [1, 3, 224, 224])]"), std::string::npos) << out;
   EXPECT_NE(out.find("outputs [('output', [1, 1000])]"), std::string::npos) << out;
   EXPECT_NE(out.find("('com.microsoft', 1)"), std::string::npos) << out;
-  EXPECT_NE(out.find("meta ['epctx.original_hash', 'epctx.original_model', "
-                     "'epctx.original_mtime_ns', 'epctx.original_size']"),
+  EXPECT_NE(out.find("meta ['epctx.blob_checksum', 'epctx.original_hash', "
+                     "'epctx.original_model', 'epctx.original_mtime_ns', 'epctx.original_size']"),
             std::string::npos)
       << out;
   auto [name_out, name_status] =

@@ -1,10 +1,14 @@
 // If, Loop and Scan through the context-cache path: each body is a program of its own in the
 // blob, after the program that uses it, and bodies read values of the graphs around them
 // (captures), also across two levels of nesting.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <thread>
 
 #include "e2e/e2e_helpers.h"
 #include "epctx/compiler.h"
@@ -166,8 +170,95 @@ TEST(ControlFlow, LoopScanOutputsOfChangingShapeAreAnError) {
                            {"m", Make<int64_t>(DataType::kInt64, {}, {2})}});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().message(),
-            "Loop node 'Loop_0': scan outputs differ between iterations: float32 [2] and float32 "
+            "model 'ragged': Loop node 'Loop_0': scan outputs differ between iterations: float32 "
+            "[2] and float32 "
             "[4] cannot be stacked");
+}
+
+// A Loop that runs until its condition turns false, which it never does, or M iterations; the
+// body only adds one to a counter.
+constexpr const char* kEndlessModel = R"(
+<ir_version: 8, opset_import: ["" : 16]>
+agraph (int64 m, bool go, float[1] start) => (float[1] count)
+<float[1] one = {1.0}>
+{
+  count = Loop(m, go, start) <
+    body = count_up (int64 i, bool c, float[1] n) => (bool c_out, float[1] n_out) {
+      c_out = Identity(c)
+      n_out = Add(n, one)
+    }
+  >
+}
+)";
+
+std::unordered_map<std::string, Tensor> EndlessFeeds(int64_t m) {
+  return {{"m", Make<int64_t>(DataType::kInt64, {}, {m})},
+          {"go", Make<uint8_t>(DataType::kBool, {}, {1})},
+          {"start", Make<float>(DataType::kFloat32, {1}, {0})}};
+}
+
+TEST(RunLimits, LoopStopsAtMaxLoopIterations) {
+  TempDir dir;
+  SessionOptions options;
+  options.AddConfigEntry("epctx.max_loop_iterations", "1000");
+  auto session = CompileAndLoad(dir, WriteModel(dir, "endless", kEndlessModel), options);
+  ASSERT_NE(session, nullptr);
+  // Below the limit the loop runs to its trip count.
+  auto out = session->Run(EndlessFeeds(1000));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values<float>((*out)[0]), std::vector<float>{1000});
+  out = session->Run(EndlessFeeds(std::numeric_limits<int64_t>::max()));
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(out.status().message(),
+            "model 'endless': Loop node 'Loop_0': the loop was stopped after 1000 iterations, the "
+            "limit "
+            "epctx.max_loop_iterations sets");
+}
+
+TEST(RunLimits, MaxLoopIterationsOptionIsChecked) {
+  SessionOptions options;
+  options.AddConfigEntry("epctx.max_loop_iterations", "-1");
+  auto session = Session::Create(ModelPath("resnet18_cls"), options);
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.status().message(),
+            "option epctx.max_loop_iterations must be an integer >= 0, got \"-1\"");
+}
+
+TEST(RunLimits, TerminateStopsARunningLoopFromAnotherThread) {
+  TempDir dir;
+  SessionOptions options;
+  options.AddConfigEntry("epctx.max_loop_iterations", "0");  // no limit: only terminate stops it
+  auto session = CompileAndLoad(dir, WriteModel(dir, "endless", kEndlessModel), options);
+  ASSERT_NE(session, nullptr);
+  RunOptions run_options;
+  std::thread stopper([run_options]() mutable {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    run_options.SetTerminate();  // a copy: copies share the flag
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto out = session->Run(run_options, EndlessFeeds(std::numeric_limits<int64_t>::max()));
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  stopper.join();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kCancelled);
+  EXPECT_THAT(out.status().message(),
+              ::testing::MatchesRegex(
+                  "model 'endless': Loop node 'Loop_0': (Loop 'Loop_0' attribute 'body': )?the "
+                  "run was terminated \\(RunOptions::SetTerminate\\), .*"));
+  EXPECT_GE(elapsed, std::chrono::milliseconds(200));
+  EXPECT_TRUE(run_options.terminate());
+
+  // A run started while the flag is set stops before its first node; cleared, it runs.
+  out = session->Run(run_options, EndlessFeeds(3));
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(),
+            "model 'endless': the run was terminated (RunOptions::SetTerminate), before Loop node "
+            "'Loop_0'");
+  run_options.UnsetTerminate();
+  out = session->Run(run_options, EndlessFeeds(3));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values<float>((*out)[0]), std::vector<float>{3});
 }
 
 }  // namespace

@@ -93,12 +93,12 @@ std::string WriteModel(const TempDir& dir, const std::string& name, const char* 
   return path;
 }
 
-std::unique_ptr<Session> CompileAndLoad(const TempDir& dir, const std::string& model_path) {
+std::unique_ptr<Session> CompileAndLoad(const TempDir& dir, const std::string& model_path,
+                                        SessionOptions options) {
   std::string ctx = dir / "model_ctx.onnx";
   auto report = ModelCompiler().CompileToFile(model_path, ctx);
   EXPECT_TRUE(report.ok()) << report.status().ToString();
   if (!report.ok()) return nullptr;
-  SessionOptions options;
   options.AddConfigEntry("epctx.fallback", "deny");
   auto session = Session::Create(ctx, options);
   EXPECT_TRUE(session.ok()) << session.status().ToString();

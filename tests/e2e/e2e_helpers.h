@@ -51,6 +51,7 @@ std::string WriteModel(const TempDir& dir, const std::string& name, const char* 
 
 // Compiles `model_path` and loads the context model with the fallback denied, so the blob runs;
 // nullptr (and a test failure) when either fails.
-std::unique_ptr<Session> CompileAndLoad(const TempDir& dir, const std::string& model_path);
+std::unique_ptr<Session> CompileAndLoad(const TempDir& dir, const std::string& model_path,
+                                        SessionOptions options = {});
 
 }  // namespace epctx::testing

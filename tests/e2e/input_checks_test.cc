@@ -148,7 +148,8 @@ TEST_F(OrtInputRules, ScalarInputShapeIsNotChecked) {
   // tensor of another size decides (here If refuses a condition of two elements).
   auto feed = Feed();
   feed["sr"] = Filled<int64_t>(DataType::kInt64, {2}, 16000);
-  EXPECT_EQ(Error(feed), "InvalidArgument: If node 'If_1': cond must be one bool, got bool [2]");
+  EXPECT_EQ(Error(feed),
+            "InvalidArgument: model 'rate': If node 'If_1': cond must be one bool, got bool [2]");
 }
 
 TEST_F(OrtInputRules, SymbolicDimsTakeAnySize) {

@@ -127,17 +127,10 @@ INSTANTIATE_TEST_SUITE_P(Models, TransformersTest,
                            return info.param.name;
                          });
 
-// DISABLED: epctx refuses logmel.onnx, both paths:
-//   InvalidArgument: '.../logmel.onnx': shape inference failed: [ShapeInferenceError]
-//   (op_type:Log): [ShapeInferenceError] Inferred shape and existing shape differ in dimension 1:
-//   (102) vs (101)
-// The model is valid: its output is declared [1, 101, 80], and STFT of the 16400 reflect-padded
-// samples with frame length 400 and step 160 gives (16400 - 400) / 160 + 1 = 101 frames (ONNX
-// Runtime agrees). onnx 1.12's STFT shape inference, which the import runs, divides by the
-// onesided bin count instead of the frame length: (16400 - 201) / 160 + 1 = 102. With the frame
-// dim left symbolic the same graph compiles and matches the reference to 2e-7 of max |ref|.
-// Enable when the import no longer trusts that inference.
-INSTANTIATE_TEST_SUITE_P(DISABLED_Logmel, TransformersTest,
+// STFT of the 16400 reflect-padded samples, frame length 400 and step 160: 101 frames. (onnx
+// 1.12's own STFT shape inference said 102, and the import refused the model until it replaced
+// that inference; see src/compile/onnx_shape_fixes.h.)
+INSTANTIATE_TEST_SUITE_P(Logmel, TransformersTest,
                          ::testing::Values(ExportedModel{"logmel", {"audio"}, "log_mel"}),
                          [](const ::testing::TestParamInfo<ExportedModel>& info) {
                            return info.param.name;

@@ -1,5 +1,6 @@
 // Several models compiled into one blob: identical weights stored once, every context model
 // serves its own outputs, and one process maps the shared blob once.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -99,8 +100,13 @@ TEST(WeightSharing, SameFileNamesGetSuffixesAndAWarning) {
   ASSERT_TRUE(report.ok() && report->written);
   EXPECT_EQ(report->models[0].context_model_path, dir / "out/mobilenet_v2_ctx.onnx");
   EXPECT_EQ(report->models[1].context_model_path, dir / "out/mobilenet_v2_1_ctx.onnx");
-  EXPECT_TRUE(report->models[0].warnings.empty());
-  ASSERT_EQ(report->models[1].warnings.size(), 1u);
+  // The originals lie outside out/: each context model says so.
+  ASSERT_EQ(report->models[0].warnings.size(), 1u);
+  EXPECT_EQ(report->models[0].warnings[0],
+            fmt::format("'{}' names the original model '../a/mobilenet_v2.onnx', outside its "
+                        "folder: loads read it only with epctx.allow_external_paths=1",
+                        dir / "out/mobilenet_v2_ctx.onnx"));
+  ASSERT_EQ(report->models[1].warnings.size(), 2u);
   EXPECT_EQ(report->models[1].warnings[0], "another model is also named 'mobilenet_v2': '" + b +
                                                "' is written as '" +
                                                (dir / "out/mobilenet_v2_1_ctx.onnx") + "'");

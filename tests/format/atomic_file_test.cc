@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -61,6 +63,32 @@ TEST(AtomicFileWriterTest, DroppedWithoutCommitRemovesTheTemporaryAndKeepsTheOld
   }
   EXPECT_THAT(dir.List(), ElementsAre("out.bin"));
   EXPECT_EQ(ReadOrDie(path), "old");
+}
+
+// A compile killed while writing leaves its temporary; the next write into the folder removes it,
+// but never the temporary of a process that is still alive, nor files that are not ours.
+TEST(AtomicFileWriterTest, NextWriteRemovesTheTemporariesOfKilledWriters) {
+  TempDir dir;
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto writer = AtomicFileWriter::Create(dir.File("blob.epctx"));
+    if (writer.ok() && writer->WriteAt(0, Text("half a blob")).ok()) ::_exit(0);  // no cleanup
+    ::_exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::vector<std::string> left = dir.List();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_THAT(left[0], StartsWith(".blob.epctx.tmp-" + std::to_string(child) + "-"));
+  // A live process's temporary (pid 1 always exists) and look-alikes stay.
+  for (const char* name : {".model_ctx.onnx.tmp-1-0123abcd", ".x.tmp-12ab-0123abcd", "notes.tmp"}) {
+    std::ofstream(dir.File(name)) << "keep";
+  }
+  ASSERT_TRUE(WriteFileAtomically(dir.File("other.bin"), Text("x")).ok());
+  EXPECT_THAT(dir.List(), ElementsAre(".model_ctx.onnx.tmp-1-0123abcd", ".x.tmp-12ab-0123abcd",
+                                      "notes.tmp", "other.bin"));
 }
 
 TEST(AtomicFileWriterTest, CommitReplacesAtomicallyWhileTheOldFileIsMapped) {

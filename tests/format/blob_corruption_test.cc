@@ -42,6 +42,7 @@ enum class Corruption {
   kPackLayoutVersion,
   kMissingCpuFeature,
   kNoCpuFeaturesAvailable,
+  kUnknownCpuFeatureBit,
   // Section table.
   kSectionCountZero,
   kSectionCountAboveMax,
@@ -118,6 +119,24 @@ enum class Corruption {
   kValueShapeMisaligned,
   kAttributeIntsMisaligned,
   kTensorAttributeDimsMisaligned,
+  // Program data flow (forged programs with valid checksums: each would make a kernel write over
+  // what it reads, or read what does not exist yet).
+  kNodeWritesAWeight,
+  kNodeWritesAProgramInput,
+  kNodeWritesItsOwnInput,
+  kNodeWritesAnOutputTwice,
+  kNodeReadsAValueWrittenLater,
+  kNodesOutOfOrder,
+  kProgramOutputNeverWritten,
+  kProgramInputTwice,
+  kProgramInputIsAWeight,
+  kArenaOverlapWhileLive,
+  kArenaOnAValueNoNodeWrites,
+  // Control flow against its bodies.
+  kIfCondNotBool,
+  kIfBranchOutputType,
+  kIfCaptureType,
+  kIfBranchInputCount,
   // Weight bytes (checked only with verify_weight_checksums).
   kWeightsSectionChecksum,
   kWeightChecksum,
@@ -164,6 +183,8 @@ const std::vector<CorruptionCase>& Catalogue() {
        "packed for CPU features this CPU lacks: amx-tile"},
       {C::kNoCpuFeaturesAvailable, "NoCpuFeaturesAvailable", kTarget,
        "packed for CPU features this CPU lacks: sse4.2"},
+      {C::kUnknownCpuFeatureBit, "UnknownCpuFeatureBit", kTarget,
+       "packed for CPU features this CPU lacks: unknown feature bit 40"},
       {C::kSectionCountZero, "SectionCountZero", kCorrupt, "section count 0 outside 1..8"},
       {C::kSectionCountAboveMax, "SectionCountAboveMax", kCorrupt, "section count 9 outside 1..8"},
       {C::kUnknownSectionKind, "UnknownSectionKind", kCorrupt, "section 1 has unknown kind 4"},
@@ -273,9 +294,9 @@ const std::vector<CorruptionCase>& Catalogue() {
        "model 'vision' program 1: node 0 (Identity) attribute 'body' refers to program 0, which "
        "does not come after program 1"},
       {C::kImplicitInputsAboveInputs, "ImplicitInputsAboveInputs", kCorrupt,
-       "node 2 (If) has 2 implicit inputs but 1 inputs"},
+       "node 2 (If) has 3 implicit inputs but 2 inputs"},
       {C::kImplicitInputsNegative, "ImplicitInputsNegative", kCorrupt,
-       "node 2 (If) has -1 implicit inputs but 1 inputs"},
+       "node 2 (If) has -1 implicit inputs but 2 inputs"},
       {C::kTensorAttributeSizeMismatch, "TensorAttributeSizeMismatch", kCorrupt,
        "node 1 (Constant) tensor attribute 'value' has 15 bytes for its shape"},
       {C::kTensorAttributeMissingData, "TensorAttributeMissingData", kCorrupt,
@@ -294,6 +315,37 @@ const std::vector<CorruptionCase>& Catalogue() {
        "node 2 (If) attribute 'pads' has misaligned ints"},
       {C::kTensorAttributeDimsMisaligned, "TensorAttributeDimsMisaligned", kCorrupt,
        "node 1 (Constant) attribute 'value' has misaligned ints"},
+      {C::kNodeWritesAWeight, "NodeWritesAWeight", kCorrupt,
+       "model 'head' program 0: node 1 (Add 'add') writes 'features', which is a weight"},
+      {C::kNodeWritesAProgramInput, "NodeWritesAProgramInput", kCorrupt,
+       "node 0 (Relu 'relu') writes 'in', which is a program input"},
+      {C::kNodeWritesItsOwnInput, "NodeWritesItsOwnInput", kCorrupt,
+       "node 1 (Add 'add') writes 'relu_out', which is written by an earlier node"},
+      {C::kNodeWritesAnOutputTwice, "NodeWritesAnOutputTwice", kCorrupt,
+       "node 3 (FusedMatMul 'fused') writes 'unshaped', which is written twice by this node"},
+      {C::kNodeReadsAValueWrittenLater, "NodeReadsAValueWrittenLater", kCorrupt,
+       "node 0 (Relu 'relu') reads 'out' before any node writes it"},
+      {C::kNodesOutOfOrder, "NodesOutOfOrder", kCorrupt,
+       "node 0 (Add 'add') reads 'relu_out' before any node writes it"},
+      {C::kProgramOutputNeverWritten, "ProgramOutputNeverWritten", kCorrupt,
+       "model 'head' program 0: program output 'out' is never written"},
+      {C::kProgramInputTwice, "ProgramInputTwice", kCorrupt,
+       "value 'input' is listed twice as a program input"},
+      {C::kProgramInputIsAWeight, "ProgramInputIsAWeight", kCorrupt,
+       "program input 'w' is a weight"},
+      {C::kArenaOverlapWhileLive, "ArenaOverlapWhileLive", kCorrupt,
+       "values 'table' (arena 64+16) and 'hidden' (arena 64+16) are live at the same time at "
+       "node 1 (Constant 'constant') and share arena bytes"},
+      {C::kArenaOnAValueNoNodeWrites, "ArenaOnAValueNoNodeWrites", kCorrupt,
+       "value 'input' has an arena range but no node writes it"},
+      {C::kIfCondNotBool, "IfCondNotBool", kCorrupt,
+       "model 'vision': program 0 node 2 (If 'if'): cond has type int32, but bool is required"},
+      {C::kIfBranchOutputType, "IfBranchOutputType", kCorrupt,
+       "then_branch output 0 has type int64, but float32 is required"},
+      {C::kIfCaptureType, "IfCaptureType", kCorrupt,
+       "captured value 0 in the body has type float16, but float32 is required"},
+      {C::kIfBranchInputCount, "IfBranchInputCount", kCorrupt,
+       "body 'then_branch' takes 1 inputs and returns 1 outputs; the node needs 0 and 1"},
       {C::kWeightsSectionChecksum, "WeightsSectionChecksum", kCorrupt, "WEIGHTS checksum mismatch",
        true},
       {C::kWeightChecksum, "WeightChecksum", kCorrupt, "weight 4 checksum mismatch", true},
@@ -340,6 +392,9 @@ Bytes EditSpec(const std::function<void(BlobSpec&)>& edit) {
 
 ProgramSpec& Main(BlobSpec& spec) {
   return spec.models[0].programs[0];
+}
+ProgramSpec& Head(BlobSpec& spec) {
+  return spec.models[1].programs[0];
 }
 
 // File offset of weight `index`'s bytes, and of program `program` of model `model`.
@@ -400,6 +455,8 @@ Bytes MakeCorruptBlob(Corruption c, OpenOptions& options) {
     case C::kNoCpuFeaturesAvailable:
       options.available_cpu_features = 0;
       return EditHeader([](BlobHeader& h) { h.target.required_cpu_features |= cpu::kSse42; });
+    case C::kUnknownCpuFeatureBit:
+      return EditHeader([](BlobHeader& h) { h.target.required_cpu_features |= 1ull << 40; });
     case C::kSectionCountZero:
       return EditHeader([](BlobHeader& h) { h.section_count = 0; });
     case C::kSectionCountAboveMax:
@@ -626,7 +683,7 @@ Bytes MakeCorruptBlob(Corruption c, OpenOptions& options) {
         s.models[0].programs[1].nodes[0].attributes.push_back(body);
       });
     case C::kImplicitInputsAboveInputs:
-      return EditSpec([](BlobSpec& s) { Main(s).nodes[2].implicit_inputs = 2; });
+      return EditSpec([](BlobSpec& s) { Main(s).nodes[2].implicit_inputs = 3; });
     case C::kImplicitInputsNegative:
       return EditSpec([](BlobSpec& s) { Main(s).nodes[2].implicit_inputs = -1; });
     case C::kTensorAttributeSizeMismatch:
@@ -654,6 +711,49 @@ Bytes MakeCorruptBlob(Corruption c, OpenOptions& options) {
       return EditSpec([](BlobSpec& s) { Main(s).nodes[2].attributes[3].misalign_ints = true; });
     case C::kTensorAttributeDimsMisaligned:
       return EditSpec([](BlobSpec& s) { Main(s).nodes[1].attributes[0].misalign_ints = true; });
+    case C::kNodeWritesAWeight:
+      return EditSpec([](BlobSpec& s) { Head(s).nodes[1].outputs = {0}; });
+    case C::kNodeWritesAProgramInput:
+      return EditSpec([](BlobSpec& s) { Head(s).nodes[0].outputs = {1}; });
+    case C::kNodeWritesItsOwnInput:
+      return EditSpec([](BlobSpec& s) { Head(s).nodes[1].outputs = {3}; });
+    case C::kNodeWritesAnOutputTwice:
+      return EditSpec([](BlobSpec& s) { Main(s).nodes[3].outputs = {7, 7}; });
+    case C::kNodeReadsAValueWrittenLater:
+      // As a Loop whose trip count is computed after it: the value would be absent at run time.
+      return EditSpec([](BlobSpec& s) { Head(s).nodes[0].inputs = {2}; });
+    case C::kNodesOutOfOrder:
+      return EditSpec([](BlobSpec& s) { std::swap(Head(s).nodes[0], Head(s).nodes[1]); });
+    case C::kProgramOutputNeverWritten:
+      return EditSpec([](BlobSpec& s) { Head(s).nodes[1].outputs = {-1}; });
+    case C::kProgramInputTwice:
+      return EditSpec([](BlobSpec& s) { Main(s).inputs.push_back(0); });
+    case C::kProgramInputIsAWeight:
+      return EditSpec([](BlobSpec& s) { Main(s).inputs.push_back(1); });
+    case C::kArenaOverlapWhileLive:
+      // `hidden` is live from node 0 to node 3, `table` at node 1.
+      return EditSpec([](BlobSpec& s) {
+        Main(s).values[3].arena_offset = 64;
+        Main(s).values[3].arena_bytes = 16;
+      });
+    case C::kArenaOnAValueNoNodeWrites:
+      return EditSpec([](BlobSpec& s) {
+        Main(s).values[0].arena_offset = 0;
+        Main(s).values[0].arena_bytes = 16;
+      });
+    case C::kIfCondNotBool:
+      return EditSpec([](BlobSpec& s) { Main(s).values[2].dtype = DataType::kInt32; });
+    case C::kIfBranchOutputType:
+      return EditSpec(
+          [](BlobSpec& s) { s.models[0].programs[1].values[1].dtype = DataType::kInt64; });
+    case C::kIfCaptureType:
+      return EditSpec(
+          [](BlobSpec& s) { s.models[0].programs[1].values[0].dtype = DataType::kFloat16; });
+    case C::kIfBranchInputCount:
+      return EditSpec([](BlobSpec& s) {
+        Main(s).nodes[2].inputs = {2};
+        Main(s).nodes[2].implicit_inputs = 0;
+      });
     case C::kWeightsSectionChecksum: {
       Bytes blob = good;
       FlipByte(blob, WeightAt(blob, 4) + 10);

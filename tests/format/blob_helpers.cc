@@ -186,7 +186,9 @@ BlobSpec StandardSpec() {
   value.ints = {2, 2};
   value.s = std::vector<uint8_t>(16, 0x3f);
   constant.attributes = {value};
-  NodeSpec branch{.name = "if", .op_type = "If", .inputs = {2}, .outputs = {4}};
+  // The body reads `hidden` from the main graph: an implicit input of the node.
+  NodeSpec branch{
+      .name = "if", .op_type = "If", .inputs = {2, 3}, .outputs = {4}, .implicit_inputs = 1};
   AttrSpec then_branch = Attr("then_branch", fb::AttrType::Graph);
   then_branch.graph = 1;
   AttrSpec else_branch = Attr("else_branch", fb::AttrType::Graph);
@@ -225,9 +227,10 @@ BlobSpec StandardSpec() {
   head.name = "head_main";
   head.values = {{.name = "features", .dtype = DataType::kUint8, .shape = {300}, .weight = 4},
                  {.name = "in", .shape = {1}},
-                 {.name = "out", .shape = {1}}};
-  head.nodes = {{.name = "relu", .op_type = "Relu", .inputs = {1}, .outputs = {2}},
-                {.name = "add", .op_type = "Add", .inputs = {2, 0}, .outputs = {2}}};
+                 {.name = "out", .shape = {1}},
+                 {.name = "relu_out", .shape = {1}}};
+  head.nodes = {{.name = "relu", .op_type = "Relu", .inputs = {1}, .outputs = {3}},
+                {.name = "add", .op_type = "Add", .inputs = {3, 0}, .outputs = {2}}};
   head.inputs = {1};
   head.outputs = {2};
   head.opsets = {{"", 13}};

@@ -62,6 +62,8 @@ TEST(CliVerifyTest, PassesAGoodContextModel) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("ok      weight checksums: "));
   EXPECT_THAT(r.out, HasSubstr("ok      kernels: 1 programs, "));
+  EXPECT_THAT(r.out, HasSubstr("ok      context model interface: 1 inputs and 1 outputs match "
+                               "the blob's model\n"));
   EXPECT_THAT(r.out, HasSubstr("ok      original model: '" + (dir / "mobilenet_v2.onnx") +
                                "' matches the recorded size and mtime and content hash\n"));
   EXPECT_THAT(r.out, HasSubstr("verified: " + ctx + "\n"));
@@ -85,7 +87,7 @@ TEST(CliVerifyTest, FindsADamagedWeightThatLoadingDoesNotRead) {
   EXPECT_THAT(r.out, HasSubstr("FAILED  weight checksums: '" + (dir / "mobilenet_v2_ctx.epctx") +
                                "': WEIGHTS checksum mismatch\n"));
   EXPECT_THAT(r.out, HasSubstr("ok      kernels: "));
-  EXPECT_EQ(r.err, "epctx: error: '" + ctx + "': 1 of 6 checks failed\n");
+  EXPECT_EQ(r.err, "epctx: error: '" + ctx + "': 1 of 8 checks failed\n");
 }
 
 TEST(CliVerifyTest, ReportsATouchedOriginal) {

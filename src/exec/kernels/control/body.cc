@@ -53,8 +53,9 @@ Result<AlignedBuffer> Body::NewArena() const {
   return arena;
 }
 
-Result<std::vector<Tensor>> Body::Run(std::span<const Tensor> inputs, AlignedBuffer& arena) const {
-  auto outputs = program_->Run(inputs, arena.mutable_bytes());
+Result<std::vector<Tensor>> Body::Run(std::span<const Tensor> inputs, AlignedBuffer& arena,
+                                      const RunControl& control) const {
+  auto outputs = program_->Run(inputs, arena.mutable_bytes(), control);
   if (!outputs.ok()) {
     return Status(outputs.status().code(),
                   fmt::format("{}: {}", name_, outputs.status().message()));

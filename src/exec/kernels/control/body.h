@@ -31,8 +31,11 @@ class Body {
 
   // Activation memory for Run; one per concurrent caller, reusable across calls.
   Result<AlignedBuffer> NewArena() const;
-  // Runs the body on `inputs` (its own inputs followed by the captures).
-  Result<std::vector<Tensor>> Run(std::span<const Tensor> inputs, AlignedBuffer& arena) const;
+  // Runs the body on `inputs` (its own inputs followed by the captures) within the run's limits.
+  Result<std::vector<Tensor>> Run(std::span<const Tensor> inputs, AlignedBuffer& arena,
+                                  const RunControl& control) const;
+  // "<node> attribute '<attr>'", for messages.
+  const std::string& name() const { return name_; }
 
  private:
   std::shared_ptr<const BoundProgram> program_;

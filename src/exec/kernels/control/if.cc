@@ -41,7 +41,8 @@ class IfKernel final : public Kernel {
     const Body& branch = *cond->data_as<bool>() ? then_ : else_;
     EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> captures, CaptureInputs(ctx, 1));
     EPCTX_ASSIGN_OR_RETURN(AlignedBuffer arena, branch.NewArena());
-    EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, branch.Run(captures, arena));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
+                           branch.Run(captures, arena, ctx.run_control()));
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (!present_[i]) continue;
       EPCTX_RETURN_IF_ERROR(CopyToOutput(ctx, i, outputs[i], outputs[i].shape()));

@@ -83,10 +83,18 @@ class LoopKernel final : public Kernel {
     std::vector<std::vector<Tensor>> scanned(scans);
     EPCTX_ASSIGN_OR_RETURN(AlignedBuffer arena, body_.NewArena());
 
+    const RunControl& control = ctx.run_control();
     for (int64_t i = 0; (trip_limit < 0 || i < trip_limit) && keep_going; ++i) {
+      EPCTX_RETURN_IF_ERROR(control.CheckTerminate(fmt::format("in Loop iteration {}", i)));
+      if (control.max_loop_iterations > 0 && i >= control.max_loop_iterations) {
+        return EPCTX_ERROR(kCancelled,
+                           "the loop was stopped after {} iterations, the limit "
+                           "epctx.max_loop_iterations sets",
+                           i);
+      }
       EPCTX_ASSIGN_OR_RETURN(inputs[0], Scalar(DataType::kInt64, &i));
       EPCTX_ASSIGN_OR_RETURN(inputs[1], Scalar(DataType::kBool, &keep_going));
-      EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, body_.Run(inputs, arena));
+      EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, body_.Run(inputs, arena, control));
       const Tensor& cond_out = outputs[0];
       if (cond_out.dtype() != DataType::kBool || cond_out.element_count() != 1) {
         return EPCTX_ERROR(kInvalidArgument, "the body's condition must be one bool, got {} {}",

@@ -96,10 +96,11 @@ class ScanKernel final : public Kernel {
 
     std::vector<Tensor> outputs;
     if (!batched_) {
-      EPCTX_ASSIGN_OR_RETURN(outputs, ScanOnce(states, scan_inputs, captures, arena));
-    } else {
       EPCTX_ASSIGN_OR_RETURN(outputs,
-                             ScanBatch(ctx.input(0), states, scan_inputs, captures, arena));
+                             ScanOnce(states, scan_inputs, captures, arena, ctx.run_control()));
+    } else {
+      EPCTX_ASSIGN_OR_RETURN(outputs, ScanBatch(ctx.input(0), states, scan_inputs, captures, arena,
+                                                ctx.run_control()));
     }
     for (size_t o = 0; o < outputs.size(); ++o) {
       EPCTX_RETURN_IF_ERROR(CopyToOutput(ctx, o, outputs[o], outputs[o].shape()));
@@ -117,8 +118,8 @@ class ScanKernel final : public Kernel {
   // One Scan-9 run: the final states followed by the stacked scan outputs.
   Result<std::vector<Tensor>> ScanOnce(std::vector<Tensor> states,
                                        const std::vector<Tensor>& scan_inputs,
-                                       const std::vector<Tensor>& captures,
-                                       AlignedBuffer& arena) const {
+                                       const std::vector<Tensor>& captures, AlignedBuffer& arena,
+                                       const RunControl& control) const {
     std::vector<int64_t> axes;
     int64_t length = -1;
     for (size_t j = 0; j < scan_inputs.size(); ++j) {
@@ -139,11 +140,12 @@ class ScanKernel final : public Kernel {
     inputs.resize(config_.states + config_.scan_inputs);
     inputs.insert(inputs.end(), captures.begin(), captures.end());
     for (int64_t t = 0; t < length; ++t) {
+      EPCTX_RETURN_IF_ERROR(control.CheckTerminate(fmt::format("in Scan step {}", t)));
       for (size_t j = 0; j < scan_inputs.size(); ++j) {
         const int64_t at = config_.input_reverse[j] ? length - 1 - t : t;
         EPCTX_ASSIGN_OR_RETURN(inputs[config_.states + j], SliceAlong(scan_inputs[j], axes[j], at));
       }
-      EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, body_.Run(inputs, arena));
+      EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, body_.Run(inputs, arena, control));
       for (size_t s = 0; s < config_.states; ++s) inputs[s] = std::move(outputs[s]);
       for (size_t k = 0; k < config_.scan_outputs; ++k) {
         scanned[k].push_back(std::move(outputs[config_.states + k]));
@@ -170,8 +172,8 @@ class ScanKernel final : public Kernel {
   Result<std::vector<Tensor>> ScanBatch(const Tensor* sequence_lens,
                                         const std::vector<Tensor>& states,
                                         const std::vector<Tensor>& scan_inputs,
-                                        const std::vector<Tensor>& captures,
-                                        AlignedBuffer& arena) const {
+                                        const std::vector<Tensor>& captures, AlignedBuffer& arena,
+                                        const RunControl& control) const {
     if (scan_inputs[0].shape().size() < 2) {
       return EPCTX_ERROR(kInvalidArgument, "Scan-8 scan inputs need a batch and a sequence axis");
     }
@@ -208,8 +210,9 @@ class ScanKernel final : public Kernel {
         EPCTX_ASSIGN_OR_RETURN(Tensor slice, SliceAlong(x, 0, b));
         batch_inputs.push_back(std::move(slice));
       }
-      EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
-                             ScanOnce(std::move(batch_states), batch_inputs, captures, arena));
+      EPCTX_ASSIGN_OR_RETURN(
+          std::vector<Tensor> outputs,
+          ScanOnce(std::move(batch_states), batch_inputs, captures, arena, control));
       per_output.resize(outputs.size());
       for (size_t o = 0; o < outputs.size(); ++o) per_output[o].push_back(std::move(outputs[o]));
     }

@@ -1,0 +1,18 @@
+// Corrections to ONNX 1.12's shape inference (Debian's libonnx), installed into its operator
+// registry before the first import: where its inference function for an operator is wrong, one
+// written from the operator's specification replaces it, so the import neither refuses valid
+// models nor records wrong shapes.
+#pragma once
+
+namespace epctx::compile {
+
+// Replaces:
+//  - STFT-17: onnx 1.12 counts frames from the onesided bin count instead of the frame length
+//    (16400 samples, frame 400, step 160 gave 102 frames, not 101), and refuses a frame_length
+//    given together with a window. Ours: [batch, (length - frame) / step + 1, onesided ?
+//    frame / 2 + 1 : frame, 2], checking step > 0, frame > 0, frame <= length, that the window
+//    and frame_length agree, and that a onesided transform has a real signal.
+// Idempotent and safe to call from several threads.
+void InstallShapeInferenceFixes();
+
+}  // namespace epctx::compile

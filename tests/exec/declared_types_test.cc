@@ -1,0 +1,98 @@
+// Kernels are bound against the types and shapes a program declares. A tensor that disagrees
+// with its declaration (a forged program, or a body handed the wrong type by its node) is refused
+// at the node that made it, before any kernel bound for the declared type reads it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "exec/executor.h"
+#include "program_generated.h"
+
+namespace epctx::exec {
+namespace {
+
+using ::testing::HasSubstr;
+
+// x -> Relu -> y, with y declared as `y_type` `y_shape`.
+std::vector<uint8_t> ReluProgram(DataType y_type, std::vector<int64_t> y_shape) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::Value>> values = {
+      fb::CreateValue(fbb, fbb.CreateString("x"), static_cast<int32_t>(DataType::kFloat32),
+                      fbb.CreateVector(std::vector<int64_t>{2})),
+      fb::CreateValue(fbb, fbb.CreateString("y"), static_cast<int32_t>(y_type),
+                      fbb.CreateVector(y_shape))};
+  std::vector<flatbuffers::Offset<fb::Node>> nodes = {fb::CreateNode(
+      fbb, fbb.CreateString("relu"), fbb.CreateString("Relu"), fbb.CreateString(""),
+      fbb.CreateVector(std::vector<int32_t>{0}), fbb.CreateVector(std::vector<int32_t>{1}))};
+  std::vector<flatbuffers::Offset<fb::OpsetImport>> opsets = {
+      fb::CreateOpsetImport(fbb, fbb.CreateString(""), 17)};
+  fbb.Finish(fb::CreateProgram(fbb, fbb.CreateString("p"), fbb.CreateVector(values),
+                               fbb.CreateVector(nodes), fbb.CreateVector(std::vector<int32_t>{0}),
+                               fbb.CreateVector(std::vector<int32_t>{1}), 0,
+                               fbb.CreateVector(opsets)));
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+Result<std::vector<Tensor>> RunRelu(const std::vector<uint8_t>& bytes, const Tensor& x) {
+  WeightResolver no_weights = [](uint32_t) -> Result<Tensor> {
+    return Status(StatusCode::kInternal, "no weights");
+  };
+  auto bound = BoundProgram::Bind(*flatbuffers::GetRoot<fb::Program>(bytes.data()), no_weights, 1);
+  if (!bound.ok()) return bound.status();
+  std::vector<Tensor> inputs = {x};
+  return (*bound)->Run(inputs, {});
+}
+
+Tensor FloatPair() {
+  auto t = Tensor::Allocate(DataType::kFloat32, {2});
+  EXPECT_TRUE(t.ok());
+  t->mutable_data_as<float>()[0] = -1.0f;
+  t->mutable_data_as<float>()[1] = 2.0f;
+  return *t;
+}
+
+TEST(DeclaredTypes, ProgramThatMatchesItsDeclarationsRuns) {
+  auto out = RunRelu(ReluProgram(DataType::kFloat32, {2}), FloatPair());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0].data_as<float>()[0], 0.0f);
+  EXPECT_EQ((*out)[0].data_as<float>()[1], 2.0f);
+}
+
+TEST(DeclaredTypes, NodeOutputOfAnotherTypeIsRefused) {
+  auto out = RunRelu(ReluProgram(DataType::kInt8, {2}), FloatPair());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("Relu node 'relu': value 'y' is float32 [2], but the program declares "
+                        "int8 [2]"));
+}
+
+TEST(DeclaredTypes, NodeOutputOfAnotherShapeIsRefused) {
+  auto out = RunRelu(ReluProgram(DataType::kFloat32, {2, 1}), FloatPair());
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("value 'y' is float32 [2], but the program declares float32 [2,1]"));
+  out = RunRelu(ReluProgram(DataType::kFloat32, {3}), FloatPair());
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("but the program declares float32 [3]"));
+}
+
+TEST(DeclaredTypes, UnknownDimsAcceptAnyExtent) {
+  auto out = RunRelu(ReluProgram(DataType::kFloat32, {-1}), FloatPair());
+  EXPECT_TRUE(out.ok()) << out.status().ToString();
+}
+
+TEST(DeclaredTypes, ProgramInputOfAnotherTypeIsRefused) {
+  // What a control-flow node passing a body the wrong type would do.
+  auto x = Tensor::Allocate(DataType::kInt8, {2});
+  ASSERT_TRUE(x.ok());
+  auto out = RunRelu(ReluProgram(DataType::kFloat32, {2}), *x);
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(),
+              HasSubstr("input 0 is int8, but the program declares float32"));
+}
+
+}  // namespace
+}  // namespace epctx::exec
