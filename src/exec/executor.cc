@@ -239,7 +239,7 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
   return bound;
 }
 
-void BoundProgram::Prepare(const std::atomic<bool>& stop) const {
+void BoundProgram::Prepare(const std::atomic<bool>& stop, std::atomic<size_t>& next_node) const {
   const size_t value_count = program_->values() ? program_->values()->size() : 0;
   std::vector<std::vector<int64_t>> shapes(value_count);
   std::vector<bool> known(value_count, false);
@@ -250,8 +250,11 @@ void BoundProgram::Prepare(const std::atomic<bool>& stop) const {
     known[i] = std::all_of(shapes[i].begin(), shapes[i].end(), [](int64_t d) { return d >= 0; });
   }
   std::vector<const std::vector<int64_t>*> inputs;
-  for (const BoundNode& n : nodes_) {
+  for (;;) {
     if (stop.load(std::memory_order_relaxed)) return;
+    const size_t k = next_node.fetch_add(1, std::memory_order_relaxed);
+    if (k >= nodes_.size()) return;
+    const BoundNode& n = nodes_[k];
     inputs.clear();
     for (int32_t i : n.inputs) {
       inputs.push_back(i >= 0 && known[static_cast<size_t>(i)] ? &shapes[static_cast<size_t>(i)]

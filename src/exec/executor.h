@@ -81,8 +81,9 @@ class BoundProgram {
   uint64_t arena_bytes() const { return arena_bytes_; }
 
   // Kernel::Prepare for every node of this program with the shapes the compiler knows, in
-  // program order, until `stop` is set.
-  void Prepare(const std::atomic<bool>& stop) const;
+  // program order, until `stop` is set. Several threads may share the work: each takes the
+  // next node not yet taken from `next_node` (start it at 0).
+  void Prepare(const std::atomic<bool>& stop, std::atomic<size_t>& next_node) const;
 
   size_t input_count() const { return inputs_.size(); }
   size_t output_count() const { return outputs_.size(); }

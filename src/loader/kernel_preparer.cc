@@ -2,12 +2,14 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "exec/kernels/dnnl/runtime.h"
 
@@ -17,8 +19,17 @@ namespace {
 struct Job {
   const exec::BoundProgram* program = nullptr;
   std::atomic<bool> stop{false};
-  bool running = false;  // guarded by the preparer's mutex
+  std::atomic<size_t> next_node{0};
+  int running = 0;       // threads working on it; guarded by the preparer's mutex
+  bool claimed = false;  // every node taken; guarded by the preparer's mutex
 };
+
+// Generating code is CPU-bound and the first run waits for it: one thread per core (at most 4)
+// shares the nodes of the job at the head of the queue.
+int ThreadCount() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(cores, 1u, 4u));
+}
 
 class Preparer {
  public:
@@ -31,8 +42,9 @@ class Preparer {
   void Submit(const std::shared_ptr<Job>& job) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (shut_down_) return;
-    if (thread_ == nullptr) {
-      thread_ = new std::thread([this] { Serve(); });
+    if (threads_.empty()) {
+      for (int i = 0; i < ThreadCount(); ++i)
+        threads_.push_back(new std::thread([this] { Serve(); }));
     }
     queue_.push_back(job);
     wake_.notify_one();
@@ -42,22 +54,20 @@ class Preparer {
   void Cancel(Job& job) {
     job.stop.store(true, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return !job.running; });
+    done_.wait(lock, [&] { return job.running == 0; });
   }
 
   void Shutdown() {
-    std::thread* thread = nullptr;
+    std::vector<std::thread*> threads;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       shut_down_ = true;
       for (const std::shared_ptr<Job>& job : queue_) job->stop.store(true);
-      if (current_ != nullptr) current_->stop.store(true);
       queue_.clear();
-      thread = thread_;
-      thread_ = nullptr;
+      threads.swap(threads_);
       wake_.notify_all();
     }
-    if (thread != nullptr) {
+    for (std::thread* thread : threads) {
       thread->join();
       delete thread;
     }
@@ -68,8 +78,7 @@ class Preparer {
     new (&mutex_) std::mutex();
     new (&wake_) std::condition_variable();
     new (&done_) std::condition_variable();
-    thread_ = nullptr;  // the parent's handle is not ours to join
-    current_ = nullptr;
+    threads_.clear();  // the parent's handles are not ours to join
     queue_.clear();
   }
 
@@ -85,16 +94,23 @@ class Preparer {
     for (;;) {
       wake_.wait(lock, [&] { return shut_down_ || !queue_.empty(); });
       if (shut_down_) return;
-      std::shared_ptr<Job> job = std::move(queue_.front());
-      queue_.pop_front();
-      if (job->stop.load(std::memory_order_relaxed)) continue;
-      job->running = true;
-      current_ = job.get();
+      // The head job stays queued, so that idle threads join it, until its nodes are all taken.
+      std::shared_ptr<Job> job = queue_.front();
+      if (job->stop.load(std::memory_order_relaxed)) {
+        queue_.pop_front();
+        continue;
+      }
+      ++job->running;
       lock.unlock();
-      job->program->Prepare(job->stop);
+      job->program->Prepare(job->stop, job->next_node);
       lock.lock();
-      job->running = false;
-      current_ = nullptr;
+      // Back from Prepare: every node is taken (or the job was stopped).
+      if (!job->claimed) {
+        job->claimed = true;
+        auto it = std::find(queue_.begin(), queue_.end(), job);
+        if (it != queue_.end()) queue_.erase(it);
+      }
+      --job->running;
       done_.notify_all();
     }
   }
@@ -103,8 +119,7 @@ class Preparer {
   std::condition_variable wake_;
   std::condition_variable done_;
   std::deque<std::shared_ptr<Job>> queue_;
-  Job* current_ = nullptr;
-  std::thread* thread_ = nullptr;
+  std::vector<std::thread*> threads_;
   bool shut_down_ = false;
 };
 

@@ -1,11 +1,12 @@
-// One background thread per process that makes the oneDNN primitives of newly created sessions
-// (exec::BoundProgram::Prepare), so that session creation stays O(nodes) and the first run
-// rarely waits for generated code.
+// Background threads (one per core, at most 4, shared by the whole process) that make the oneDNN
+// primitives of newly created sessions (exec::BoundProgram::Prepare), so that session creation
+// stays O(nodes) and the first run waits less for generated code. The threads of the pool share
+// the nodes of one session at a time, in program order, which is the order the run needs them.
 //
 // A session submits its program and keeps the returned ticket; destroying the ticket cancels the
-// job and waits while the thread is in the middle of it, so the program outlives its use. The
-// thread is stopped and joined at exit, before the libraries' static objects go away, and a
-// child of fork() starts a thread of its own when it needs one.
+// job and waits while a thread is in the middle of it, so the program outlives its use. The
+// threads are stopped and joined at exit, before the libraries' static objects go away, and a
+// child of fork() starts threads of its own when it needs them.
 #pragma once
 
 #include <memory>
