@@ -128,8 +128,8 @@ const std::vector<Key>& Keys() {
        }},
       {"epctx.prepare_kernels", "background",
        "when a session makes its oneDNN primitives (generated code, once per process): "
-       "background (a thread started at creation, so creation stays fast and the first run "
-       "rarely waits) | first_run (each when a run first needs it)",
+       "background (process-wide threads, one per core, start at creation, so creation stays fast "
+       "and the first run waits less) | first_run (each when a run first needs it)",
        [](const std::string& v, EngineOptions& o) {
          if (v == "background") {
            o.prepare_kernels = PrepareKernels::kBackground;
