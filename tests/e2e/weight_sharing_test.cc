@@ -155,5 +155,22 @@ TEST(WeightSharing, ShareOptionsAcrossCallsGiveTheSameBlob) {
   ExpectReference(**b, "resnet18_reg");
 }
 
+// The context models of a shared group are rewritten with the blob's identity once the last
+// model writes the blob; bytes already handed back could not be, so sharing needs files.
+TEST(WeightSharing, SharingRefusesCompilingToBytes) {
+  TempDir dir;
+  SessionOptions share;
+  share.AddConfigEntry("ep.share_ep_contexts", "1");
+  share.AddConfigEntry("ep.context_file_path", dir / "resnet18_cls_ctx.onnx");
+  auto bytes = ModelCompiler(share).CompileToBytes(ModelPath("resnet18_cls"));
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_EQ(bytes.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bytes.status().message(),
+            "ep.share_ep_contexts needs the context models written to files: each records the "
+            "shared blob's identity, known only when the last model (ep.stop_share_ep_contexts) "
+            "writes the blob, and is then rewritten");
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
 }  // namespace
 }  // namespace epctx::testing
