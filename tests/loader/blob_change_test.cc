@@ -18,32 +18,17 @@
 
 #include "epctx/epctx.h"
 #include "loader/blob_fault_guard.h"
+#include "loader/loader_test_helpers.h"
 
 namespace epctx {
 namespace {
 
-namespace fs = std::filesystem;
+using loadertest::Bytes;
+using loadertest::ReadBytes;
+using loadertest::TempDir;
 using ::testing::HasSubstr;
 
 constexpr int64_t kWidth = 256;  // a 256 KiB weight: 64 pages
-
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            ("epctx-blob-change-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 // y = x * W with W[i][j] = scale * (i + 1) / kWidth, written as `dir`/`name`.onnx and compiled.
 std::string CompileScaled(const TempDir& dir, const std::string& name, float scale) {
@@ -101,13 +86,8 @@ std::unique_ptr<Session> Load(const std::string& ctx, const std::string& mode) {
   return std::move(*session);
 }
 
-std::vector<char> ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Writes `bytes` over the file in place, keeping its inode, as `cp` over an existing file does.
-void WriteInPlace(const std::string& path, const std::vector<char>& bytes, bool truncate_first) {
+void WriteInPlace(const std::string& path, const Bytes& bytes, bool truncate_first) {
   int fd = ::open(path.c_str(), O_WRONLY | (truncate_first ? O_TRUNC : 0));
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::pwrite(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
@@ -153,8 +133,8 @@ TEST_P(MappedModes, BlobRewrittenInPlaceIsNoticedEvenWithItsOldMtime) {
   TempDir dir;
   std::string ctx = CompileScaled(dir, "model", 1.0f);
   std::string other_ctx = CompileScaled(dir, "other", -1.0f);
-  std::vector<char> mine = ReadAll(dir / "model_ctx.epctx");
-  std::vector<char> other = ReadAll(dir / "other_ctx.epctx");
+  Bytes mine = ReadBytes(dir / "model_ctx.epctx");
+  Bytes other = ReadBytes(dir / "other_ctx.epctx");
   ASSERT_EQ(mine.size(), other.size());
   auto session = Load(ctx, GetParam());
   ASSERT_NE(session, nullptr);

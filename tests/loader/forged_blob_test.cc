@@ -19,47 +19,18 @@
 #include "epctx/epctx.h"
 #include "epctx/inspect.h"
 #include "format/blob_layout.h"
+#include "loader/loader_test_helpers.h"
 #include "program_generated.h"
 #include "util/hash.h"
 
 namespace epctx {
 namespace {
 
-namespace fs = std::filesystem;
+using loadertest::Bytes;
+using loadertest::ReadBytes;
+using loadertest::TempDir;
+using loadertest::WriteBytes;
 using ::testing::HasSubstr;
-using Bytes = std::vector<std::byte>;
-
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            ("epctx-forged-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-Bytes ReadBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Bytes out(chars.size());
-  std::memcpy(out.data(), chars.data(), chars.size());
-  return out;
-}
-
-void WriteBytes(const std::string& path, const Bytes& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
-      .write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-}
 
 // Compiles the model given in ONNX's textual syntax to `dir`/model_ctx.onnx + model_ctx.epctx.
 void Compile(const TempDir& dir, const char* text) {

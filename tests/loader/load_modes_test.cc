@@ -19,6 +19,7 @@
 #include "epctx/tensor_io.h"
 #include "format/blob_layout.h"
 #include "loader/blob_prefetcher.h"
+#include "loader/loader_test_helpers.h"
 #include "util/file.h"
 #include "util/page_cache.h"
 
@@ -26,41 +27,14 @@ namespace epctx {
 namespace {
 
 namespace fs = std::filesystem;
+using loadertest::CountMappings;
+using loadertest::TempDir;
 
 const char* const kModes[] = {"mmap", "populate", "prefetch", "read"};
 
 std::string ModelsDir() {
   if (const char* env = std::getenv("EPCTX_TEST_MODELS")) return env;
   return EPCTX_TEST_MODELS_DIR;
-}
-
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            ("epctx-load-modes-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-// Lines of /proc/self/maps naming `path` (a deleted file's line ends in " (deleted)").
-int CountMappings(const std::string& path) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  int count = 0;
-  while (std::getline(maps, line)) {
-    if (line.find(path) != std::string::npos) ++count;
-  }
-  return count;
 }
 
 // Open fds of this process whose target is `path`.
