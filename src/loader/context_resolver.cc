@@ -96,6 +96,12 @@ Result<std::optional<ResolvedContextModel>> ResolveContextModel(std::span<const 
           EPCTX_ERROR(kInvalidArgument, "'{}': ep_cache_context names no blob", name);
     }
   }
+  // From memory with no folder to resolve against, neither the blob nor the original model
+  // can be found: the caller's mistake, not a reason to fall back.
+  if (dir.empty() && !ctx.node.embed) {
+    return Status(ctx.blob.readable.code(),
+                  fmt::format("'{}': {}", name, ctx.blob.readable.message()));
+  }
   ctx.original = Resolve(ctx.node.original_path, "original model", ctx, policy);
   return std::optional<ResolvedContextModel>(std::move(ctx));
 }

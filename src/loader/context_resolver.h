@@ -40,7 +40,8 @@ struct ResolvedContextModel {
 };
 
 // nullopt when `bytes` hold an original model (no EPContext node). `dir` is the context model's
-// folder (or ep.context_file_path's for a model from memory; empty when there is none).
+// folder (or ep.context_file_path's for a model from memory; empty when there is none, which
+// only a context model with its blob embedded can do without: otherwise kInvalidArgument).
 Result<std::optional<ResolvedContextModel>> ResolveContextModel(std::span<const std::byte> bytes,
                                                                 const std::string& name,
                                                                 const std::string& dir,

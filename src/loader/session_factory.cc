@@ -180,12 +180,6 @@ Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
                                             ReferencePolicy{options.allow_external_paths});
                }));
   if (!ctx.has_value()) return FromOriginal(source, options, profiler);
-  // A context model from memory names its files relative to a folder only
-  // ep.context_file_path can give: the caller's mistake, not a reason to fall back.
-  if (source.dir.empty() && !ctx->node.embed) {
-    return Status(StatusCode::kInvalidArgument,
-                  fmt::format("'{}': {}", source.name, ctx->blob.readable.message()));
-  }
 
   const std::string& original_path = ctx->original.path;
   auto from_blob = FromContext(*ctx, source, options, profiler);
