@@ -4,6 +4,7 @@
 
 #include "compile/memory_planner.h"
 #include "format/blob_layout.h"
+#include "format/program_dataflow.h"
 #include "program_generated.h"
 #include "util/overflow.h"
 #include "util/status_macros.h"
@@ -29,17 +30,6 @@ struct ValueIndex {
     return slot;
   }
 };
-
-// Ops whose output 0 is input 0 seen with another shape (their kernels share the memory when
-// the plan allows).
-bool IsViewOp(const IrNode& n) {
-  if (!n.domain.empty()) return false;
-  for (std::string_view op :
-       {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
-    if (n.op_type == op) return true;
-  }
-  return false;
-}
 
 // `graph`: the program index of the attribute's body, -1 for other attributes.
 Offset<fb::Attribute> BuildAttribute(FlatBufferBuilder& fbb, const IrAttribute& a, int32_t graph) {
@@ -143,7 +133,7 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
     return i;
   };
   for (const IrNode& n : graph.nodes) {
-    if (!IsViewOp(n) || n.inputs.empty() || n.outputs.empty()) continue;
+    if (!format::IsViewOp(n.domain, n.op_type) || n.inputs.empty() || n.outputs.empty()) continue;
     const int in = index.Add(n.inputs[0]), out = index.Add(n.outputs[0]);
     if (in < 0 || out < 0) continue;
     const int a = group[static_cast<size_t>(in)], b = group[static_cast<size_t>(out)];

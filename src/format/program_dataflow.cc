@@ -58,18 +58,6 @@ class LiveRanges {
   std::map<uint64_t, Range> ranges_;
 };
 
-// Output 0 of these ops is input 0 seen with another shape; the compiler may give both the same
-// arena range, and the kernel then writes nothing (exec::KernelContext::ShareInput).
-bool IsViewNode(const fb::Node& node) {
-  if (node.domain() != nullptr && node.domain()->size() != 0) return false;
-  const std::string_view op = node.op_type()->string_view();
-  for (std::string_view view :
-       {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
-    if (op == view) return true;
-  }
-  return false;
-}
-
 // Per value, the value whose arena range it shares as a view (itself when none): a view node's
 // output 0 joins its input 0's group when both have exactly the same range. A group is one
 // piece of memory and is live from its first write to its last read.
@@ -84,8 +72,10 @@ std::vector<int32_t> ViewGroups(const fb::Program& program) {
   const uint32_t node_count = program.nodes() ? program.nodes()->size() : 0;
   for (uint32_t n = 0; n < node_count; ++n) {
     const fb::Node& node = *program.nodes()->Get(n);
-    if (!IsViewNode(node) || node.inputs() == nullptr || node.outputs() == nullptr ||
-        node.inputs()->size() == 0 || node.outputs()->size() == 0) {
+    if (!IsViewOp(node.domain() ? node.domain()->string_view() : std::string_view(),
+                  node.op_type()->string_view()) ||
+        node.inputs() == nullptr || node.outputs() == nullptr || node.inputs()->size() == 0 ||
+        node.outputs()->size() == 0) {
       continue;
     }
     const int32_t in = node.inputs()->Get(0), out = node.outputs()->Get(0);
@@ -154,6 +144,15 @@ Status CheckArenaOverlaps(const fb::Program& program, const std::vector<int64_t>
 }
 
 }  // namespace
+
+bool IsViewOp(std::string_view domain, std::string_view op_type) {
+  if (!domain.empty()) return false;
+  for (std::string_view view :
+       {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
+    if (op_type == view) return true;
+  }
+  return false;
+}
 
 Status ValidateDataflow(const fb::Program& program) {
   const uint32_t value_count = program.values() ? program.values()->size() : 0;

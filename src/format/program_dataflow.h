@@ -3,6 +3,8 @@
 // recomputed by hand must not be able to make a kernel write over what it reads.
 #pragma once
 
+#include <string_view>
+
 #include "epctx/status.h"
 
 namespace epctx::fb {
@@ -21,7 +23,12 @@ namespace epctx::format {
 //  - every program output exists by the end of the run;
 //  - only node outputs have arena ranges, and two values that are live at the same time (from
 //    the node writing one to the last node reading it; program outputs to the end) never share
-//    arena bytes.
+//    arena bytes, except a view op's output 0 and its input 0 with exactly the same range.
 Status ValidateDataflow(const fb::Program& program);
+
+// Ops whose output 0 is input 0 seen with another shape (Reshape and the like): the memory plan
+// may give both the same arena range, and the kernel then writes nothing
+// (exec::KernelContext::ShareInput).
+bool IsViewOp(std::string_view domain, std::string_view op_type);
 
 }  // namespace epctx::format
