@@ -240,14 +240,14 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
 }
 
 void BoundProgram::Prepare(const std::atomic<bool>& stop, std::atomic<size_t>& next_node) const {
-  const size_t value_count = program_->values() ? program_->values()->size() : 0;
-  std::vector<std::vector<int64_t>> shapes(value_count);
-  std::vector<bool> known(value_count, false);
-  for (size_t i = 0; i < value_count; ++i) {
-    const fb::Value* v = program_->values()->Get(static_cast<uint32_t>(i));
-    if (v->shape() == nullptr) continue;
-    shapes[i].assign(v->shape()->begin(), v->shape()->end());
-    known[i] = std::all_of(shapes[i].begin(), shapes[i].end(), [](int64_t d) { return d >= 0; });
+  // The fully static declared shapes, as Kernel::Prepare takes them.
+  std::vector<std::vector<int64_t>> shapes(slots_.size());
+  std::vector<bool> known(slots_.size(), false);
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& slot = slots_[i];
+    known[i] = slot.shape_known &&
+               std::all_of(slot.shape.begin(), slot.shape.end(), [](int64_t d) { return d >= 0; });
+    if (known[i]) shapes[i].assign(slot.shape.begin(), slot.shape.end());
   }
   std::vector<const std::vector<int64_t>*> inputs;
   for (;;) {
@@ -365,14 +365,8 @@ bool BoundProgram::HasDeclaredShape(int32_t v, const Tensor& t) const {
 
 Status BoundProgram::CheckDeclared(int32_t v, const Tensor& t, bool check_shape) const {
   const Slot& slot = slots_[static_cast<size_t>(v)];
-  bool fits = slot.dtype == DataType::kUndefined || t.dtype() == slot.dtype;
-  if (fits && check_shape && slot.shape_known) {
-    fits = t.shape().size() == slot.shape.size();
-    for (size_t d = 0; fits && d < slot.shape.size(); ++d) {
-      fits = slot.shape[d] < 0 || slot.shape[d] == t.shape()[d];
-    }
-  }
-  if (fits) return Status::Ok();
+  const bool type_fits = slot.dtype == DataType::kUndefined || t.dtype() == slot.dtype;
+  if (type_fits && (!check_shape || HasDeclaredShape(v, t))) return Status::Ok();
   std::vector<int64_t> declared(slot.shape.begin(), slot.shape.end());
   return EPCTX_ERROR(kInvalidArgument, "value '{}' is {} {}, but the program declares {} {}",
                      program_->values()->Get(static_cast<uint32_t>(v))->name()->string_view(),
