@@ -64,6 +64,13 @@ void Put(T* p, int64_t t, const E& v) {
   }
 }
 
+// Writes (br + i*bi) * (wr + i*wi), the butterfly's output k turned by its twiddle, to k's port.
+template <typename E, typename T>
+void PutRotated(const Ports<T>& port, int64_t t, const E& br, const E& bi, T wr, T wi) {
+  Put<E>(port.y_re, t, br * wr - bi * wi);
+  Put<E>(port.y_im, t, br * wi + bi * wr);
+}
+
 }  // namespace
 
 template <typename T, int kCount>
@@ -81,8 +88,7 @@ void FftRadix2Stage(const FftStage<T>& s) {
       Put<E>(p0.y_re, t, ar + br);
       Put<E>(p0.y_im, t, ai + bi);
       const E dr = ar - br, di = ai - bi;
-      Put<E>(p1.y_re, t, dr * wr - di * wi);
-      Put<E>(p1.y_im, t, dr * wi + di * wr);
+      PutRotated<E>(p1, t, dr, di, wr, wi);
     }
   }
 }
@@ -112,10 +118,8 @@ void FftRadix3Stage(const FftStage<T>& s) {
       // b1 = m - i*h*d, b2 = m + i*h*d
       const E b1r = mr + h * di, b1i = mi - h * dr;
       const E b2r = mr - h * di, b2i = mi + h * dr;
-      Put<E>(p1.y_re, t, b1r * w1r - b1i * w1i);
-      Put<E>(p1.y_im, t, b1r * w1i + b1i * w1r);
-      Put<E>(p2.y_re, t, b2r * w2r - b2i * w2i);
-      Put<E>(p2.y_im, t, b2r * w2i + b2i * w2r);
+      PutRotated<E>(p1, t, b1r, b1i, w1r, w1i);
+      PutRotated<E>(p2, t, b2r, b2i, w2r, w2i);
     }
   }
 }
@@ -147,12 +151,9 @@ void FftRadix4Stage(const FftStage<T>& s) {
       const E b1r = d02r + d13i, b1i = d02i - d13r;
       const E b2r = s02r - s13r, b2i = s02i - s13i;
       const E b3r = d02r - d13i, b3i = d02i + d13r;
-      Put<E>(p1.y_re, t, b1r * w1r - b1i * w1i);
-      Put<E>(p1.y_im, t, b1r * w1i + b1i * w1r);
-      Put<E>(p2.y_re, t, b2r * w2r - b2i * w2i);
-      Put<E>(p2.y_im, t, b2r * w2i + b2i * w2r);
-      Put<E>(p3.y_re, t, b3r * w3r - b3i * w3i);
-      Put<E>(p3.y_im, t, b3r * w3i + b3i * w3r);
+      PutRotated<E>(p1, t, b1r, b1i, w1r, w1i);
+      PutRotated<E>(p2, t, b2r, b2i, w2r, w2i);
+      PutRotated<E>(p3, t, b3r, b3i, w3r, w3i);
     }
   }
 }
@@ -193,14 +194,10 @@ void FftRadix5Stage(const FftStage<T>& s) {
       // b1 = u1 - i*v1, b4 = u1 + i*v1, b2 = u2 - i*v2, b3 = u2 + i*v2
       const E b1r = u1r + v1i, b1i = u1i - v1r, b4r = u1r - v1i, b4i = u1i + v1r;
       const E b2r = u2r + v2i, b2i = u2i - v2r, b3r = u2r - v2i, b3i = u2i + v2r;
-      Put<E>(p1.y_re, t, b1r * w1r - b1i * w1i);
-      Put<E>(p1.y_im, t, b1r * w1i + b1i * w1r);
-      Put<E>(p2.y_re, t, b2r * w2r - b2i * w2i);
-      Put<E>(p2.y_im, t, b2r * w2i + b2i * w2r);
-      Put<E>(p3.y_re, t, b3r * w3r - b3i * w3i);
-      Put<E>(p3.y_im, t, b3r * w3i + b3i * w3r);
-      Put<E>(p4.y_re, t, b4r * w4r - b4i * w4i);
-      Put<E>(p4.y_im, t, b4r * w4i + b4i * w4r);
+      PutRotated<E>(p1, t, b1r, b1i, w1r, w1i);
+      PutRotated<E>(p2, t, b2r, b2i, w2r, w2i);
+      PutRotated<E>(p3, t, b3r, b3i, w3r, w3i);
+      PutRotated<E>(p4, t, b4r, b4i, w4r, w4i);
     }
   }
 }
