@@ -77,20 +77,16 @@ Status TransformLines(const DftPlan<T>& plan, const DftLayout& l, bool inverse, 
   ParallelFor(batches.threads, batches.batches, [&](int64_t batch, int worker) {
     const int64_t first = batch * batches.lanes;
     const int64_t lanes = std::min(batches.lanes, lines - first);
-    T* in_re = scratch + static_cast<size_t>(worker) * batches.per_worker;
-    T* in_im = in_re + n * lanes;
-    T* out_re = in_im + (real ? 0 : n * lanes);
-    T* out_im = out_re + n * lanes;
-    T* work = out_im + n * lanes;
-    LoadLines(l, x, n, first, lanes, in_re, in_im);
+    const LaneBuffers<T> buf = LaneBuffersOf(scratch, batches, worker, n, lanes, !real);
+    LoadLines(l, x, n, first, lanes, buf.in_re, buf.in_im);
     if (real) {
-      plan.Real(in_re, lanes, lanes, l.out_len, out_re, out_im, work);
+      plan.Real(buf.in_re, lanes, lanes, l.out_len, buf.out_re, buf.out_im, buf.work);
     } else {
-      plan.Complex(in_re, in_im, lanes, lanes, inverse, out_re, out_im, work);
+      plan.Complex(buf.in_re, buf.in_im, lanes, lanes, inverse, buf.out_re, buf.out_im, buf.work);
     }
     T* dst[kMaxLanes<T>] = {};
     LinePointers(l, y, l.out_len, 2, first, lanes, dst);
-    StoreLanes(out_re, out_im, scale, im_sign, l.out_len, lanes, dst, l.inner * 2);
+    StoreLanes(buf.out_re, buf.out_im, scale, im_sign, l.out_len, lanes, dst, l.inner * 2);
   });
   return Status::Ok();
 }

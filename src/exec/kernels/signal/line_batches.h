@@ -61,4 +61,28 @@ Result<T*> LineBatchScratch(const LineBatches& b) {
   return reinterpret_cast<T*>(p);
 }
 
+// One worker's slice of the scratch for a batch of `lanes` lines of `n` points: the loaded
+// lines (real and, for complex input, imaginary parts), the spectrum, then the plan's work area.
+// Sized by PlanLineBatches with buffer_per_lane = n * (complex_input ? 4 : 3).
+template <typename T>
+struct LaneBuffers {
+  T* in_re;
+  T* in_im;  // the spectrum's real part when the input is real (no imaginary part to load)
+  T* out_re;
+  T* out_im;
+  T* work;
+};
+
+template <typename T>
+LaneBuffers<T> LaneBuffersOf(T* scratch, const LineBatches& b, int worker, int64_t n, int64_t lanes,
+                             bool complex_input) {
+  LaneBuffers<T> l;
+  l.in_re = scratch + static_cast<size_t>(worker) * b.per_worker;
+  l.in_im = l.in_re + n * lanes;
+  l.out_re = l.in_im + (complex_input ? n * lanes : 0);
+  l.out_im = l.out_re + n * lanes;
+  l.work = l.out_im + n * lanes;
+  return l;
+}
+
 }  // namespace epctx::exec::kernels

@@ -57,20 +57,16 @@ Status TransformFrames(const DftPlan<T>& plan, const StftLayout& l, const T* x, 
   ParallelFor(batches.threads, batches.batches, [&](int64_t batch, int worker) {
     const int64_t first = batch * batches.lanes;
     const int64_t lanes = std::min(batches.lanes, count - first);
-    T* in_re = scratch + static_cast<size_t>(worker) * batches.per_worker;
-    T* in_im = in_re + n * lanes;
-    T* out_re = in_im + (l.components == 1 ? 0 : n * lanes);
-    T* out_im = out_re + n * lanes;
-    T* work = out_im + n * lanes;
-    LoadFrames(l, x, window, n, first, lanes, in_re, in_im);
+    const LaneBuffers<T> buf = LaneBuffersOf(scratch, batches, worker, n, lanes, l.components != 1);
+    LoadFrames(l, x, window, n, first, lanes, buf.in_re, buf.in_im);
     if (l.components == 1) {
-      plan.Real(in_re, lanes, lanes, l.bins, out_re, out_im, work);
+      plan.Real(buf.in_re, lanes, lanes, l.bins, buf.out_re, buf.out_im, buf.work);
     } else {
-      plan.Complex(in_re, in_im, lanes, lanes, false, out_re, out_im, work);
+      plan.Complex(buf.in_re, buf.in_im, lanes, lanes, false, buf.out_re, buf.out_im, buf.work);
     }
     T* dst[kMaxLanes<T>] = {};
     for (int64_t lane = 0; lane < lanes; ++lane) dst[lane] = y + (first + lane) * l.bins * 2;
-    StoreLanes(out_re, out_im, T(1), T(1), l.bins, lanes, dst, 2);
+    StoreLanes(buf.out_re, buf.out_im, T(1), T(1), l.bins, lanes, dst, 2);
   });
   return Status::Ok();
 }
