@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "exec/kernels/dnnl/conv_primitive.h"
+#include "exec/kernels/dnnl/post_ops.h"
 #include "exec/kernels/dnnl/weight_format.h"
 #include "exec/kernels/dnnl/weight_packing.h"
 #include "kernel_test_helpers.h"
@@ -212,6 +213,56 @@ TEST(DnnlConvKernel, InputShapesOtherThanThePackedOne) {
       ASSERT_TRUE(out.ok()) << ShapeToString(shape) << ": " << out.status().ToString();
       ExpectNear(blocked ? Reorder((*out)[0], ActivationLayout::kPlain, 40) : (*out)[0],
                  p.Reference(x), ShapeToString(shape));
+    }
+  }
+}
+
+// Which post-ops the primitive applies and which the kernel applies after it: only a chain's
+// trailing transcendental activations with f(0) = 0 move out of the primitive.
+TEST(DnnlPostOps, TrailingTranscendentalActivationsLeaveThePrimitive) {
+  using K = onednn::PostOpKind;
+  auto count = [](std::vector<K> kinds) {
+    std::vector<onednn::PostOp> ops;
+    for (K k : kinds) ops.push_back({k, 1.0f, 0.0f});
+    return onednn::PrimitivePostOpCount(ops);
+  };
+  EXPECT_EQ(count({}), 0u);
+  EXPECT_EQ(count({K::kSwish}), 0u);
+  EXPECT_EQ(count({K::kAddTensor, K::kSwish}), 1u);
+  EXPECT_EQ(count({K::kSwish, K::kAddTensor}), 2u);
+  EXPECT_EQ(count({K::kRelu, K::kGeluErf, K::kTanh}), 1u);
+  EXPECT_EQ(count({K::kGeluTanh}), 0u);
+  EXPECT_EQ(count({K::kSigmoid}), 1u);  // sigmoid(0) = 1/2 would fill a blocked layout's padding
+  EXPECT_EQ(count({K::kRelu, K::kClip, K::kHardSwish, K::kLinear, K::kElu}), 5u);
+}
+
+TEST(DnnlPostOps, TrailingActivationsMatchTheirDefinitions) {
+  using K = onednn::PostOpKind;
+  std::vector<float> x;
+  for (int i = -4000; i <= 4000; ++i) x.push_back(i * 0.0025f);  // [-10, 10]
+  auto reference = [](K kind, double v) {
+    switch (kind) {
+      case K::kSwish:
+        return v / (1 + std::exp(-0.5 * v));  // alpha 0.5
+      case K::kTanh:
+        return std::tanh(v);
+      case K::kGeluErf:
+        return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+      default:
+        return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    }
+  };
+  for (K kind : {K::kSwish, K::kTanh, K::kGeluErf, K::kGeluTanh}) {
+    for (int threads : {1, 2}) {
+      std::vector<float> y = x;
+      const onednn::PostOp ops[] = {{K::kRelu, 0, 0}, {kind, 0.5f, 0}};
+      // The leading Relu is the primitive's: only `kind` is applied here.
+      onednn::ApplyTrailingPostOps(ops, y.data(), static_cast<int64_t>(y.size()), threads);
+      double worst = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        worst = std::max(worst, std::abs(y[i] - reference(kind, x[i])));
+      }
+      EXPECT_LT(worst, 2e-6) << onednn::PostOpName(kind) << " threads " << threads;
     }
   }
 }

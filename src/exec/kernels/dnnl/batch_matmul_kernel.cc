@@ -153,7 +153,9 @@ class DnnlBatchMatMulKernel final : public Kernel {
       std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, Wrap(ad_md, a->data())},
                                                  {DNNL_ARG_WEIGHTS, Wrap(bd_md, b->data())},
                                                  {DNNL_ARG_DST, Wrap(yd_md, y->data())}};
-      return ExecutePrimitive(*prim, args, threads, "a batched matmul");
+      EPCTX_RETURN_IF_ERROR(ExecutePrimitive(*prim, args, threads, "a batched matmul"));
+      ApplyTrailingPostOps(post_ops_, y->mutable_data_as<float>(), y->element_count(), threads);
+      return Status::Ok();
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "preparing a batched matmul");
     }

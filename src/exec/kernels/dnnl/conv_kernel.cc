@@ -107,7 +107,10 @@ class DnnlConvKernel final : public Kernel {
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "preparing a convolution");
     }
-    return ExecutePrimitive(*prim, args, threads, "a convolution");
+    EPCTX_RETURN_IF_ERROR(ExecutePrimitive(*prim, args, threads, "a convolution"));
+    ApplyTrailingPostOps(config_.post_ops, y->mutable_data_as<float>(), y->element_count(),
+                         threads);
+    return Status::Ok();
   }
 
   std::string_view implementation() const override { return memo_.implementation(); }

@@ -96,7 +96,10 @@ class DnnlMatMulKernel final : public Kernel {
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "preparing a matmul");
     }
-    return ExecutePrimitive(*prim, args, threads, "a matmul");
+    EPCTX_RETURN_IF_ERROR(ExecutePrimitive(*prim, args, threads, "a matmul"));
+    ApplyTrailingPostOps(config_.post_ops, y->mutable_data_as<float>(), y->element_count(),
+                         threads);
+    return Status::Ok();
   }
 
   std::string_view implementation() const override { return memo_.implementation(); }

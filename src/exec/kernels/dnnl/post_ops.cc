@@ -1,6 +1,13 @@
 #include "exec/kernels/dnnl/post_ops.h"
 
+#include "exec/kernels/common/eigen.h"
+#include "exec/kernels/common/parallel_for.h"
 #include "util/status_macros.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <unsupported/Eigen/SpecialFunctions>  // Array::erf
+#pragma GCC diagnostic pop
 
 namespace epctx::exec::kernels::onednn {
 
@@ -57,10 +64,65 @@ Result<std::vector<PostOp>> ParsePostOps(const Attributes& attrs) {
   return ops;
 }
 
+namespace {
+
+// The kinds ApplyTrailingPostOps computes: transcendental, and 0 at 0.
+bool AppliedAfterPrimitive(PostOpKind kind) {
+  switch (kind) {
+    case PostOpKind::kSwish:
+    case PostOpKind::kTanh:
+    case PostOpKind::kGeluErf:
+    case PostOpKind::kGeluTanh:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void ApplyOne(const PostOp& op, float* data, int64_t n) {
+  ArrayMapF x(data, n);
+  switch (op.kind) {
+    case PostOpKind::kSwish:
+      x = x * (op.alpha * x).logistic();
+      return;
+    case PostOpKind::kTanh:
+      x = x.tanh();
+      return;
+    case PostOpKind::kGeluErf:
+      x = 0.5f * x * (1.0f + (x * static_cast<float>(M_SQRT1_2)).erf());
+      return;
+    case PostOpKind::kGeluTanh: {
+      constexpr float kSqrt2OverPi = 0.7978845608028654f;
+      x = 0.5f * x * (1.0f + (kSqrt2OverPi * (x + 0.044715f * x.cube())).tanh());
+      return;
+    }
+    default:
+      return;  // AppliedAfterPrimitive admits only the kinds above
+  }
+}
+
+}  // namespace
+
+size_t PrimitivePostOpCount(std::span<const PostOp> ops) {
+  size_t count = ops.size();
+  while (count > 0 && AppliedAfterPrimitive(ops[count - 1].kind)) --count;
+  return count;
+}
+
+void ApplyTrailingPostOps(std::span<const PostOp> ops, float* data, int64_t n, int threads) {
+  const std::span<const PostOp> trailing = ops.subspan(PrimitivePostOpCount(ops));
+  if (trailing.empty() || n <= 0) return;
+  // Ranges of at least 16K floats (64 KiB), so that small outputs stay on one thread.
+  constexpr int64_t kGrain = 1 << 14;
+  ParallelForRanges(threads, n, kGrain, [&](int64_t begin, int64_t end) {
+    for (const PostOp& op : trailing) ApplyOne(op, data + begin, end - begin);
+  });
+}
+
 Result<dnnl::post_ops> ToDnnlPostOps(std::span<const PostOp> ops,
                                      const dnnl::memory::desc* residual) {
   dnnl::post_ops chain;
-  for (const PostOp& op : ops) {
+  for (const PostOp& op : ops.first(PrimitivePostOpCount(ops))) {
     auto eltwise = [&](dnnl::algorithm alg, float alpha, float beta) {
       chain.append_eltwise(1.0f, alg, alpha, beta);
     };
