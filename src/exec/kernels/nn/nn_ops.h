@@ -11,6 +11,5 @@ void RegisterMatMul(KernelRegistry& registry);              // matmul.cc
 void RegisterBatchNormalization(KernelRegistry& registry);  // batch_norm.cc
 void RegisterPool(KernelRegistry& registry);                // pool.cc
 void RegisterGlobalPool(KernelRegistry& registry);          // global_pool.cc
-void RegisterSoftmax(KernelRegistry& registry);             // softmax.cc
 
 }  // namespace epctx::exec::kernels

@@ -10,7 +10,6 @@ void RegisterNnKernels(KernelRegistry& registry) {
   RegisterBatchNormalization(registry);
   RegisterPool(registry);
   RegisterGlobalPool(registry);
-  RegisterSoftmax(registry);
 }
 
 }  // namespace epctx::exec::kernels
