@@ -140,11 +140,6 @@ class Ticket final : public PrepareTicket {
   explicit Ticket(std::shared_ptr<Job> job) : job_(std::move(job)) {}
   ~Ticket() override { Preparer::Instance().Cancel(*job_); }
 
-  void Finish() override {
-    job_->program->Prepare(job_->stop, job_->next_node);
-    Preparer::Instance().Finish(job_);
-  }
-
  private:
   std::shared_ptr<Job> job_;
 };
@@ -159,7 +154,12 @@ std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* pro
 }
 
 void PrepareNow(const exec::BoundProgram* program) {
-  PrepareInBackground(program)->Finish();
+  auto job = std::make_shared<Job>();
+  job->program = program;
+  Preparer& preparer = Preparer::Instance();
+  preparer.Submit(job);
+  program->Prepare(job->stop, job->next_node);
+  preparer.Finish(job);
 }
 
 }  // namespace epctx::loader

@@ -18,9 +18,6 @@ namespace epctx::loader {
 class PrepareTicket {
  public:
   virtual ~PrepareTicket() = default;
-  // Prepares the nodes no thread has taken yet on the calling thread, then waits for the pool's
-  // threads to finish theirs: afterwards every node is prepared.
-  virtual void Finish() = 0;
 };
 
 // Queues `program` for preparation; the program must outlive the ticket.

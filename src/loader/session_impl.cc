@@ -124,13 +124,6 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
 
   std::lock_guard<std::mutex> lock(run_mutex_);
   if (blob_->known_damaged()) return Damaged(blob_->CheckIntact());
-  if (preparing_ != nullptr) {
-    // The first run helps the preparer's threads finish before it starts, rather than meeting
-    // nodes they have not reached: a run that waits for generated code mid-way leaves its
-    // OpenMP threads spinning on the cores the code generation needs.
-    preparing_->Finish();
-    preparing_.reset();
-  }
   if (arena_.capacity() == 0 && program_->arena_bytes() > 0) {
     // Huge pages: the first run takes one fault per 2 MiB instead of one per 4 KiB page, and
     // every run fewer TLB misses.
