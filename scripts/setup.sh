@@ -13,6 +13,7 @@ PACKAGES=(
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
   python3-dev pybind11-dev python3-pybind11 python3-pytest  # the Python module and its tests
   python3-matplotlib  # bench/run.sh's plots
+  nodejs  # ONNX Runtime (onnxruntime-node) for tests/real_models and bench/
 )
 
 missing=()
@@ -21,6 +22,9 @@ for pkg in "${PACKAGES[@]}"; do
     missing+=("$pkg")
   fi
 done
+
+# npm: Debian's nodejs comes without it, NodeSource's brings its own (and conflicts with Debian's).
+if ! command -v npm >/dev/null; then missing+=(npm); fi
 
 if ((${#missing[@]})); then
   echo "setup: installing ${#missing[@]} missing package(s): ${missing[*]}"

@@ -129,16 +129,20 @@ const std::vector<Key>& Keys() {
       {"epctx.prepare_kernels", "background",
        "when a session makes its oneDNN primitives (generated code, once per process): "
        "background (process-wide threads, one per core, start at creation, so creation stays fast "
-       "and the first run waits less) | first_run (each when a run first needs it)",
+       "and the first run waits less) | creation (during creation, on every core: the first "
+       "session of a model in a process takes longer, its first run waits for nothing) | "
+       "first_run (each when a run first needs it)",
        [](const std::string& v, EngineOptions& o) {
          if (v == "background") {
            o.prepare_kernels = PrepareKernels::kBackground;
+         } else if (v == "creation") {
+           o.prepare_kernels = PrepareKernels::kCreation;
          } else if (v == "first_run") {
            o.prepare_kernels = PrepareKernels::kFirstRun;
          } else {
            return EPCTX_ERROR(kInvalidArgument,
-                              "option epctx.prepare_kernels must be \"background\" or "
-                              "\"first_run\", got \"{}\"",
+                              "option epctx.prepare_kernels must be \"background\", "
+                              "\"creation\" or \"first_run\", got \"{}\"",
                               v);
          }
          return Status::Ok();

@@ -24,9 +24,10 @@ enum class LoadMode { kMmap, kPopulate, kPrefetch, kRead };
 // "mmap", "populate", "prefetch", "read".
 const char* LoadModeName(LoadMode mode);
 
-// When a session makes its kernels' oneDNN primitives (epctx.prepare_kernels): in a background
-// thread started at session creation (default), or on the first run that needs each.
-enum class PrepareKernels { kBackground, kFirstRun };
+// When a session makes its kernels' oneDNN primitives (epctx.prepare_kernels): in background
+// threads started at session creation (default), during creation on every core, or on the first
+// run that needs each.
+enum class PrepareKernels { kBackground, kCreation, kFirstRun };
 
 // Iterations one Loop may run before the run is stopped (epctx.max_loop_iterations); 0 lifts it.
 inline constexpr int64_t kDefaultMaxLoopIterations = 10'000'000;

@@ -57,6 +57,14 @@ class Preparer {
     done_.wait(lock, [&] { return job.running == 0; });
   }
 
+  // Once the caller has taken the last node of `job`: dequeues it and returns when no thread
+  // works on it any more.
+  void Finish(const std::shared_ptr<Job>& job) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    Dequeue(job);
+    done_.wait(lock, [&] { return job->running == 0; });
+  }
+
   void Shutdown() {
     std::vector<std::thread*> threads;
     {
@@ -105,14 +113,18 @@ class Preparer {
       job->program->Prepare(job->stop, job->next_node);
       lock.lock();
       // Back from Prepare: every node is taken (or the job was stopped).
-      if (!job->claimed) {
-        job->claimed = true;
-        auto it = std::find(queue_.begin(), queue_.end(), job);
-        if (it != queue_.end()) queue_.erase(it);
-      }
+      Dequeue(job);
       --job->running;
       done_.notify_all();
     }
+  }
+
+  // Takes a job whose nodes are all taken off the queue; the caller holds mutex_.
+  void Dequeue(const std::shared_ptr<Job>& job) {
+    if (job->claimed) return;
+    job->claimed = true;
+    auto it = std::find(queue_.begin(), queue_.end(), job);
+    if (it != queue_.end()) queue_.erase(it);
   }
 
   std::mutex mutex_;
@@ -139,6 +151,15 @@ std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* pro
   job->program = program;
   Preparer::Instance().Submit(job);
   return std::make_unique<Ticket>(std::move(job));
+}
+
+void PrepareNow(const exec::BoundProgram* program) {
+  auto job = std::make_shared<Job>();
+  job->program = program;
+  Preparer& preparer = Preparer::Instance();
+  preparer.Submit(job);
+  program->Prepare(job->stop, job->next_node);
+  preparer.Finish(job);
 }
 
 }  // namespace epctx::loader

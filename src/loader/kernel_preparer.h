@@ -23,4 +23,8 @@ class PrepareTicket {
 // Queues `program` for preparation; the program must outlive the ticket.
 std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* program);
 
+// Prepares `program` now, on the calling thread and the pool's threads together (every core),
+// and returns when every node is prepared.
+void PrepareNow(const exec::BoundProgram* program);
+
 }  // namespace epctx::loader

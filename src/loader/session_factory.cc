@@ -40,7 +40,7 @@ Result<std::unique_ptr<SessionImpl>> BindSession(std::shared_ptr<const LoadedBlo
       std::unique_ptr<SessionImpl> impl,
       Profiled(profiler, "program_binding", {{"partition_name", partition}}, [&] {
         return SessionImpl::Bind(std::move(blob), partition, options.intra_op_num_threads,
-                                 options.prepare_kernels == compile::PrepareKernels::kBackground);
+                                 options.prepare_kernels);
       }));
   impl->set_max_loop_iterations(options.max_loop_iterations);
   return impl;

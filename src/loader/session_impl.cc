@@ -44,7 +44,7 @@ std::vector<ValueInfo> DescribeValues(const fb::Program& program,
 
 Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
     std::shared_ptr<const loader::LoadedBlob> blob, const std::string& partition_name,
-    int num_threads, bool prepare_in_background) {
+    int num_threads, compile::PrepareKernels prepare) {
   const format::BlobView& view = blob->view();
   EPCTX_ASSIGN_OR_RETURN(const fb::Model* model, view.FindModel(partition_name));
   std::vector<const fb::Program*> programs;
@@ -67,7 +67,16 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   impl->inputs_ = DescribeValues(*program, program->inputs());
   impl->outputs_ = DescribeValues(*program, program->outputs());
   impl->blob_ = std::move(blob);
-  if (prepare_in_background) impl->preparing_ = loader::PrepareInBackground(impl->program_.get());
+  switch (prepare) {
+    case compile::PrepareKernels::kBackground:
+      impl->preparing_ = loader::PrepareInBackground(impl->program_.get());
+      break;
+    case compile::PrepareKernels::kCreation:
+      loader::PrepareNow(impl->program_.get());
+      break;
+    case compile::PrepareKernels::kFirstRun:
+      break;
+  }
   impl->partition_name_ = partition_name;
   return impl;
 }
@@ -115,17 +124,21 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
 
   std::lock_guard<std::mutex> lock(run_mutex_);
   if (blob_->known_damaged()) return Damaged(blob_->CheckIntact());
-  if (!arena_.valid() && program_->arena_bytes() > 0) {
-    arena_ = AlignedBuffer(program_->arena_bytes(), AlignedBuffer::Fill::kUninitialized);
-    if (!arena_.valid()) {
-      return EPCTX_ERROR(kInternal, "out of memory for a {}-byte activation arena",
-                         program_->arena_bytes());
+  if (arena_.capacity() == 0 && program_->arena_bytes() > 0) {
+    // Huge pages: the first run takes one fault per 2 MiB instead of one per 4 KiB page, and
+    // every run fewer TLB misses.
+    auto arena = AnonymousMemory::Allocate(program_->arena_bytes(), AnonymousMemory::kHugePageSize,
+                                           /*huge_pages=*/true);
+    if (!arena.ok()) {
+      return EPCTX_ERROR(kInternal, "out of memory for a {}-byte activation arena: {}",
+                         program_->arena_bytes(), arena.status().message());
     }
+    arena_ = std::move(*arena);
   }
   exec::RunControl control;
   control.max_loop_iterations = max_loop_iterations_;
   if (run_options != nullptr) control.terminate = run_options->terminate_.get();
-  std::span<std::byte> arena = arena_.valid() ? arena_.mutable_bytes() : std::span<std::byte>();
+  std::span<std::byte> arena = arena_.mutable_bytes();
   loader::Profiler::Clock::time_point start = loader::Profiler::Clock::now();
   auto all = program_->Run(ordered, arena, control, profiler_.get());
   if (profiler_ != nullptr) profiler_->RecordSession("model_run", start);

@@ -7,13 +7,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compile/options.h"
 #include "epctx/session.h"
 #include "exec/executor.h"
 #include "loader/blob_registry.h"
 #include "loader/kernel_preparer.h"
 #include "loader/profiler.h"
 #include "program_generated.h"
-#include "util/aligned_buffer.h"
+#include "util/anonymous_memory.h"
 
 namespace epctx {
 
@@ -24,11 +25,13 @@ std::vector<ValueInfo> DescribeValues(const fb::Program& program,
 class SessionImpl {
  public:
   // Binds model `partition_name` of `blob`: O(nodes), no weight bytes touched.
-  // With `prepare_in_background`, a thread started here makes the kernels' oneDNN primitives
-  // (Kernel::Prepare) while the caller goes on, so the first run does not wait for them.
+  // `prepare` says when the kernels' oneDNN primitives are made (Kernel::Prepare): by the
+  // preparer's threads while the caller goes on (kBackground), here before returning, on every
+  // core (kCreation), or by the first run that needs each (kFirstRun).
   static Result<std::unique_ptr<SessionImpl>> Bind(std::shared_ptr<const loader::LoadedBlob> blob,
                                                    const std::string& partition_name,
-                                                   int num_threads, bool prepare_in_background);
+                                                   int num_threads,
+                                                   compile::PrepareKernels prepare);
   // epctx.max_loop_iterations (0: no limit).
   void set_max_loop_iterations(int64_t limit) { max_loop_iterations_ = limit; }
 
@@ -62,7 +65,7 @@ class SessionImpl {
   std::string partition_name_;
   int64_t max_loop_iterations_ = 0;
   std::mutex run_mutex_;
-  AlignedBuffer arena_;                         // allocated at the first run
+  AnonymousMemory arena_;                       // allocated at the first run
   std::unique_ptr<loader::Profiler> profiler_;  // null unless profiling
   // The background preparation of program_'s kernels; cancelled (and waited for) first when the
   // session goes.

@@ -349,7 +349,8 @@ TEST(DnnlSession, ConcurrentRunsGiveIdenticalOutputs) {
 }
 
 // epctx.prepare_kernels: primitives made by the background thread and primitives made by the
-// first run are the same, so both give the same bytes; a session destroyed right after creation
+// first run are the same, so both give the same bytes; with `creation` they exist before the
+// first run; a session destroyed right after creation
 // (its preparation queued or under way) and sessions made from several threads at once leave
 // nothing behind that a later run trips over; an unknown value is refused with the choices.
 TEST(DnnlSession, KernelPreparationModesGiveIdenticalOutputs) {
@@ -380,6 +381,17 @@ TEST(DnnlSession, KernelPreparationModesGiveIdenticalOutputs) {
     for (std::thread& th : threads) th.join();
   }
 
+  // creation: the session's primitives are made inside Create, on every core (three threads:
+  // a thread count no other session here used, so nothing comes from the process's cache).
+  SessionOptions three;
+  three.AddConfigEntry("epctx.fallback", "deny");
+  three.AddConfigEntry("epctx.prepare_kernels", "creation");
+  three.AddConfigEntry("session.intra_op_num_threads", "3");
+  auto at_creation = Session::Create(ctx, three);
+  ASSERT_TRUE(at_creation.ok()) << at_creation.status().ToString();
+  auto made_at_creation = (*at_creation)->Run({{"x", x}});
+  ASSERT_TRUE(made_at_creation.ok()) << made_at_creation.status().ToString();
+
   auto background = load("background");
   auto first_run = load("first_run");
   ASSERT_NE(background, nullptr);
@@ -390,6 +402,10 @@ TEST(DnnlSession, KernelPreparationModesGiveIdenticalOutputs) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   ASSERT_EQ(a->size(), c->size());
   for (size_t o = 0; o < a->size(); ++o) EXPECT_TRUE(SameBytes((*a)[o], (*c)[o])) << "output " << o;
+  ASSERT_EQ(made_at_creation->size(), a->size());
+  for (size_t o = 0; o < a->size(); ++o) {
+    dnnl::ExpectMatches((*made_at_creation)[o], (*a)[o], kRel, "creation vs background");
+  }
   const std::vector<Tensor> want = Reference(b, x);
   ASSERT_EQ(want.size(), 2u);
   dnnl::ExpectMatches((*a)[1], want[1], kRel, "logits");
@@ -399,7 +415,8 @@ TEST(DnnlSession, KernelPreparationModesGiveIdenticalOutputs) {
   auto refused = Session::Create(ctx, bad);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().message(),
-            "option epctx.prepare_kernels must be \"background\" or \"first_run\", got \"eager\"");
+            "option epctx.prepare_kernels must be \"background\", \"creation\" or \"first_run\", "
+            "got \"eager\"");
 }
 
 }  // namespace

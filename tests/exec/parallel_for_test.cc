@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -41,6 +43,28 @@ TEST(ParallelForTest, RangesCoverExactly) {
         for (int64_t i = 0; i < count; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1);
       }
     }
+  }
+}
+
+// More ranges than threads come in a multiple of the thread count, so no thread gets a larger
+// share: 3 grains on 2 threads become 4 equal ranges, 9 on 4 become 12, 2 on 2 stay 2.
+TEST(ParallelForTest, RangesSplitEvenlyOverThreads) {
+  struct Case {
+    int threads;
+    int64_t count, grain, ranges;
+  };
+  for (const Case& c : {Case{2, 48, 16, 4}, Case{4, 144, 16, 12}, Case{2, 32, 16, 2},
+                        Case{2, 3, 1, 3}, Case{3, 16 * 16, 16, 12}}) {
+    std::mutex mutex;
+    std::vector<int64_t> sizes;
+    ParallelForRanges(c.threads, c.count, c.grain, [&](int64_t begin, int64_t end) {
+      std::lock_guard<std::mutex> lock(mutex);
+      sizes.push_back(end - begin);
+    });
+    EXPECT_EQ(static_cast<int64_t>(sizes.size()), c.ranges)
+        << c.threads << " threads, " << c.count << " / grain " << c.grain;
+    const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+    EXPECT_LE(*hi - *lo, 1);
   }
 }
 

@@ -5,13 +5,11 @@
 
 namespace epctx::exec::kernels {
 
-void RegisterResize(KernelRegistry& registry);         // resize.cc: Resize, Upsample
-void RegisterConvTranspose(KernelRegistry& registry);  // conv_transpose.cc
-void RegisterDepthSpace(KernelRegistry& registry);     // depth_space.cc: DepthToSpace, SpaceToDepth
-void RegisterLpPool(KernelRegistry& registry);         // lp_pool.cc: LpPool, GlobalLpPool
-void RegisterMaxUnpool(KernelRegistry& registry);      // max_unpool.cc
-void RegisterRoiAlign(KernelRegistry& registry);       // roi_align.cc
-void RegisterGridSample(KernelRegistry& registry);     // grid_sample.cc
+void RegisterResize(KernelRegistry& registry);      // resize.cc: Resize, Upsample
+void RegisterDepthSpace(KernelRegistry& registry);  // depth_space.cc: DepthToSpace, SpaceToDepth
+void RegisterMaxUnpool(KernelRegistry& registry);   // max_unpool.cc
+void RegisterRoiAlign(KernelRegistry& registry);    // roi_align.cc
+void RegisterGridSample(KernelRegistry& registry);  // grid_sample.cc
 void RegisterNonMaxSuppression(KernelRegistry& registry);  // non_max_suppression.cc
 
 }  // namespace epctx::exec::kernels

@@ -11,6 +11,7 @@ void RegisterMatMul(KernelRegistry& registry);              // matmul.cc
 void RegisterBatchNormalization(KernelRegistry& registry);  // batch_norm.cc
 void RegisterPool(KernelRegistry& registry);                // pool.cc
 void RegisterGlobalPool(KernelRegistry& registry);          // global_pool.cc
-void RegisterSoftmax(KernelRegistry& registry);             // softmax.cc
+void RegisterConvTranspose(KernelRegistry& registry);       // conv_transpose.cc
+void RegisterLpPool(KernelRegistry& registry);              // lp_pool.cc: LpPool, GlobalLpPool
 
 }  // namespace epctx::exec::kernels

@@ -10,7 +10,8 @@ void RegisterNnKernels(KernelRegistry& registry) {
   RegisterBatchNormalization(registry);
   RegisterPool(registry);
   RegisterGlobalPool(registry);
-  RegisterSoftmax(registry);
+  RegisterConvTranspose(registry);
+  RegisterLpPool(registry);
 }
 
 }  // namespace epctx::exec::kernels

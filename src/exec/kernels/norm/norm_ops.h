@@ -5,6 +5,7 @@
 
 namespace epctx::exec::kernels {
 
+void RegisterSoftmax(KernelRegistry& registry);                    // softmax.cc
 void RegisterLogSoftmax(KernelRegistry& registry);                 // log_softmax.cc
 void RegisterHardmax(KernelRegistry& registry);                    // hardmax.cc
 void RegisterLayerNormalization(KernelRegistry& registry);         // layer_norm.cc

@@ -11,8 +11,8 @@
 #include "exec/kernels/common/scratch.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/image/image_ops.h"
 #include "exec/kernels/nn/gemm_f32.h"
+#include "exec/kernels/nn/nn_ops.h"
 #include "exec/kernels/nn/window.h"
 #include "util/status_macros.h"
 

@@ -1,6 +1,5 @@
-// Softmax. Before opset 13 the input is seen as a 2-D matrix [prod(dims[:axis]),
-// prod(dims[axis:])] (axis defaults to 1) and normalized per row; from 13 on it is normalized
-// along the single dim `axis` (default -1).
+// Softmax, with the axis rule of its family (softmax_axis.h: a 2-D view before opset 13, the
+// single dim `axis` from 13 on).
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -9,7 +8,8 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/nn/nn_ops.h"
+#include "exec/kernels/norm/norm_ops.h"
+#include "exec/kernels/norm/softmax_axis.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -51,7 +51,8 @@ class SoftmaxKernel final : public Kernel {
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, bool single_axis) {
     auto kernel = std::unique_ptr<SoftmaxKernel>(new SoftmaxKernel());
     kernel->single_axis_ = single_axis;
-    EPCTX_ASSIGN_OR_RETURN(kernel->axis_, node.attrs->GetInt("axis", single_axis ? -1 : 1));
+    EPCTX_ASSIGN_OR_RETURN(kernel->axis_,
+                           node.attrs->GetInt("axis", DefaultSoftmaxAxis(single_axis)));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "input"));
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
@@ -60,22 +61,8 @@ class SoftmaxKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
     EPCTX_RETURN_IF_ERROR(ExpectDtype(*x, DataType::kFloat32, "input"));
     const std::vector<int64_t>& xs = x->shape();
-    const int64_t rank = static_cast<int64_t>(xs.size());
-    int64_t outer = 1, len = 1, inner = 1;
-    if (single_axis_) {
-      EPCTX_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(axis_, rank, "axis"));
-      outer = DimProduct(xs, 0, static_cast<size_t>(axis));
-      len = xs[static_cast<size_t>(axis)];
-      inner = DimProduct(xs, static_cast<size_t>(axis) + 1, xs.size());
-    } else {
-      // The 2-D view allows axis == rank (rows of one element).
-      if (axis_ < -rank || axis_ > rank) {
-        return EPCTX_ERROR(kInvalidArgument, "axis {} is out of range for rank {}", axis_, rank);
-      }
-      const size_t axis = static_cast<size_t>(axis_ < 0 ? axis_ + rank : axis_);
-      outer = DimProduct(xs, 0, axis);
-      len = DimProduct(xs, axis, xs.size());
-    }
+    EPCTX_ASSIGN_OR_RETURN(AxisSplit split, SplitAtSoftmaxAxis(xs, axis_, single_axis_));
+    const int64_t outer = split.outer, len = split.len, inner = split.inner;
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, xs));
     if (y->element_count() == 0) return Status::Ok();
     const float* xp = x->data_as<float>();

@@ -1,0 +1,76 @@
+# Fails (the build, when run as the epctx_layering target) when a source file includes a module
+# its own module may not use. Layers, lowest first: util, format, exec, compile, loader. A module
+# may include its own headers, the public headers (epctx/), the generated program schema and the
+# modules below it; tools/ may include every module; src/capi/ and python/src/ only the public
+# headers. Include paths are "module/...", relative to src/ (one include root serves every
+# module, so the compiler alone cannot refuse an include against the direction; this does).
+#
+# usage: cmake -DSOURCE_DIR=<repo> -P check_layering.cmake
+cmake_minimum_required(VERSION 3.20)
+if(NOT SOURCE_DIR)
+  message(FATAL_ERROR "check_layering.cmake: pass -DSOURCE_DIR=<repository root>")
+endif()
+
+set(layers util format exec compile loader)
+set(allowed_util util)
+set(allowed_format util format)
+set(allowed_exec util format exec)
+set(allowed_compile util format exec compile)
+set(allowed_loader util format exec compile loader)
+set(allowed_capi capi)
+set(allowed_tools util format exec compile loader conformance perf)
+set(allowed_python)
+
+# The first path component of every quoted include that names a folder.
+function(included_modules file out)
+  file(STRINGS "${file}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"[A-Za-z0-9_]+/")
+  set(result)
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([A-Za-z0-9_]+)/.*$" "\\1" module "${line}")
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*(\"[^\"]*\").*$" "\\1" spelled "${line}")
+    list(APPEND result "${module}|${spelled}")
+  endforeach()
+  set(${out} "${result}" PARENT_SCOPE)
+endfunction()
+
+set(violations)
+function(check owner allowed)
+  file(GLOB_RECURSE files "${SOURCE_DIR}/${owner}/*.h" "${SOURCE_DIR}/${owner}/*.cc")
+  foreach(file IN LISTS files)
+    included_modules("${file}" includes)
+    foreach(entry IN LISTS includes)
+      string(REPLACE "|" ";" parts "${entry}")
+      list(GET parts 0 module)
+      list(GET parts 1 spelled)
+      if(module STREQUAL "epctx" OR module STREQUAL "generated")
+        continue()
+      endif()
+      list(FIND allowed "${module}" found)
+      if(found EQUAL -1)
+        file(RELATIVE_PATH rel "${SOURCE_DIR}" "${file}")
+        list(JOIN allowed ", " allowed_text)
+        if(allowed_text STREQUAL "")
+          set(rule "only the public epctx/ headers")
+        else()
+          set(rule "${allowed_text} and the public epctx/ headers")
+        endif()
+        set(violations ${violations} "${rel} includes ${spelled}: ${owner} may include ${rule}"
+            PARENT_SCOPE)
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
+
+foreach(module IN LISTS layers)
+  check("src/${module}" "${allowed_${module}}")
+endforeach()
+check("src/capi" "${allowed_capi}")
+check("tools" "${allowed_tools}")
+check("python/src" "${allowed_python}")
+
+if(violations)
+  list(LENGTH violations count)
+  list(JOIN violations "\n  " text)
+  message(FATAL_ERROR "layering: ${count} include(s) against the module order "
+                      "(util < format < exec < compile < loader < tools):\n  ${text}")
+endif()
