@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 namespace epctx::compile {
 namespace {
@@ -87,10 +88,57 @@ void InferStft(onnx::InferenceContext& ctx) {
   out->add_dim()->set_dim_value(2);
 }
 
+// Convolutions: onnx 1.12 takes one kernel dim per weight dim after the second and indexes the
+// input's spatial dims, pads and strides with them (convPoolShapeInference,
+// convTransposeShapeInference) without checking that the weight has the input's rank; a weight
+// of another rank read past the end (SIGSEGV). Ours refuses that, then runs onnx's.
+struct WeightedOp {
+  const char* op;
+  int weight_input;
+};
+constexpr WeightedOp kWeightedOps[] = {
+    {"Conv", 1}, {"ConvInteger", 1}, {"QLinearConv", 3}, {"ConvTranspose", 1}};
+
+onnx::InferenceFunction CheckWeightRank(WeightedOp op, onnx::InferenceFunction onnx_inference) {
+  return [op, onnx_inference](onnx::InferenceContext& ctx) {
+    const size_t w = static_cast<size_t>(op.weight_input);
+    if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, w) &&
+        ctx.getInputType(0)->has_tensor_type() && ctx.getInputType(w)->has_tensor_type()) {
+      const int x_rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+      const int w_rank = ctx.getInputType(w)->tensor_type().shape().dim_size();
+      if (x_rank != w_rank) {
+        fail_shape_inference(op.op, ": the weight has rank ", w_rank, ", the input ", x_rank,
+                             "; they must be equal");
+      }
+    }
+    if (onnx_inference) onnx_inference(ctx);
+  };
+}
+
+// Every version of `op` in the default domain. Schemas live in a static, non-const registry map;
+// the registry hands out const pointers.
+std::vector<onnx::OpSchema*> MutableSchemas(const char* op) {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto onnx_range = ranges.find(onnx::ONNX_DOMAIN);
+  const int last = onnx_range != ranges.end() ? onnx_range->second.second : 0;
+  std::vector<onnx::OpSchema*> schemas;
+  for (int version = 1; version <= last; ++version) {
+    auto* schema = const_cast<onnx::OpSchema*>(onnx::OpSchemaRegistry::Schema(op, version, ""));
+    if (schema != nullptr && schema->SinceVersion() == version) schemas.push_back(schema);
+  }
+  return schemas;
+}
+
 void Install() {
-  // Schemas live in a static, non-const registry map; the registry hands out const pointers.
-  auto* stft = const_cast<onnx::OpSchema*>(onnx::OpSchemaRegistry::Schema("STFT", 17, ""));
-  if (stft != nullptr && stft->SinceVersion() == 17) stft->TypeAndShapeInferenceFunction(InferStft);
+  for (onnx::OpSchema* stft : MutableSchemas("STFT")) {
+    if (stft->SinceVersion() == 17) stft->TypeAndShapeInferenceFunction(InferStft);
+  }
+  for (const WeightedOp& op : kWeightedOps) {
+    for (onnx::OpSchema* schema : MutableSchemas(op.op)) {
+      schema->TypeAndShapeInferenceFunction(
+          CheckWeightRank(op, schema->GetTypeAndShapeInferenceFunction()));
+    }
+  }
 }
 
 }  // namespace

@@ -12,6 +12,10 @@ namespace epctx::compile {
 //    given together with a window. Ours: [batch, (length - frame) / step + 1, onesided ?
 //    frame / 2 + 1 : frame, 2], checking step > 0, frame > 0, frame <= length, that the window
 //    and frame_length agree, and that a onesided transform has a real signal.
+//  - Conv, ConvInteger, QLinearConv and ConvTranspose (every version): onnx 1.12 reads the
+//    weight's dims and indexes the input's with them without checking the ranks (a weight of
+//    another rank crashed the process). Ours refuses a weight whose rank differs from the
+//    input's, then runs onnx's.
 // Idempotent and safe to call from several threads.
 void InstallShapeInferenceFixes();
 

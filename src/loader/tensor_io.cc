@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "loader/tensor_parse.h"
 #include "util/file.h"
 #include "util/overflow.h"
 #include "util/status_macros.h"
@@ -638,6 +639,10 @@ std::string LowerCase(std::string s) {
 
 Result<Tensor> ReadNpy(const std::string& path) {
   EPCTX_ASSIGN_OR_RETURN(std::string file, ReadWholeFile(path));
+  return loader::ParseNpy(file, path);
+}
+
+Result<Tensor> loader::ParseNpy(std::string_view file, const std::string& path) {
   EPCTX_ASSIGN_OR_RETURN(NpyHeader header, ParseNpyHeader(path, file));
   EPCTX_ASSIGN_OR_RETURN(uint64_t data_bytes, DataByteSize(path, header.dtype, header.shape));
   uint64_t available = file.size() - header.data_offset;
@@ -693,8 +698,13 @@ Status WriteNpy(const std::string& path, const Tensor& tensor) {
 
 Result<Tensor> ReadTensorProto(const std::string& path) {
   EPCTX_ASSIGN_OR_RETURN(std::string file, ReadWholeFile(path));
+  return loader::ParseTensorProto(file, path);
+}
+
+Result<Tensor> loader::ParseTensorProto(std::string_view file, const std::string& path) {
   onnx::TensorProto proto;
-  if (file.size() > static_cast<size_t>(INT_MAX) || !proto.ParseFromString(file)) {
+  if (file.size() > static_cast<size_t>(INT_MAX) ||
+      !proto.ParseFromArray(file.data(), static_cast<int>(file.size()))) {
     return EPCTX_ERROR(kCorrupt,
                        "'{}': not a serialized ONNX TensorProto (protobuf parsing failed)", path);
   }

@@ -205,6 +205,24 @@ std::vector<int64_t> OutputShape(const ImportedModel& m) {
   return m.graph.values[static_cast<size_t>(m.graph.outputs.at(0))].shape;
 }
 
+// Found by tests/fuzz/onnx_import_fuzzer (corpus/onnx_import/regression_convtranspose_rank1_weight
+// and regression_qlinearconv_rank3_input): onnx 1.12's inference of a convolution read the dims
+// of a weight whose rank differs from the input's past their end, and the import died with
+// SIGSEGV. Now that node's inference fails, which is not fatal to the import (as with STFT
+// below): the output keeps only what the model declares.
+TEST(HostileShapes, ConvolutionWeightOfAnotherRankInfersNothing) {
+  auto transposed = Import(Parse(WithNode("float[1, 1, 3, 3] x, float[3] w", "float[1, 2, N, 5] y",
+                                          "y = ConvTranspose(x, w)")));
+  ASSERT_TRUE(transposed.ok()) << transposed.status().ToString();
+  EXPECT_EQ(OutputShape(*transposed), (std::vector<int64_t>{1, 2, -1, 5}));
+  auto quantized = Import(Parse(WithNode(
+      "uint8[1, 7, 7] x, float xs, uint8 xz, uint8[1, 1, 1, 1] w, float ws, uint8 wz, float ys, "
+      "uint8 yz",
+      "uint8[1, 1, N] y", "y = QLinearConv(x, xs, xz, w, ws, wz, ys, yz)")));
+  ASSERT_TRUE(quantized.ok()) << quantized.status().ToString();
+  EXPECT_EQ(OutputShape(*quantized), (std::vector<int64_t>{1, 1, -1}));
+}
+
 TEST(StftShape, FramesAreCountedFromTheFrameLength) {
   auto onesided = Import(Parse(StftModel(", float[400] window", "signal, step, window", 1)));
   ASSERT_TRUE(onesided.ok()) << onesided.status().ToString();

@@ -1,0 +1,106 @@
+// Fuzz target: a context blob as an attacker would forge it (every checksum recomputed, so the
+// input reaches the meaning-level checks), through the verifying reader, then every program of
+// every model bound to this build's kernels, as a session and `epctx verify` do.
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "exec/executor.h"
+#include "format/blob_layout.h"
+#include "format/blob_reader.h"
+#include "program_generated.h"
+#include "util/hash.h"
+#include "util/overflow.h"
+
+namespace {
+
+using namespace epctx;
+
+const format::SectionEntry* FindSection(const format::BlobHeader& h, format::SectionKind kind,
+                                        uint64_t file_size) {
+  for (uint32_t i = 0; i < std::min(h.section_count, format::kMaxSections); ++i) {
+    const format::SectionEntry& s = h.sections[i];
+    // Unaligned sections are refused by the reader; verifying one here would read misaligned
+    // FlatBuffers (undefined behaviour in the harness, not in epctx).
+    if (s.kind == static_cast<uint32_t>(kind) && s.offset % format::kSectionAlignment == 0 &&
+        RangeInside(s.offset, s.size, file_size)) {
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
+// What an attacker does after editing a blob: program checksums in the manifest, section
+// checksums, the file size and the header checksum made to match.
+void Resign(std::span<std::byte> blob) {
+  if (blob.size() < sizeof(format::BlobHeader)) return;
+  format::BlobHeader h;
+  std::memcpy(&h, blob.data(), sizeof h);
+  h.file_size = blob.size();
+  const format::SectionEntry* programs =
+      FindSection(h, format::SectionKind::kPrograms, blob.size());
+  const format::SectionEntry* manifest =
+      FindSection(h, format::SectionKind::kManifest, blob.size());
+  if (programs != nullptr && manifest != nullptr) {
+    auto* m = reinterpret_cast<const uint8_t*>(blob.data() + manifest->offset);
+    flatbuffers::Verifier verifier(m, manifest->size, format::kMaxFlatbufferDepth,
+                                   format::kMaxFlatbufferTables);
+    if (verifier.VerifyBuffer<fb::Manifest>(nullptr)) {
+      const fb::Manifest* root = flatbuffers::GetRoot<fb::Manifest>(m);
+      for (uint32_t mi = 0; root->models() != nullptr && mi < root->models()->size(); ++mi) {
+        const fb::Model* model = root->models()->Get(mi);
+        if (model->programs() == nullptr) continue;
+        for (const fb::ProgramRef* ref : *model->programs()) {
+          if (!RangeInside(ref->offset(), ref->size(), programs->size)) continue;
+          uint64_t sum = Hash64(std::span<const std::byte>(blob).subspan(
+              programs->offset + ref->offset(), ref->size()));
+          const uint8_t* field = reinterpret_cast<const flatbuffers::Table*>(ref)->GetAddressOf(
+              fb::ProgramRef::VT_CHECKSUM);
+          if (field != nullptr) std::memcpy(const_cast<uint8_t*>(field), &sum, sizeof sum);
+        }
+      }
+    }
+  }
+  for (uint32_t i = 0; i < std::min(h.section_count, format::kMaxSections); ++i) {
+    format::SectionEntry& s = h.sections[i];
+    if (RangeInside(s.offset, s.size, blob.size())) {
+      s.checksum = Hash64(std::span<const std::byte>(blob).subspan(s.offset, s.size));
+    }
+  }
+  h.header_checksum =
+      Hash64(std::as_bytes(std::span(&h, 1)).first(offsetof(format::BlobHeader, header_checksum)));
+  std::memcpy(blob.data(), &h, sizeof h);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // Exactly sized (a read past the end is an AddressSanitizer error), 16-byte aligned.
+  std::unique_ptr<std::byte[]> copy(new std::byte[size]);
+  std::memcpy(copy.get(), data, size);
+  std::span<std::byte> blob(copy.get(), size);
+  Resign(blob);
+  format::OpenOptions options;
+  options.available_cpu_features = ~uint64_t{0};
+  options.check_target = false;  // the build id is just bytes an attacker would copy
+  auto view = format::BlobView::Open(blob, "fuzz.epctx", options);
+  if (!view.ok()) return 0;
+  exec::WeightResolver weights = [&view](uint32_t index) -> Result<Tensor> {
+    const fb::Weight* w = view->manifest().weights()->Get(index);
+    std::vector<int64_t> shape;
+    if (w->shape() != nullptr) shape.assign(w->shape()->begin(), w->shape()->end());
+    return Tensor::View(static_cast<DataType>(w->dtype()), std::move(shape),
+                        view->WeightBytes(index).data(), nullptr);
+  };
+  for (const fb::Model* model : *view->manifest().models()) {
+    std::vector<const fb::Program*> programs;
+    for (uint32_t i = 0; i < model->programs()->size(); ++i) {
+      programs.push_back(view->GetProgram(*model, i));
+    }
+    (void)exec::BoundProgram::Bind(programs, 0, weights, 1);
+  }
+  return 0;
+}

@@ -1,0 +1,20 @@
+// Fuzz target: the tensor file readers behind `epctx run --input`. The first byte picks the
+// format (even: .npy, odd: ONNX TensorProto .pb); the rest is the file.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "loader/tensor_parse.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  std::string_view file(reinterpret_cast<const char*>(data) + 1, size - 1);
+  auto tensor = (data[0] & 1) == 0 ? epctx::loader::ParseNpy(file, "fuzz.npy")
+                                   : epctx::loader::ParseTensorProto(file, "fuzz.pb");
+  if (tensor.ok() && tensor->byte_size() > 0) {
+    // Every byte the tensor claims is readable.
+    volatile uint8_t sink = static_cast<const uint8_t*>(tensor->data())[tensor->byte_size() - 1];
+    (void)sink;
+  }
+  return 0;
+}
