@@ -93,20 +93,16 @@ class DnnlConvKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
     if (y->element_count() == 0) return Status::Ok();
-    std::unique_lock<std::mutex> lock;
-    std::unordered_map<int, dnnl::memory> own;
-    std::unordered_map<int, dnnl::memory>& args = args_.Acquire(prim, lock, own);
+    std::unordered_map<int, dnnl::memory> args;
     try {
-      SetArg(args, DNNL_ARG_SRC, x->data(),
-             [&] { return ActivationDesc(g.src_dims(), config_.src_layout); });
-      SetArg(args, DNNL_ARG_WEIGHTS, w->data(), [&] { return prim->weights; });
-      if (b != nullptr) SetArg(args, DNNL_ARG_BIAS, b->data(), [&] { return prim->bias; });
-      SetArg(args, DNNL_ARG_DST, y->data(),
-             [&] { return ActivationDesc(g.dst_dims(), config_.dst_layout); });
+      args.emplace(DNNL_ARG_SRC, Wrap(ActivationDesc(g.src_dims(), config_.src_layout), x->data()));
+      args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w->data()));
+      if (b != nullptr) args.emplace(DNNL_ARG_BIAS, Wrap(prim->bias, b->data()));
+      args.emplace(DNNL_ARG_DST, Wrap(ActivationDesc(g.dst_dims(), config_.dst_layout), y->data()));
       if (r != nullptr) {
-        SetArg(args,
-               DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config_.post_ops)) | DNNL_ARG_SRC_1,
-               r->data(), [&] { return prim->residual; });
+        args.emplace(
+            DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config_.post_ops)) | DNNL_ARG_SRC_1,
+            Wrap(prim->residual, r->data()));
       }
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "preparing a convolution");
@@ -203,7 +199,6 @@ class DnnlConvKernel final : public Kernel {
   ConvConfig config_;
 
   PrimitiveMemo memo_;
-  PrimitiveArgs args_;
 };
 
 }  // namespace

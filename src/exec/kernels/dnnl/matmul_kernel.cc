@@ -81,23 +81,17 @@ class DnnlMatMulKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
                          ShapeToString(r->shape()), ShapeToString(y_shape));
     }
-    std::unique_lock<std::mutex> lock;
-    std::unordered_map<int, dnnl::memory> own;
-    std::unordered_map<int, dnnl::memory>& args = args_.Acquire(prim, lock, own);
+    std::unordered_map<int, dnnl::memory> args;
     try {
       using tag = dnnl::memory::format_tag;
-      SetArg(args, DNNL_ARG_SRC, a->data(), [&] { return PlainDesc({g.m, g.k}, tag::ab); });
-      SetArg(args, DNNL_ARG_WEIGHTS, w->data(), [&] { return prim->weights; });
-      if (b != nullptr) {
-        SetArg(args, DNNL_ARG_BIAS, b->data(), [&] { return PlainDesc({1, g.n}, tag::ab); });
-      }
-      SetArg(args, DNNL_ARG_DST, y->data(), [&] { return PlainDesc({g.m, g.n}, tag::ab); });
+      args.emplace(DNNL_ARG_SRC, Wrap(PlainDesc({g.m, g.k}, tag::ab), a->data()));
+      args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w->data()));
+      if (b != nullptr) args.emplace(DNNL_ARG_BIAS, Wrap(PlainDesc({1, g.n}, tag::ab), b->data()));
+      args.emplace(DNNL_ARG_DST, Wrap(PlainDesc({g.m, g.n}, tag::ab), y->data()));
       if (r != nullptr) {
-        SetArg(args,
-               DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config_.post_ops)) | DNNL_ARG_SRC_1,
-               r->data(), [&] {
-                 return PlainDesc({g.m, g.n}, tag::ab);
-               });
+        args.emplace(
+            DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config_.post_ops)) | DNNL_ARG_SRC_1,
+            Wrap(PlainDesc({g.m, g.n}, tag::ab), r->data()));
       }
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "preparing a matmul");
@@ -164,7 +158,6 @@ class DnnlMatMulKernel final : public Kernel {
   uint64_t format_hash_ = 0;
   MatMulConfig config_;
   PrimitiveMemo memo_;
-  PrimitiveArgs args_;
 };
 
 }  // namespace

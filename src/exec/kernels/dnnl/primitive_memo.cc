@@ -29,28 +29,17 @@ std::string_view PrimitiveMemo::implementation() const {
   return name != nullptr ? std::string_view(*name) : std::string_view("onednn");
 }
 
-std::unordered_map<int, dnnl::memory>& PrimitiveArgs::Acquire(
-    const std::shared_ptr<const CachedPrimitive>& prim, std::unique_lock<std::mutex>& lock,
-    std::unordered_map<int, dnnl::memory>& own) {
-  lock = std::unique_lock<std::mutex>(mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) return own;
-  if (prim_ != prim) {
-    args_.clear();
-    prim_ = prim;
-  }
-  return args_;
-}
-
 Status ExecutePrimitive(const CachedPrimitive& prim, std::unordered_map<int, dnnl::memory>& args,
                         int threads, std::string_view what) {
   try {
     ThreadBudget budget(prim.threads > 0 ? prim.threads : threads);
     if (prim.scratchpad_bytes > 0) {
       EPCTX_ASSIGN_OR_RETURN(void* scratch, ThreadScratchpad(prim.scratchpad_bytes));
-      SetArg(args, DNNL_ARG_SCRATCHPAD, scratch, [&] {
-        return dnnl::memory::desc({static_cast<int64_t>(prim.scratchpad_bytes)},
-                                  dnnl::memory::data_type::u8, dnnl::memory::format_tag::x);
-      });
+      args.insert_or_assign(
+          DNNL_ARG_SCRATCHPAD,
+          Wrap(dnnl::memory::desc({static_cast<int64_t>(prim.scratchpad_bytes)},
+                                  dnnl::memory::data_type::u8, dnnl::memory::format_tag::x),
+               scratch));
     }
     prim.primitive.execute(ThreadStream(), args);
   } catch (const dnnl::error& e) {
