@@ -49,18 +49,32 @@ void Resign(std::span<std::byte> blob) {
     flatbuffers::Verifier verifier(m, manifest->size, format::kMaxFlatbufferDepth,
                                    format::kMaxFlatbufferTables);
     if (verifier.VerifyBuffer<fb::Manifest>(nullptr)) {
+      // Read every program reference first, then write the checksums: a written checksum may
+      // overlap another reference's fields (tables may overlap in a crafted buffer), and the
+      // verified manifest must not be read after it changed.
+      struct Patch {
+        uint8_t* field;
+        uint64_t offset;
+        uint64_t size;
+      };
+      std::vector<Patch> patches;
       const fb::Manifest* root = flatbuffers::GetRoot<fb::Manifest>(m);
       for (uint32_t mi = 0; root->models() != nullptr && mi < root->models()->size(); ++mi) {
         const fb::Model* model = root->models()->Get(mi);
         if (model->programs() == nullptr) continue;
         for (const fb::ProgramRef* ref : *model->programs()) {
           if (!RangeInside(ref->offset(), ref->size(), programs->size)) continue;
-          uint64_t sum = Hash64(std::span<const std::byte>(blob).subspan(
-              programs->offset + ref->offset(), ref->size()));
           const uint8_t* field = reinterpret_cast<const flatbuffers::Table*>(ref)->GetAddressOf(
               fb::ProgramRef::VT_CHECKSUM);
-          if (field != nullptr) std::memcpy(const_cast<uint8_t*>(field), &sum, sizeof sum);
+          if (field != nullptr) {
+            patches.push_back({const_cast<uint8_t*>(field), ref->offset(), ref->size()});
+          }
         }
+      }
+      for (const Patch& p : patches) {
+        uint64_t sum =
+            Hash64(std::span<const std::byte>(blob).subspan(programs->offset + p.offset, p.size));
+        std::memcpy(p.field, &sum, sizeof sum);
       }
     }
   }
