@@ -32,36 +32,7 @@ constexpr int64_t kWidth = 256;  // a 256 KiB weight: 64 pages
 
 // y = x * W with W[i][j] = scale * (i + 1) / kWidth, written as `dir`/`name`.onnx and compiled.
 std::string CompileScaled(const TempDir& dir, const std::string& name, float scale) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("scaled");
-  auto declare = [](onnx::ValueInfoProto* v, const char* n, int64_t rows) {
-    v->set_name(n);
-    auto* t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    t->mutable_shape()->add_dim()->set_dim_value(rows);
-    t->mutable_shape()->add_dim()->set_dim_value(kWidth);
-  };
-  declare(g->add_input(), "x", 1);
-  declare(g->add_output(), "y", 1);
-  onnx::TensorProto* w = g->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(kWidth);
-  w->add_dims(kWidth);
-  std::vector<float> values(kWidth * kWidth);
-  for (int64_t i = 0; i < kWidth; ++i) {
-    for (int64_t j = 0; j < kWidth; ++j) values[i * kWidth + j] = scale * (i + 1) / kWidth;
-  }
-  w->set_raw_data(values.data(), values.size() * sizeof(float));
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type("MatMul");
-  n->add_input("x");
-  n->add_input("w");
-  n->add_output("y");
-  std::ofstream(dir / (name + ".onnx"), std::ios::binary) << m.SerializeAsString();
+  loadertest::WriteScaledMatMul(dir / (name + ".onnx"), kWidth, scale);
   auto report = ModelCompiler().CompileToFile(dir / (name + ".onnx"), dir / (name + "_ctx.onnx"));
   EXPECT_TRUE(report.ok()) << report.status().ToString();
   return dir / (name + "_ctx.onnx");

@@ -40,38 +40,6 @@ constexpr int64_t kWidth = 512;  // a 1 MiB weight
 constexpr const char* kDirVar = "EPCTX_WRITER_TEST_DIR";
 constexpr int kSeconds = 6;
 
-// y = x * W, W[i][j] = scale * (i + 1) / kWidth.
-void WriteModel(const std::string& path, float scale) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("scaled");
-  for (auto [vi, name] : {std::pair{g->add_input(), "x"}, std::pair{g->add_output(), "y"}}) {
-    vi->set_name(name);
-    auto* t = vi->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    t->mutable_shape()->add_dim()->set_dim_value(1);
-    t->mutable_shape()->add_dim()->set_dim_value(kWidth);
-  }
-  onnx::TensorProto* w = g->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(kWidth);
-  w->add_dims(kWidth);
-  std::vector<float> values(kWidth * kWidth);
-  for (int64_t i = 0; i < kWidth; ++i) {
-    for (int64_t j = 0; j < kWidth; ++j) values[i * kWidth + j] = scale * (i + 1) / kWidth;
-  }
-  w->set_raw_data(values.data(), values.size() * sizeof(float));
-  onnx::NodeProto* n = g->add_node();
-  n->set_op_type("MatMul");
-  n->add_input(std::string("x"));
-  n->add_input(std::string("w"));
-  n->add_output(std::string("y"));
-  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
-}
-
 std::string Dir() {
   const char* dir = std::getenv(kDirVar);
   return dir != nullptr ? dir : "";
@@ -157,8 +125,8 @@ TEST(BlobWriterProcess, ReadersNeverCrashNorSeeAnotherModelsOutputs) {
   loadertest::TempDir temp;
   const fs::path& dir = temp.path();
   fs::create_directories(dir / "b");
-  WriteModel(dir / "a.onnx", 1.0f);
-  WriteModel(dir / "b" / "b.onnx", -1.0f);
+  loadertest::WriteScaledMatMul(dir / "a.onnx", kWidth, 1.0f);
+  loadertest::WriteScaledMatMul(dir / "b" / "b.onnx", kWidth, -1.0f);
   ASSERT_TRUE(ModelCompiler().CompileToFile(dir / "a.onnx", dir / "a_ctx.onnx").ok());
   ASSERT_TRUE(ModelCompiler().CompileToFile(dir / "b" / "b.onnx", dir / "b" / "b_ctx.onnx").ok());
   fs::copy_file(dir / "a_ctx.epctx", dir / "a_copy.epctx");

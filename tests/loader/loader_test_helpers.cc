@@ -1,10 +1,12 @@
 #include "loader/loader_test_helpers.h"
 
+#include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <vector>
 
 namespace epctx::loadertest {
 
@@ -42,6 +44,40 @@ int CountMappings(const std::string& path) {
     if (line.find(path) != std::string::npos) ++count;
   }
   return count;
+}
+
+void WriteScaledMatMul(const std::string& path, int64_t width, float scale) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("scaled");
+  for (auto [vi, name] : {std::pair{g->add_input(), "x"}, std::pair{g->add_output(), "y"}}) {
+    vi->set_name(name);
+    auto* t = vi->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_value(1);
+    t->mutable_shape()->add_dim()->set_dim_value(width);
+  }
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(width);
+  w->add_dims(width);
+  std::vector<float> values(static_cast<size_t>(width * width));
+  for (int64_t i = 0; i < width; ++i) {
+    for (int64_t j = 0; j < width; ++j) {
+      values[static_cast<size_t>(i * width + j)] = scale * static_cast<float>(i + 1) / width;
+    }
+  }
+  w->set_raw_data(values.data(), values.size() * sizeof(float));
+  onnx::NodeProto* n = g->add_node();
+  n->set_op_type("MatMul");
+  // std::string, not const char*: GCC 12 warns falsely (-Wrestrict) inside protobuf's overload.
+  n->add_input(std::string("x"));
+  n->add_input(std::string("w"));
+  n->add_output(std::string("y"));
+  std::ofstream(path, std::ios::binary) << m.SerializeAsString();
 }
 
 }  // namespace epctx::loadertest

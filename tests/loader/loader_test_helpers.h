@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -30,6 +31,10 @@ Bytes ReadBytes(const std::string& path);
 
 // Replaces the file's content with `bytes` (truncating it, same inode).
 void WriteBytes(const std::string& path, const Bytes& bytes);
+
+// Writes the ONNX model y = x * W (x: [1, width], W[i][j] = scale * (i + 1) / width) to `path`:
+// for x = ones, y[0][0] = scale * (width + 1) / 2, so a run tells which scale's blob it used.
+void WriteScaledMatMul(const std::string& path, int64_t width, float scale);
 
 // Lines of /proc/self/maps naming `path` (a deleted file's line ends in " (deleted)").
 int CountMappings(const std::string& path);
