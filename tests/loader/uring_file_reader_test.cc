@@ -33,6 +33,12 @@ struct Fd {
   }
 };
 
+// `path` holding Pattern(size), opened with `flags` (fd -1 if that fails; errno says why).
+Fd WriteAndOpen(const std::string& path, size_t size, int flags) {
+  loadertest::WriteBytes(path, Pattern(size));
+  return Fd{::open(path.c_str(), flags)};
+}
+
 constexpr size_t kMiB = size_t{1} << 20;
 const size_t kSizes[] = {
     1, 4095, 4096, 4097, kMiB - 1, kMiB, kMiB + 1, 3 * kMiB + 12345, 8 * kMiB + 4096};
@@ -40,11 +46,9 @@ const size_t kSizes[] = {
 TEST(UringFileReader, ReadsWholeFilesThroughThePageCache) {
   TempDir dir;
   for (size_t size : kSizes) {
-    const std::string path = dir / "blob";
-    const Bytes want = Pattern(size);
-    loadertest::WriteBytes(path, want);
-    Fd f{::open(path.c_str(), O_RDONLY)};
+    Fd f = WriteAndOpen(dir / "blob", size, O_RDONLY);
     ASSERT_GE(f.fd, 0);
+    const Bytes want = Pattern(size);
     Bytes got(size);
     Status s = ReadFileWithUring(f.fd, size, got, /*direct=*/false, "blob");
     ASSERT_TRUE(s.ok()) << size << ": " << s.ToString();
@@ -55,10 +59,8 @@ TEST(UringFileReader, ReadsWholeFilesThroughThePageCache) {
 TEST(UringFileReader, ReadsWholeFilesWithDirectIo) {
   TempDir dir;
   for (size_t size : kSizes) {
-    const std::string path = dir / "blob";
+    Fd f = WriteAndOpen(dir / "blob", size, O_RDONLY | O_DIRECT);
     const Bytes want = Pattern(size);
-    loadertest::WriteBytes(path, want);
-    Fd f{::open(path.c_str(), O_RDONLY | O_DIRECT)};
     if (f.fd < 0 && errno == EINVAL) GTEST_SKIP() << "this file system refuses O_DIRECT";
     ASSERT_GE(f.fd, 0);
     const size_t room = (size + kDirectIoAlignment - 1) / kDirectIoAlignment * kDirectIoAlignment;
@@ -73,9 +75,7 @@ TEST(UringFileReader, ReadsWholeFilesWithDirectIo) {
 
 TEST(UringFileReader, AFileShorterThanAskedIsAnIoError) {
   TempDir dir;
-  const std::string path = dir / "short";
-  loadertest::WriteBytes(path, Pattern(5000));
-  Fd f{::open(path.c_str(), O_RDONLY)};
+  Fd f = WriteAndOpen(dir / "short", 5000, O_RDONLY);
   ASSERT_GE(f.fd, 0);
   Bytes got(15000);
   Status s = ReadFileWithUring(f.fd, 15000, got, /*direct=*/false, "short.epctx");
@@ -85,9 +85,7 @@ TEST(UringFileReader, AFileShorterThanAskedIsAnIoError) {
 
 TEST(UringFileReader, ABufferTooSmallForTheReadsIsRefused) {
   TempDir dir;
-  const std::string path = dir / "blob";
-  loadertest::WriteBytes(path, Pattern(8192));
-  Fd f{::open(path.c_str(), O_RDONLY)};
+  Fd f = WriteAndOpen(dir / "blob", 8192, O_RDONLY);
   ASSERT_GE(f.fd, 0);
   Bytes got(8191);
   Status s = ReadFileWithUring(f.fd, 8192, got, /*direct=*/false, "blob");
