@@ -31,24 +31,35 @@ BroadcastPlan PlanBroadcast(std::span<const int64_t> a, std::span<const int64_t>
 
 namespace broadcast_detail {
 
+// Outer dims an odometer row walk keeps an index for (collapsed plans rarely have more than 4).
+inline constexpr size_t kMaxOuterDims = 16;
+
+// The operands' element offsets where row `row` starts; `index` (if not null) receives the row's
+// index in each outer dim.
+inline void RowStart(const BroadcastPlan& plan, int64_t row, int64_t* index, int64_t& a_off,
+                     int64_t& b_off) {
+  a_off = 0;
+  b_off = 0;
+  for (size_t d = plan.dims.size() - 1; d-- > 0;) {
+    const int64_t i = row % plan.dims[d];
+    row /= plan.dims[d];
+    if (index != nullptr) index[d] = i;
+    a_off += i * plan.a_strides[d];
+    b_off += i * plan.b_strides[d];
+  }
+}
+
 // Rows [first, last) of a plan whose rows are not split: the operands' offsets of `first` are
 // computed once and then stepped like an odometer, so a row costs no division. That matters
 // when rows are short, e.g. a per-channel scale of a 16-channel blocked layout (rows of 16).
 template <typename RunFn>
 void RunWholeRows(const BroadcastPlan& plan, int64_t first, int64_t last, RunFn& run) {
-  constexpr size_t kMaxOuterDims = 16;
   const size_t outer = plan.dims.size() - 1;
   const int64_t inner = plan.dims[outer];
   std::array<int64_t, kMaxOuterDims> index{};
   int64_t a_off = 0;
   int64_t b_off = 0;
-  int64_t rest = first;
-  for (size_t d = outer; d-- > 0;) {
-    index[d] = rest % plan.dims[d];
-    rest /= plan.dims[d];
-    a_off += index[d] * plan.a_strides[d];
-    b_off += index[d] * plan.b_strides[d];
-  }
+  RowStart(plan, first, index.data(), a_off, b_off);
   for (int64_t row = first; row < last; ++row) {
     run(row * inner, a_off, b_off, inner, plan.a_strides[outer], plan.b_strides[outer]);
     for (size_t d = outer; d-- > 0;) {
@@ -81,7 +92,7 @@ void ForEachBroadcastRun(const BroadcastPlan& plan, int threads, RunFn&& run) {
   const int64_t bs = plan.b_strides[rank - 1];
   const int64_t grain = std::max<int64_t>(1, kMinParallelElements / 8 / chunk);
   ParallelForRanges(nt, rows * chunks, grain, [&](int64_t first, int64_t last) {
-    if (chunks == 1 && rank <= 17) {
+    if (chunks == 1 && rank - 1 <= broadcast_detail::kMaxOuterDims) {
       broadcast_detail::RunWholeRows(plan, first, last, run);
       return;
     }
@@ -92,13 +103,7 @@ void ForEachBroadcastRun(const BroadcastPlan& plan, int threads, RunFn&& run) {
       if (count <= 0) continue;
       int64_t a_off = 0;
       int64_t b_off = 0;
-      int64_t rest = row;
-      for (size_t d = rank - 1; d-- > 0;) {
-        const int64_t i = rest % plan.dims[d];
-        rest /= plan.dims[d];
-        a_off += i * plan.a_strides[d];
-        b_off += i * plan.b_strides[d];
-      }
+      broadcast_detail::RowStart(plan, row, nullptr, a_off, b_off);
       run(row * inner + begin, a_off + begin * as, b_off + begin * bs, count, as, bs);
     }
   });
