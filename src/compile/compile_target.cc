@@ -1,10 +1,9 @@
-// Public descriptions of the compile target, packing layouts and option keys.
+// Public descriptions of the compile target and packing layouts.
 #include <fmt/format.h>
 
 #include <cstring>
 
 #include "compile/compile_model.h"
-#include "compile/options.h"
 #include "compile/packing/layouts.h"
 #include "epctx/compiler.h"
 #include "epctx_build_info.h"
@@ -40,10 +39,6 @@ std::vector<std::string> PackLayoutDescriptions() {
                   "(Conv filters), described by the node's weights_format",
                   static_cast<int>(PackLayout::kOneDnn), EPCTX_DNNL_VERSION),
   };
-}
-
-std::string DescribeConfigKeys() {
-  return compile::DescribeEngineOptions();
 }
 
 }  // namespace epctx

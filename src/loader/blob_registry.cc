@@ -95,7 +95,7 @@ Result<std::shared_ptr<const LoadedBlob>> BlobRegistry::Acquire(const std::strin
   promise.set_value(loaded);
   if (loaded.ok()) {
     Logger().debug("loaded blob '{}' ({} bytes, load mode {})", path, loaded_id.size,
-                   compile::LoadModeName(options.load_mode));
+                   LoadModeName(options.load_mode));
   }
   return loaded;
 }

@@ -10,10 +10,10 @@
 #include <string>
 #include <utility>
 
-#include "compile/options.h"
 #include "epctx/status.h"
 #include "format/blob_reader.h"
 #include "loader/blob_source.h"
+#include "loader/engine_options.h"
 #include "util/aligned_buffer.h"
 #include "util/file.h"
 
@@ -36,8 +36,8 @@ class LoadedBlob {
 };
 
 struct BlobLoadOptions {
-  compile::LoadMode load_mode = compile::LoadMode::kMmap;  // epctx.load_mode (files only)
-  bool verify_weights = false;                             // epctx.verify_weights
+  LoadMode load_mode = LoadMode::kMmap;  // epctx.load_mode (files only)
+  bool verify_weights = false;           // epctx.verify_weights
   // A blob this process compiled just now: its target is this build on this CPU by construction,
   // so the CPU-feature check (which tests may narrow with EPCTX_CPU_FEATURES_MASK) is skipped.
   bool compiled_here = false;
@@ -59,7 +59,7 @@ class BlobRegistry {
   size_t MappedCount();
 
  private:
-  using Key = std::pair<FileIdentity, compile::LoadMode>;
+  using Key = std::pair<FileIdentity, LoadMode>;
   using LoadResult = Result<std::shared_ptr<const LoadedBlob>>;
   // Opens and verifies the blob, without the registry's lock.
   static LoadResult Load(const std::string& path, const BlobLoadOptions& options,

@@ -16,16 +16,15 @@ class BufferBlobSource final : public BlobSource {
 
 }  // namespace
 
-Result<std::unique_ptr<BlobSource>> OpenBlobSource(const std::string& path,
-                                                   compile::LoadMode mode) {
+Result<std::unique_ptr<BlobSource>> OpenBlobSource(const std::string& path, LoadMode mode) {
   switch (mode) {
-    case compile::LoadMode::kMmap:
+    case LoadMode::kMmap:
       return OpenMappedBlobSource(path, /*populate=*/false);
-    case compile::LoadMode::kPopulate:
+    case LoadMode::kPopulate:
       return OpenMappedBlobSource(path, /*populate=*/true);
-    case compile::LoadMode::kPrefetch:
+    case LoadMode::kPrefetch:
       return OpenPrefetchedBlobSource(path);
-    case compile::LoadMode::kRead:
+    case LoadMode::kRead:
       return OpenReadBlobSource(path);
   }
   return OpenMappedBlobSource(path, /*populate=*/false);

@@ -10,8 +10,8 @@
 #include <span>
 #include <string>
 
-#include "compile/options.h"
 #include "epctx/status.h"
+#include "loader/engine_options.h"
 #include "util/aligned_buffer.h"
 #include "util/file.h"
 
@@ -33,7 +33,7 @@ class BlobSource {
 };
 
 // Opens the blob file at `path` the way `mode` says.
-Result<std::unique_ptr<BlobSource>> OpenBlobSource(const std::string& path, compile::LoadMode mode);
+Result<std::unique_ptr<BlobSource>> OpenBlobSource(const std::string& path, LoadMode mode);
 
 Result<std::unique_ptr<BlobSource>> OpenMappedBlobSource(const std::string& path, bool populate);
 Result<std::unique_ptr<BlobSource>> OpenPrefetchedBlobSource(const std::string& path);

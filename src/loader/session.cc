@@ -15,7 +15,7 @@ namespace {
 
 // Creates the session from `source`, profiled (epctx.profile_file) from `start` on when asked.
 Result<std::unique_ptr<SessionImpl>> CreateImpl(const loader::ModelSource& source,
-                                                const compile::EngineOptions& opts,
+                                                const loader::EngineOptions& opts,
                                                 loader::Profiler::Clock::time_point start) {
   std::unique_ptr<loader::Profiler> profiler;
   if (!opts.profile_file.empty()) {
@@ -35,7 +35,7 @@ Result<std::unique_ptr<SessionImpl>> CreateImpl(const loader::ModelSource& sourc
 Result<std::unique_ptr<Session>> Session::Create(const std::string& model_path,
                                                  const SessionOptions& options) {
   auto start = loader::Profiler::Clock::now();
-  EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options));
+  EPCTX_ASSIGN_OR_RETURN(loader::EngineOptions opts, loader::ParseEngineOptions(options));
   EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(model_path));
   loader::ModelSource source{file.bytes(), model_path, DirName(model_path), model_path};
   EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, CreateImpl(source, opts, start));
@@ -46,10 +46,12 @@ Result<std::unique_ptr<Session>> Session::Create(const std::string& model_path,
 Result<std::unique_ptr<Session>> Session::CreateFromMemory(std::span<const std::byte> model_bytes,
                                                            const SessionOptions& options) {
   auto start = loader::Profiler::Clock::now();
-  EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options));
-  std::string dir = opts.context_file_path.empty() ? "" : DirName(opts.context_file_path);
-  std::string name = opts.context_file_path.empty() ? "<model in memory>"
-                                                    : opts.context_file_path + " (from memory)";
+  EPCTX_ASSIGN_OR_RETURN(loader::EngineOptions opts, loader::ParseEngineOptions(options));
+  std::string dir =
+      opts.compile.context_file_path.empty() ? "" : DirName(opts.compile.context_file_path);
+  std::string name = opts.compile.context_file_path.empty()
+                         ? "<model in memory>"
+                         : opts.compile.context_file_path + " (from memory)";
   loader::ModelSource source{model_bytes, name, dir, ""};
   // From memory there is no original file to compile to a context model.
   if (opts.context_enable) {

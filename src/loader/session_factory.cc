@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "compile/compile_model.h"
+#include "compile/context_compiler.h"
 #include "compile/context_model.h"
 #include "epctx/compiler.h"
 #include "loader/context_resolver.h"
@@ -13,11 +14,11 @@
 namespace epctx::loader {
 namespace {
 
-BlobLoadOptions BlobOptionsFrom(const compile::EngineOptions& o) {
+BlobLoadOptions BlobOptionsFrom(const EngineOptions& o) {
   return BlobLoadOptions{o.load_mode, o.verify_weights, false};
 }
 
-BlobLoadOptions CompiledHereOptions(const compile::EngineOptions& o) {
+BlobLoadOptions CompiledHereOptions(const EngineOptions& o) {
   BlobLoadOptions b = BlobOptionsFrom(o);
   b.compiled_here = true;
   return b;
@@ -34,8 +35,7 @@ auto Profiled(Profiler* profiler, std::string_view name, Profiler::Args args, St
 
 Result<std::unique_ptr<SessionImpl>> BindSession(std::shared_ptr<const LoadedBlob> blob,
                                                  const std::string& partition,
-                                                 const compile::EngineOptions& options,
-                                                 Profiler* profiler) {
+                                                 const EngineOptions& options, Profiler* profiler) {
   EPCTX_ASSIGN_OR_RETURN(
       std::unique_ptr<SessionImpl> impl,
       Profiled(profiler, "program_binding", {{"partition_name", partition}}, [&] {
@@ -47,7 +47,7 @@ Result<std::unique_ptr<SessionImpl>> BindSession(std::shared_ptr<const LoadedBlo
 }
 
 Result<std::shared_ptr<const LoadedBlob>> LoadCompiled(AlignedBuffer bytes, const std::string& name,
-                                                       const compile::EngineOptions& options,
+                                                       const EngineOptions& options,
                                                        Profiler* profiler) {
   return Profiled(profiler, "blob_load", {{"blob", name}}, [&] {
     return LoadBlobFromBuffer(std::move(bytes), name, CompiledHereOptions(options));
@@ -58,8 +58,7 @@ Result<std::shared_ptr<const LoadedBlob>> LoadCompiled(AlignedBuffer bytes, cons
 // read: hashing it would make load O(model bytes).
 Result<std::unique_ptr<SessionImpl>> FromContext(const ResolvedContextModel& ctx,
                                                  const ModelSource& source,
-                                                 const compile::EngineOptions& options,
-                                                 Profiler* profiler) {
+                                                 const EngineOptions& options, Profiler* profiler) {
   Status unchanged = CheckOriginalUnchanged(ctx);
   if (unchanged.code() == StatusCode::kStale) return unchanged;
   if (!unchanged.ok()) {
@@ -67,7 +66,7 @@ Result<std::unique_ptr<SessionImpl>> FromContext(const ResolvedContextModel& ctx
     Logger().debug("'{}': not checking staleness: {}", source.name, unchanged.message());
   }
   std::shared_ptr<const LoadedBlob> blob;
-  Profiler::Args args = {{"load_mode", compile::LoadModeName(options.load_mode)}};
+  Profiler::Args args = {{"load_mode", LoadModeName(options.load_mode)}};
   if (ctx.node.embed) {
     args.emplace_back("blob", "(embedded in the context model)");
     EPCTX_ASSIGN_OR_RETURN(
@@ -99,7 +98,7 @@ Result<std::unique_ptr<SessionImpl>> FromContext(const ResolvedContextModel& ctx
 }
 
 Result<std::unique_ptr<SessionImpl>> FromOriginalFile(const std::string& path,
-                                                      const compile::EngineOptions& options,
+                                                      const EngineOptions& options,
                                                       Profiler* profiler) {
   std::string partition = compile::PartitionNameFor(path);
   EPCTX_ASSIGN_OR_RETURN(compile::MemoryBlob compiled,
@@ -112,7 +111,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalFile(const std::string& path,
 }
 
 Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source,
-                                                       const compile::EngineOptions& options,
+                                                       const EngineOptions& options,
                                                        Profiler* profiler) {
   std::string partition = "model";
   EPCTX_ASSIGN_OR_RETURN(compile::MemoryBlob compiled,
@@ -129,7 +128,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source
 // An original model: compiled in memory, or with ep.context_enable=1 compiled to a context model
 // on disk which is then loaded like any other.
 Result<std::unique_ptr<SessionImpl>> FromOriginal(const ModelSource& source,
-                                                  const compile::EngineOptions& options,
+                                                  const EngineOptions& options,
                                                   Profiler* profiler) {
   if (!options.context_enable) {
     std::unique_ptr<SessionImpl> impl;
@@ -146,22 +145,24 @@ Result<std::unique_ptr<SessionImpl>> FromOriginal(const ModelSource& source,
                        "ep.context_enable=1 needs the original model as a file, "
                        "not from memory");
   }
-  std::string ctx_path = options.context_file_path;
+  std::string ctx_path = options.compile.context_file_path;
   if (ctx_path.empty()) {
     ctx_path = DefaultContextModelPathFor(source.path);
   }
-  SessionOptions compile_options;
-  if (options.embed_mode) compile_options.AddConfigEntry("ep.context_embed_mode", "1");
-  if (!options.node_name_prefix.empty()) {
-    compile_options.AddConfigEntry("ep.context_node_name_prefix", options.node_name_prefix);
-  }
+  // The session's own context model and blob: not part of a shared group (the sharing options
+  // are for ModelCompiler's calls).
+  compile::CompileOptions compile_options = options.compile;
+  compile_options.share_ep_contexts = false;
+  compile_options.stop_share_ep_contexts = false;
   EPCTX_RETURN_IF_ERROR(Profiled(
       profiler, "model_compile", {{"model", source.path}, {"context_model", ctx_path}}, [&] {
-        return ModelCompiler(compile_options).CompileToFile(source.path, ctx_path).status();
+        return compile::CompileToContextModel(compile_options, {source.path, {}},
+                                              {ctx_path, nullptr})
+            .status();
       }));
   EPCTX_ASSIGN_OR_RETURN(MappedFile ctx_file, MappedFile::Open(ctx_path));
   ModelSource ctx_source{ctx_file.bytes(), ctx_path, DirName(ctx_path), ctx_path};
-  compile::EngineOptions no_write = options;
+  EngineOptions no_write = options;
   no_write.context_enable = false;
   return CreateSession(ctx_source, no_write, profiler);
 }
@@ -169,7 +170,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginal(const ModelSource& source,
 }  // namespace
 
 Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
-                                                   const compile::EngineOptions& options,
+                                                   const EngineOptions& options,
                                                    Profiler* profiler) {
   // ORT's names for reading the model from a path or from bytes.
   EPCTX_ASSIGN_OR_RETURN(
@@ -195,7 +196,7 @@ Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
     return from_blob;
   }
   const Status& why = from_blob.status();
-  if (options.fallback == compile::FallbackPolicy::kDeny) {
+  if (options.fallback == FallbackPolicy::kDeny) {
     return Status(why.code(), fmt::format("'{}': the context blob {} cannot be used, and "
                                           "epctx.fallback=deny: {}",
                                           source.name, blob_name, why.message()));

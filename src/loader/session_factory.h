@@ -6,8 +6,8 @@
 #include <span>
 #include <string>
 
-#include "compile/options.h"
 #include "epctx/status.h"
+#include "loader/engine_options.h"
 #include "loader/profiler.h"
 #include "loader/session_impl.h"
 
@@ -22,7 +22,7 @@ struct ModelSource {
 
 // `profiler` (may be null) records the steps of the creation.
 Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
-                                                   const compile::EngineOptions& options,
+                                                   const EngineOptions& options,
                                                    Profiler* profiler = nullptr);
 
 }  // namespace epctx::loader

@@ -44,7 +44,7 @@ std::vector<ValueInfo> DescribeValues(const fb::Program& program,
 
 Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
     std::shared_ptr<const loader::LoadedBlob> blob, const std::string& partition_name,
-    int num_threads, compile::PrepareKernels prepare) {
+    int num_threads, loader::PrepareKernels prepare) {
   const format::BlobView& view = blob->view();
   EPCTX_ASSIGN_OR_RETURN(const fb::Model* model, view.FindModel(partition_name));
   std::vector<const fb::Program*> programs;
@@ -68,13 +68,13 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   impl->outputs_ = DescribeValues(*program, program->outputs());
   impl->blob_ = std::move(blob);
   switch (prepare) {
-    case compile::PrepareKernels::kBackground:
+    case loader::PrepareKernels::kBackground:
       impl->preparing_ = loader::PrepareInBackground(impl->program_.get());
       break;
-    case compile::PrepareKernels::kCreation:
+    case loader::PrepareKernels::kCreation:
       loader::PrepareNow(impl->program_.get());
       break;
-    case compile::PrepareKernels::kFirstRun:
+    case loader::PrepareKernels::kFirstRun:
       break;
   }
   impl->partition_name_ = partition_name;

@@ -7,10 +7,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "compile/options.h"
 #include "epctx/session.h"
 #include "exec/executor.h"
 #include "loader/blob_registry.h"
+#include "loader/engine_options.h"
 #include "loader/kernel_preparer.h"
 #include "loader/profiler.h"
 #include "program_generated.h"
@@ -30,8 +30,7 @@ class SessionImpl {
   // core (kCreation), or by the first run that needs each (kFirstRun).
   static Result<std::unique_ptr<SessionImpl>> Bind(std::shared_ptr<const loader::LoadedBlob> blob,
                                                    const std::string& partition_name,
-                                                   int num_threads,
-                                                   compile::PrepareKernels prepare);
+                                                   int num_threads, loader::PrepareKernels prepare);
   // epctx.max_loop_iterations (0: no limit).
   void set_max_loop_iterations(int64_t limit) { max_loop_iterations_ = limit; }
 

@@ -1,5 +1,5 @@
-#include "compile/options.h"
 #include "epctx/session.h"
+#include "loader/engine_options.h"
 
 namespace epctx {
 
@@ -18,7 +18,7 @@ Status CheckConfigEntry(const std::string& key, const std::string& value) {
   // One parser for every key: the entry is checked exactly as a session would read it.
   SessionOptions one;
   one.AddConfigEntry(key, value);
-  return compile::ParseEngineOptions(one).status();
+  return loader::ParseEngineOptions(one).status();
 }
 
 }  // namespace epctx

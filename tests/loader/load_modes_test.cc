@@ -14,11 +14,11 @@
 #include <thread>
 #include <vector>
 
-#include "compile/options.h"
 #include "epctx/epctx.h"
 #include "epctx/tensor_io.h"
 #include "format/blob_layout.h"
 #include "loader/blob_prefetcher.h"
+#include "loader/engine_options.h"
 #include "loader/loader_test_helpers.h"
 #include "util/file.h"
 #include "util/page_cache.h"
@@ -114,13 +114,13 @@ TEST(LoadModeOption, AcceptsTheFourModesAndRefusesOthers) {
   for (const char* mode : kModes) {
     SessionOptions o;
     o.AddConfigEntry("epctx.load_mode", mode);
-    auto parsed = compile::ParseEngineOptions(o);
+    auto parsed = loader::ParseEngineOptions(o);
     ASSERT_TRUE(parsed.ok()) << mode << ": " << parsed.status().ToString();
-    EXPECT_STREQ(compile::LoadModeName(parsed->load_mode), mode);
+    EXPECT_STREQ(loader::LoadModeName(parsed->load_mode), mode);
   }
   SessionOptions bad;
   bad.AddConfigEntry("epctx.load_mode", "mmap2");
-  auto parsed = compile::ParseEngineOptions(bad);
+  auto parsed = loader::ParseEngineOptions(bad);
   ASSERT_FALSE(parsed.ok());
   EXPECT_NE(parsed.status().message().find("\"prefetch\""), std::string::npos);
   EXPECT_EQ(parsed.status().message().find("not implemented"), std::string::npos);

@@ -1,51 +1,17 @@
-#include "compile/options.h"
+#include "loader/engine_options.h"
 
 #include <charconv>
-#include <functional>
 #include <vector>
 
+#include "epctx/compiler.h"
+#include "util/option_table.h"
 #include "util/status_macros.h"
 
-namespace epctx::compile {
+namespace epctx::loader {
 namespace {
 
-struct Key {
-  const char* name;
-  const char* default_value;
-  const char* meaning;
-  std::function<Status(const std::string&, EngineOptions&)> apply;
-};
-
-Result<bool> ParseBool(const std::string& key, const std::string& v) {
-  if (v == "1") return true;
-  if (v == "0") return false;
-  return EPCTX_ERROR(kInvalidArgument, "option {} must be \"0\" or \"1\", got \"{}\"", key, v);
-}
-
-const std::vector<Key>& Keys() {
-  static const std::vector<Key> keys = {
-      {"ep.context_enable", "0", "when loading an original model, also write NAME_ctx.onnx + blob",
-       [](const std::string& v, EngineOptions& o) {
-         EPCTX_ASSIGN_OR_RETURN(o.context_enable, ParseBool("ep.context_enable", v));
-         return Status::Ok();
-       }},
-      {"ep.context_file_path", "",
-       "where the context model is written, or, for a model loaded "
-       "from memory, where it lives (to resolve the blob path)",
-       [](const std::string& v, EngineOptions& o) {
-         o.context_file_path = v;
-         return Status::Ok();
-       }},
-      {"ep.context_embed_mode", "0", "1: put the blob bytes inside the context model (limit 1 GiB)",
-       [](const std::string& v, EngineOptions& o) {
-         EPCTX_ASSIGN_OR_RETURN(o.embed_mode, ParseBool("ep.context_embed_mode", v));
-         return Status::Ok();
-       }},
-      {"ep.context_node_name_prefix", "", "prefix of EPContext node names",
-       [](const std::string& v, EngineOptions& o) {
-         o.node_name_prefix = v;
-         return Status::Ok();
-       }},
+std::vector<OptionKey<EngineOptions>> LoaderKeys() {
+  return {
       {"epctx.fallback", "allow",
        "allow|deny: compile the original model when the blob cannot "
        "serve",
@@ -62,14 +28,15 @@ const std::vector<Key>& Keys() {
        }},
       {"epctx.verify_weights", "0", "1: check every weight checksum at load (reads the whole blob)",
        [](const std::string& v, EngineOptions& o) {
-         EPCTX_ASSIGN_OR_RETURN(o.verify_weights, ParseBool("epctx.verify_weights", v));
+         EPCTX_ASSIGN_OR_RETURN(o.verify_weights, ParseBoolOption("epctx.verify_weights", v));
          return Status::Ok();
        }},
       {"epctx.allow_external_paths", "0",
        "1: a context model may name a blob or original model outside its folder (absolute or "
        "with ..)",
        [](const std::string& v, EngineOptions& o) {
-         EPCTX_ASSIGN_OR_RETURN(o.allow_external_paths, ParseBool("epctx.allow_external_paths", v));
+         EPCTX_ASSIGN_OR_RETURN(o.allow_external_paths,
+                                ParseBoolOption("epctx.allow_external_paths", v));
          return Status::Ok();
        }},
       {"epctx.load_mode", "mmap",
@@ -89,41 +56,12 @@ const std::vector<Key>& Keys() {
                             "\"prefetch\" or \"read\", got \"{}\"",
                             v);
        }},
-      {"ep.share_ep_contexts", "0",
-       "compile: this model joins the process's shared blob, "
-       "written by the call that sets ep.stop_share_ep_contexts",
-       [](const std::string& v, EngineOptions& o) {
-         EPCTX_ASSIGN_OR_RETURN(o.share_ep_contexts, ParseBool("ep.share_ep_contexts", v));
-         return Status::Ok();
-       }},
-      {"ep.stop_share_ep_contexts", "0",
-       "compile: this is the last model of the shared blob; "
-       "write it",
-       [](const std::string& v, EngineOptions& o) {
-         EPCTX_ASSIGN_OR_RETURN(o.stop_share_ep_contexts,
-                                ParseBool("ep.stop_share_ep_contexts", v));
-         return Status::Ok();
-       }},
       {"epctx.profile_file", "",
        "write a profile of session creation and of every run, node by node, to this file when "
        "the session ends (Session::EndProfiling or its destruction): a Chrome-trace JSON array "
        "as ONNX Runtime's profiler writes; empty: no profiling",
        [](const std::string& v, EngineOptions& o) {
          o.profile_file = v;
-         return Status::Ok();
-       }},
-      {"epctx.target_isa", "native",
-       "compile: the CPU tier the weights are packed for: native (this CPU's) | avx2 | "
-       "avx512_core; a lower tier makes blobs for older CPUs (chosen once per process, before its "
-       "first compile or session)",
-       [](const std::string& v, EngineOptions& o) {
-         if (v != "native" && v != "avx2" && v != "avx512_core") {
-           return EPCTX_ERROR(kInvalidArgument,
-                              "option epctx.target_isa must be \"native\", \"avx2\" or "
-                              "\"avx512_core\", got \"{}\"",
-                              v);
-         }
-         o.target_isa = v;
          return Status::Ok();
        }},
       {"epctx.prepare_kernels", "background",
@@ -175,6 +113,28 @@ const std::vector<Key>& Keys() {
          return Status::Ok();
        }},
   };
+}
+
+// Every key: ep.context_enable, the compile's keys (the context model's placement with it), then
+// the rest of session creation's.
+const std::vector<OptionKey<EngineOptions>>& AllKeys() {
+  static const std::vector<OptionKey<EngineOptions>> keys = [] {
+    std::vector<OptionKey<EngineOptions>> all = {
+        {"ep.context_enable", "0",
+         "when loading an original model, also write NAME_ctx.onnx + blob",
+         [](const std::string& v, EngineOptions& o) {
+           EPCTX_ASSIGN_OR_RETURN(o.context_enable, ParseBoolOption("ep.context_enable", v));
+           return Status::Ok();
+         }}};
+    for (const OptionKey<compile::CompileOptions>& k : compile::CompileOptionKeys()) {
+      all.push_back({k.name, k.default_value, k.meaning,
+                     [apply = k.apply](const std::string& v, EngineOptions& o) {
+                       return apply(v, o.compile);
+                     }});
+    }
+    for (OptionKey<EngineOptions>& k : LoaderKeys()) all.push_back(std::move(k));
+    return all;
+  }();
   return keys;
 }
 
@@ -196,27 +156,16 @@ const char* LoadModeName(LoadMode mode) {
 
 Result<EngineOptions> ParseEngineOptions(const SessionOptions& options) {
   EngineOptions out;
-  for (const auto& [key, value] : options.config_entries()) {
-    const Key* found = nullptr;
-    for (const Key& k : Keys()) {
-      if (key == k.name) found = &k;
-    }
-    if (found == nullptr) {
-      std::string known;
-      for (const Key& k : Keys()) known += std::string(known.empty() ? "" : ", ") + k.name;
-      return EPCTX_ERROR(kInvalidArgument, "unknown option \"{}\" (known: {})", key, known);
-    }
-    EPCTX_RETURN_IF_ERROR(found->apply(value, out));
-  }
+  EPCTX_RETURN_IF_ERROR(ApplyOptionEntries(options.config_entries(), AllKeys(), out));
   return out;
 }
 
-std::string DescribeEngineOptions() {
-  std::string out;
-  for (const Key& k : Keys()) {
-    out += fmt::format("  {} (default \"{}\"): {}\n", k.name, k.default_value, k.meaning);
-  }
-  return out;
+}  // namespace epctx::loader
+
+namespace epctx {
+
+std::string DescribeConfigKeys() {
+  return DescribeOptionKeys(loader::AllKeys());
 }
 
-}  // namespace epctx::compile
+}  // namespace epctx

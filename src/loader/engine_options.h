@@ -1,14 +1,17 @@
-// Session and compile options parsed from SessionOptions' string entries, in one place, so every
-// key is checked the same way and unknown keys are refused with the list of known ones.
+// Session options parsed from SessionOptions' string entries: the keys session creation owns plus
+// the compile's (compile/compile_options.h), parsed in one place, so every key is checked the same
+// way and an unknown key is refused with the list of all known ones. ModelCompiler and Session
+// both parse through here.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "compile/compile_options.h"
 #include "epctx/session.h"
 #include "epctx/status.h"
 
-namespace epctx::compile {
+namespace epctx::loader {
 
 enum class FallbackPolicy { kAllow, kDeny };
 
@@ -33,26 +36,18 @@ enum class PrepareKernels { kBackground, kCreation, kFirstRun };
 inline constexpr int64_t kDefaultMaxLoopIterations = 10'000'000;
 
 struct EngineOptions {
-  bool context_enable = false;                       // ep.context_enable
-  std::string context_file_path;                     // ep.context_file_path
-  bool embed_mode = false;                           // ep.context_embed_mode
-  std::string node_name_prefix;                      // ep.context_node_name_prefix
+  compile::CompileOptions compile;  // what a compile reads (ep.context_file_path, ...)
+  bool context_enable = false;      // ep.context_enable
   FallbackPolicy fallback = FallbackPolicy::kAllow;  // epctx.fallback
   bool verify_weights = false;                       // epctx.verify_weights
   bool allow_external_paths = false;                 // epctx.allow_external_paths
   LoadMode load_mode = LoadMode::kMmap;              // epctx.load_mode
   int intra_op_num_threads = 0;                      // session.intra_op_num_threads (0: all cores)
   int64_t max_loop_iterations = kDefaultMaxLoopIterations;  // epctx.max_loop_iterations
-  bool share_ep_contexts = false;                           // ep.share_ep_contexts
-  bool stop_share_ep_contexts = false;                      // ep.stop_share_ep_contexts
   std::string profile_file;                                 // epctx.profile_file ("": no profiling)
-  std::string target_isa = "native";  // epctx.target_isa: native, avx2, avx512_core
   PrepareKernels prepare_kernels = PrepareKernels::kBackground;  // epctx.prepare_kernels
 };
 
 Result<EngineOptions> ParseEngineOptions(const SessionOptions& options);
 
-// "key (default): meaning" lines for --help.
-std::string DescribeEngineOptions();
-
-}  // namespace epctx::compile
+}  // namespace epctx::loader

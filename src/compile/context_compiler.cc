@@ -1,5 +1,7 @@
-// ModelCompiler: original models -> NAME_ctx.onnx + blob on disk, one model at a time, several
-// into one shared blob, or several across calls with ep.share_ep_contexts.
+// Original models -> NAME_ctx.onnx + blob on disk, one model at a time, several into one shared
+// blob, or several across calls with ep.share_ep_contexts (ModelCompiler's work).
+#include "compile/context_compiler.h"
+
 #include <unistd.h>
 
 #include <cstring>
@@ -7,9 +9,7 @@
 #include <map>
 #include <mutex>
 
-#include "compile/compile_model.h"
 #include "compile/context_model.h"
-#include "compile/options.h"
 #include "epctx/compiler.h"
 #include "exec/kernels/dnnl/isa.h"
 #include "format/blob_layout.h"
@@ -18,15 +18,15 @@
 #include "util/logging.h"
 #include "util/status_macros.h"
 
-namespace epctx {
+namespace epctx::compile {
 namespace {
 
 // How a model given as bytes is named in messages, as Session::CreateFromMemory names it.
 constexpr const char* kModelInMemory = "<model in memory>";
 
 compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std::string& partition,
-                                  const std::string& context_model_path,
-                                  const compile::EngineOptions& opts, bool main_context) {
+                                  const std::string& context_model_path, const CompileOptions& opts,
+                                  bool main_context) {
   compile::ContextModelSpec spec;
   spec.graph_name = model.graph.name;
   spec.partition_name = partition;
@@ -120,63 +120,6 @@ std::string UniquePartition(std::map<std::string, int>& uses, const std::string&
   return name;
 }
 
-}  // namespace
-
-ModelCompiler::ModelCompiler(SessionOptions options) : options_(std::move(options)) {}
-
-void ModelCompiler::SetProgressCallback(std::function<void(const std::string&)> callback) {
-  progress_ = std::move(callback);
-}
-
-std::string DefaultContextModelPathFor(const std::string& model_path,
-                                       const std::string& output_dir) {
-  std::string dir = output_dir.empty() ? DirName(model_path) : output_dir;
-  return JoinPath(dir, compile::ContextModelFileName(compile::PartitionNameFor(model_path)));
-}
-
-std::string DefaultBlobPathFor(const std::string& context_model_path) {
-  std::filesystem::path p(context_model_path);
-  return (p.parent_path() / (p.stem().string() + ".epctx")).string();
-}
-
-std::string SharedBlobPathFor(const std::string& first_context_model) {
-  std::filesystem::path p(first_context_model);
-  std::string stem = p.stem().string();
-  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, "_ctx") == 0)
-    stem.resize(stem.size() - 4);
-  return (p.parent_path() / (stem + "_shared.epctx")).string();
-}
-
-namespace {
-
-// The original model of one compile: a file, or bytes from memory.
-struct CompileInput {
-  std::string path;  // empty when the model came from memory
-  std::span<const std::byte> bytes;
-
-  Result<compile::ImportedModel> Import() const {
-    if (!path.empty()) return compile::ImportModelFile(path);
-    return compile::ImportModelBytes(bytes, kModelInMemory, "");
-  }
-  // The model's name inside the blob: the file's stem, or for bytes the stem of where the context
-  // model lives ("out/head_ctx.onnx" -> "head").
-  std::string PartitionStem(const std::string& context_location) const {
-    if (!path.empty()) return compile::PartitionNameFor(path);
-    if (context_location.empty()) return "model";
-    std::string stem = compile::PartitionNameFor(context_location);
-    if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, "_ctx") == 0)
-      stem.resize(stem.size() - 4);
-    return stem;
-  }
-};
-
-// Where the context model goes: written to `location`, or returned as bytes (`location` is then
-// ep.context_file_path, where the caller will save them; empty is fine with embed mode).
-struct CompileOutput {
-  std::string location;
-  std::string* bytes = nullptr;
-};
-
 Status Deliver(const CompileOutput& out, std::string ctx_bytes) {
   if (out.bytes != nullptr) {
     *out.bytes = std::move(ctx_bytes);
@@ -185,7 +128,7 @@ Status Deliver(const CompileOutput& out, std::string ctx_bytes) {
   return WriteFileAtomically(out.location, std::as_bytes(std::span(ctx_bytes)));
 }
 
-Result<CompileReport> CompileShared(const compile::EngineOptions& opts, const CompileInput& input,
+Result<CompileReport> CompileShared(const CompileOptions& opts, const CompileInput& input,
                                     const CompileOutput& out) {
   if (opts.embed_mode) {
     return EPCTX_ERROR(kInvalidArgument,
@@ -242,15 +185,30 @@ Result<CompileReport> CompileShared(const compile::EngineOptions& opts, const Co
 }
 
 // epctx.target_isa other than native limits oneDNN to that tier for the rest of the process.
-Status ApplyTargetIsa(const compile::EngineOptions& opts) {
+Status ApplyTargetIsa(const CompileOptions& opts) {
   if (opts.target_isa == "native") return Status::Ok();
   EPCTX_ASSIGN_OR_RETURN(format::KernelIsa isa, format::ParseKernelIsa(opts.target_isa));
   return exec::kernels::onednn::LimitKernelIsa(isa);
 }
 
-Result<CompileReport> CompileOne(const SessionOptions& options, const CompileInput& input,
-                                 CompileOutput out) {
-  EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options));
+}  // namespace
+
+Result<ImportedModel> CompileInput::Import() const {
+  if (!path.empty()) return ImportModelFile(path);
+  return ImportModelBytes(bytes, kModelInMemory, "");
+}
+
+std::string CompileInput::PartitionStem(const std::string& context_location) const {
+  if (!path.empty()) return PartitionNameFor(path);
+  if (context_location.empty()) return "model";
+  std::string stem = PartitionNameFor(context_location);
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, "_ctx") == 0)
+    stem.resize(stem.size() - 4);
+  return stem;
+}
+
+Result<CompileReport> CompileToContextModel(const CompileOptions& opts, const CompileInput& input,
+                                            CompileOutput out) {
   EPCTX_RETURN_IF_ERROR(ApplyTargetIsa(opts));
   // Bytes go where the caller will save them, which only ep.context_file_path can say.
   if (out.bytes != nullptr) out.location = opts.context_file_path;
@@ -307,39 +265,9 @@ Result<CompileReport> CompileOne(const SessionOptions& options, const CompileInp
   return report;
 }
 
-Result<std::string> CompileToMemory(const SessionOptions& options, const CompileInput& input,
-                                    CompileReport* report) {
-  std::string bytes;
-  EPCTX_ASSIGN_OR_RETURN(CompileReport r, CompileOne(options, input, {"", &bytes}));
-  if (report != nullptr) *report = std::move(r);
-  return bytes;
-}
-
-}  // namespace
-
-Result<CompileReport> ModelCompiler::CompileToFile(const std::string& model_path,
-                                                   const std::string& context_model_path) const {
-  return CompileOne(options_, {model_path, {}}, {context_model_path, nullptr});
-}
-
-Result<CompileReport> ModelCompiler::CompileToFile(std::span<const std::byte> model_bytes,
-                                                   const std::string& context_model_path) const {
-  return CompileOne(options_, {"", model_bytes}, {context_model_path, nullptr});
-}
-
-Result<std::string> ModelCompiler::CompileToBytes(const std::string& model_path,
-                                                  CompileReport* report) const {
-  return CompileToMemory(options_, {model_path, {}}, report);
-}
-
-Result<std::string> ModelCompiler::CompileToBytes(std::span<const std::byte> model_bytes,
-                                                  CompileReport* report) const {
-  return CompileToMemory(options_, {"", model_bytes}, report);
-}
-
-Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::string>& model_paths,
-                                                        const std::string& output_dir) const {
-  EPCTX_ASSIGN_OR_RETURN(compile::EngineOptions opts, compile::ParseEngineOptions(options_));
+Result<MultiCompileReport> CompileModelsIntoOneBlob(
+    const CompileOptions& opts, const std::vector<std::string>& model_paths,
+    const std::string& output_dir, const std::function<void(const std::string&)>& progress) {
   if (model_paths.empty()) return EPCTX_ERROR(kInvalidArgument, "no models to compile");
   EPCTX_RETURN_IF_ERROR(ApplyTargetIsa(opts));
   if (opts.share_ep_contexts || opts.stop_share_ep_contexts) {
@@ -354,8 +282,8 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
     return EPCTX_ERROR(kIoError, "'{}': cannot create the output directory: {}", output_dir,
                        ec.message());
   }
-  auto say = [this](const std::string& message) {
-    if (progress_) progress_(message);
+  auto say = [&progress](const std::string& message) {
+    if (progress) progress(message);
   };
 
   MultiCompileReport report;
@@ -453,6 +381,29 @@ Result<MultiCompileReport> ModelCompiler::CompileModels(const std::vector<std::s
   }
   report.written = true;
   return report;
+}
+
+}  // namespace epctx::compile
+
+namespace epctx {
+
+std::string DefaultContextModelPathFor(const std::string& model_path,
+                                       const std::string& output_dir) {
+  std::string dir = output_dir.empty() ? DirName(model_path) : output_dir;
+  return JoinPath(dir, compile::ContextModelFileName(compile::PartitionNameFor(model_path)));
+}
+
+std::string DefaultBlobPathFor(const std::string& context_model_path) {
+  std::filesystem::path p(context_model_path);
+  return (p.parent_path() / (p.stem().string() + ".epctx")).string();
+}
+
+std::string SharedBlobPathFor(const std::string& first_context_model) {
+  std::filesystem::path p(first_context_model);
+  std::string stem = p.stem().string();
+  if (stem.size() > 4 && stem.compare(stem.size() - 4, 4, "_ctx") == 0)
+    stem.resize(stem.size() - 4);
+  return (p.parent_path() / (stem + "_shared.epctx")).string();
 }
 
 }  // namespace epctx

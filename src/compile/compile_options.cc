@@ -1,0 +1,59 @@
+#include "compile/compile_options.h"
+
+#include "util/status_macros.h"
+
+namespace epctx::compile {
+
+const std::vector<OptionKey<CompileOptions>>& CompileOptionKeys() {
+  static const std::vector<OptionKey<CompileOptions>> keys = {
+      {"ep.context_file_path", "",
+       "where the context model is written, or, for a model loaded "
+       "from memory, where it lives (to resolve the blob path)",
+       [](const std::string& v, CompileOptions& o) {
+         o.context_file_path = v;
+         return Status::Ok();
+       }},
+      {"ep.context_embed_mode", "0", "1: put the blob bytes inside the context model (limit 1 GiB)",
+       [](const std::string& v, CompileOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.embed_mode, ParseBoolOption("ep.context_embed_mode", v));
+         return Status::Ok();
+       }},
+      {"ep.context_node_name_prefix", "", "prefix of EPContext node names",
+       [](const std::string& v, CompileOptions& o) {
+         o.node_name_prefix = v;
+         return Status::Ok();
+       }},
+      {"ep.share_ep_contexts", "0",
+       "compile: this model joins the process's shared blob, "
+       "written by the call that sets ep.stop_share_ep_contexts",
+       [](const std::string& v, CompileOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.share_ep_contexts, ParseBoolOption("ep.share_ep_contexts", v));
+         return Status::Ok();
+       }},
+      {"ep.stop_share_ep_contexts", "0",
+       "compile: this is the last model of the shared blob; "
+       "write it",
+       [](const std::string& v, CompileOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.stop_share_ep_contexts,
+                                ParseBoolOption("ep.stop_share_ep_contexts", v));
+         return Status::Ok();
+       }},
+      {"epctx.target_isa", "native",
+       "compile: the CPU tier the weights are packed for: native (this CPU's) | avx2 | "
+       "avx512_core; a lower tier makes blobs for older CPUs (chosen once per process, before its "
+       "first compile or session)",
+       [](const std::string& v, CompileOptions& o) {
+         if (v != "native" && v != "avx2" && v != "avx512_core") {
+           return EPCTX_ERROR(kInvalidArgument,
+                              "option epctx.target_isa must be \"native\", \"avx2\" or "
+                              "\"avx512_core\", got \"{}\"",
+                              v);
+         }
+         o.target_isa = v;
+         return Status::Ok();
+       }},
+  };
+  return keys;
+}
+
+}  // namespace epctx::compile
