@@ -6,50 +6,65 @@
 #      CNNs, the small BERT/GPT-2 variants and the log-mel front end (the exporters' default sets;
 #      up-to-date models are skipped),
 #   4. runs every test with CTest,
-#   5. builds the blob-format tests with AddressSanitizer + UBSan (build-asan/) and runs them,
-#   6. builds the libFuzzer targets with clang, ASan + UBSan (build-fuzz/): replays each seed
-#      corpus (tests/fuzz/corpus/, crash inputs found included) and fuzzes each target for
-#      FUZZ_SECONDS seconds (default 30),
-#   7. builds the stress test with ThreadSanitizer (build-tsan/) and runs it for STRESS_SECONDS
+#   5. builds the blob-format tests and the libFuzzer targets with clang, ASan + UBSan
+#      (build-fuzz/), runs the format tests, then replays each seed corpus (tests/fuzz/corpus/,
+#      crash inputs found included) and fuzzes each target for FUZZ_SECONDS seconds (default 30),
+#   6. builds the stress test with ThreadSanitizer (build-tsan/) and runs it for STRESS_SECONDS
 #      (default 20).
-# The sanitizer builds use -O1: they are there to run checks, not to be fast.
+# The sanitizer builds use -O1: they are there to run checks, not to be fast. Each step's time is
+# printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 
+STEP_NAMES=()
+STEP_SECONDS=()
+STEP_START=$SECONDS
+step() {
+  if ((${#STEP_NAMES[@]} > 0)); then STEP_SECONDS+=($((SECONDS - STEP_START))); fi
+  STEP_NAMES+=("$1")
+  STEP_START=$SECONDS
+  echo "== $1"
+}
+
+step "packages (scripts/setup.sh)"
 bash scripts/setup.sh
 
-echo "== build (build/)"
+step "build (build/)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEPCTX_BUILD_BENCH=OFF >/dev/null
 cmake --build build -j"$JOBS"
 
-echo "== test models (build/test_models/)"
+step "test models (build/test_models/)"
 /usr/bin/python3 tests/models/export_torchvision.py --out build/test_models
 /usr/bin/python3 tests/models/export_transformers.py --out build/test_models
 
-echo "== tests"
+step "tests"
 # Tests run side by side (-j), each with as many kernel threads as cores: OpenMP's idle threads
 # must not spin while the other test needs the cores (README, "Threads").
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 ctest --no-tests=error --test-dir build --output-on-failure -j"$JOBS" --timeout 900
 
-echo "== blob format tests under AddressSanitizer (build-asan/)"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DEPCTX_SANITIZE=ON -DEPCTX_BUILD_BENCH=OFF \
-  >/dev/null
-cmake --build build-asan --target format_tests -j"$JOBS"
-ctest --no-tests=error --test-dir build-asan --output-on-failure -L format
-
-echo "== fuzz targets under AddressSanitizer + UBSan (build-fuzz/, clang)"
+step "sanitizer build, clang ASan + UBSan (build-fuzz/)"
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DEPCTX_FUZZ=ON -DEPCTX_BUILD_TESTS=OFF \
-  -DEPCTX_BUILD_BENCH=OFF -DEPCTX_FUZZ_SECONDS="${FUZZ_SECONDS:-30}" >/dev/null
-cmake --build build-fuzz -j"$JOBS" \
-  --target blob_fuzzer context_model_fuzzer onnx_import_fuzzer tensor_file_fuzzer
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DEPCTX_FUZZ=ON -DEPCTX_BUILD_BENCH=OFF \
+  -DEPCTX_FUZZ_SECONDS="${FUZZ_SECONDS:-30}" >/dev/null
+cmake --build build-fuzz -j"$JOBS" --target format_tests \
+  blob_fuzzer context_model_fuzzer onnx_import_fuzzer tensor_file_fuzzer
+
+step "blob format tests under ASan + UBSan"
+ctest --no-tests=error --test-dir build-fuzz --output-on-failure -j"$JOBS" -L format
+
+step "fuzz targets"
 ctest --no-tests=error --test-dir build-fuzz --output-on-failure -j"$JOBS" -L fuzz
 
-echo "== stress test under ThreadSanitizer (build-tsan/)"
+step "stress test under ThreadSanitizer (build-tsan/)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1" \
   -DEPCTX_TSAN=ON -DEPCTX_BUILD_TESTS=OFF -DEPCTX_BUILD_BENCH=OFF \
   -DEPCTX_STRESS_SECONDS="${STRESS_SECONDS:-20}" >/dev/null
 cmake --build build-tsan -j"$JOBS" --target stress_tests
 ctest --no-tests=error --test-dir build-tsan --output-on-failure -L tsan
+
+STEP_SECONDS+=($((SECONDS - STEP_START)))
+echo "== all passed; seconds per step:"
+for i in "${!STEP_NAMES[@]}"; do printf '%6d  %s\n' "${STEP_SECONDS[$i]}" "${STEP_NAMES[$i]}"; done
+printf '%6d  total\n' "$SECONDS"

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <filesystem>
+#include <type_traits>
 
 #include "format/blob_writer.h"
 #include "util/cpu_features.h"
@@ -476,7 +478,15 @@ uint64_t Digest(uint64_t d, const flatbuffers::String* s) {
 template <typename T>
 uint64_t Digest(uint64_t d, const flatbuffers::Vector<T>* v) {
   if (v == nullptr) return d * 5;
-  for (T x : *v) d = d * 31 + static_cast<uint64_t>(x);
+  for (T x : *v) {
+    // Floats by their bits: a float beyond uint64_t's range has no defined conversion.
+    if constexpr (std::is_floating_point_v<T>) {
+      using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+      d = d * 31 + std::bit_cast<Bits>(x);
+    } else {
+      d = d * 31 + static_cast<uint64_t>(x);
+    }
+  }
   return d;
 }
 
