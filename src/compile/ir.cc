@@ -34,6 +34,9 @@ template std::shared_ptr<ConstantData> ConstantData::FromVector<float>(DataType,
 template std::shared_ptr<ConstantData> ConstantData::FromVector<int64_t>(DataType,
                                                                          std::vector<int64_t>,
                                                                          std::vector<int64_t>);
+template std::shared_ptr<ConstantData> ConstantData::FromVector<int32_t>(DataType,
+                                                                         std::vector<int64_t>,
+                                                                         std::vector<int32_t>);
 template std::shared_ptr<ConstantData> ConstantData::FromVector<std::byte>(DataType,
                                                                            std::vector<int64_t>,
                                                                            std::vector<std::byte>);

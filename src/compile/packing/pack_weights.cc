@@ -179,7 +179,7 @@ constexpr int64_t kRepresentativeRows = 128;
 std::shared_ptr<ConstantData> PackedConstant(Tensor bytes) {
   auto data = std::make_shared<ConstantData>();
   auto holder = std::make_shared<Tensor>(std::move(bytes));
-  data->dtype = DataType::kFloat32;
+  data->dtype = holder->dtype();
   data->shape = holder->shape();
   data->bytes = std::span<const std::byte>(static_cast<const std::byte*>(holder->data()),
                                            holder->byte_size());
@@ -225,6 +225,33 @@ Result<bool> PackDnnlMatMul(IrGraph& graph, IrNode& n) {
   return true;
 }
 
+Result<bool> PackDnnlMatMulInteger(IrGraph& graph, IrNode& n) {
+  if (n.FindAttr("weights_format") != nullptr) return false;  // packed already
+  const IrValue& a = graph.values[static_cast<size_t>(n.inputs[0])];
+  const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
+  onednn::MatMulConfig config;
+  config.integer = true;
+  int64_t rows = 1;
+  bool known = a.shape_known;
+  for (size_t i = 0; known && i + 1 < a.shape.size(); ++i) {
+    if (a.shape[i] < 0) known = false;
+    rows *= std::max<int64_t>(a.shape[i], 1);
+  }
+  const onednn::MatMulGeometry geometry{known ? rows : kRepresentativeRows, w.shape[0], w.shape[1]};
+  EPCTX_ASSIGN_OR_RETURN(
+      onednn::PackedWeight packed,
+      onednn::PackIntegerMatMulWeights(geometry, config,
+                                       reinterpret_cast<const int8_t*>(w.constant->bytes.data())));
+  Logger().debug("{}: int8 weight {} packed for {} as {}", n.name, ShapeToString(w.shape),
+                 packed.implementation, onednn::DescribeWeightFormat(packed.format));
+  std::vector<int64_t> shape = w.shape;
+  const std::string name = w.name + "_packed";
+  n.inputs[1] = graph.AddConstant(name, PackedConstant(std::move(packed.bytes)));
+  AddIntsAttr(n, "weights_shape", std::move(shape));
+  AddIntsAttr(n, "weights_format", std::move(packed.format));
+  return true;
+}
+
 }  // namespace
 
 Result<PassStats> PackWeights(IrGraph& graph) {
@@ -234,9 +261,11 @@ Result<PassStats> PackWeights(IrGraph& graph) {
     bool epctx = n.domain == "com.epctx";
     if ((onnx && n.op_type == "Gemm") || (epctx && n.op_type == "FusedGemm")) {
       if (PackGemm(graph, n)) stats.changed++;
-    } else if (epctx && (n.op_type == "DnnlMatMul" || n.op_type == "DnnlConv")) {
-      Result<bool> packed =
-          n.op_type == "DnnlConv" ? PackDnnlConv(graph, n) : PackDnnlMatMul(graph, n);
+    } else if (epctx && (n.op_type == "DnnlMatMul" || n.op_type == "DnnlConv" ||
+                         n.op_type == "DnnlMatMulInteger")) {
+      Result<bool> packed = n.op_type == "DnnlConv"            ? PackDnnlConv(graph, n)
+                            : n.op_type == "DnnlMatMulInteger" ? PackDnnlMatMulInteger(graph, n)
+                                                               : PackDnnlMatMul(graph, n);
       if (!packed.ok()) {
         return Status(packed.status().code(),
                       fmt::format("packing the weights of {} node '{}': {}", n.op_type, n.name,

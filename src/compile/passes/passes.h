@@ -32,6 +32,9 @@ Result<PassStats> LowerConvsToDnnl(IrGraph& graph);
 // constant row-vector or scalar C, become com.epctx DnnlMatMul (B as [K, N] with alpha folded in,
 // C as a bias times beta; the weight is packed later by PackWeights).
 Result<PassStats> LowerMatMulsToDnnl(IrGraph& graph);
+// MatMulInteger of a uint8 activation and a constant int8 [K, N] weight with zero point 0
+// becomes com.epctx DnnlMatMulInteger (the weight packed later by PackWeights, as int8).
+Result<PassStats> LowerMatMulIntegersToDnnl(IrGraph& graph);
 // MatMul of two float32 activations of rank 2 or more becomes com.epctx DnnlBatchMatMul; a
 // Transpose read only by it, or reordering only its output, is folded into it (a_perm, b_perm,
 // out_perm: oneDNN reads and writes with permuted strides).

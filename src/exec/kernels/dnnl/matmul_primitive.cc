@@ -13,11 +13,17 @@ Result<dnnl::matmul::primitive_desc> MakeMatMulPrimitiveDesc(const MatMulGeometr
   try {
     using dnnl::memory;
     using tag = memory::format_tag;
-    const memory::desc src = PlainDesc({g.m, g.k}, tag::ab);
-    const memory::desc dst = PlainDesc({g.m, g.n}, tag::ab);
-    const memory::desc wei = weights != nullptr ? *weights : PlainDesc({g.k, g.n}, tag::any);
+    using dt = memory::data_type;
+    const memory::desc src({g.m, g.k}, c.integer ? dt::u8 : dt::f32, tag::ab);
+    const memory::desc dst({g.m, g.n}, c.integer ? dt::s32 : dt::f32, tag::ab);
+    const memory::desc wei = weights != nullptr
+                                 ? *weights
+                                 : memory::desc({g.k, g.n}, c.integer ? dt::s8 : dt::f32, tag::any);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (c.integer && (c.has_bias || !c.post_ops.empty())) {
+      return EPCTX_ERROR(kInvalidArgument, "an integer matmul takes no bias or post-ops");
+    }
     EPCTX_ASSIGN_OR_RETURN(dnnl::post_ops chain, ToDnnlPostOps(c.post_ops, &dst));
     attr.set_post_ops(chain);
     if (c.has_bias) {
@@ -32,8 +38,8 @@ Result<dnnl::matmul::primitive_desc> MakeMatMulPrimitiveDesc(const MatMulGeometr
 }
 
 std::string MatMulKey(const MatMulGeometry& g, const MatMulConfig& c, int threads) {
-  std::string key =
-      fmt::format("matmul t{} m{} k{} n{} b{}", threads, g.m, g.k, g.n, c.has_bias ? 1 : 0);
+  std::string key = fmt::format("matmul{} t{} m{} k{} n{} b{}", c.integer ? " u8s8s32" : "",
+                                threads, g.m, g.k, g.n, c.has_bias ? 1 : 0);
   for (const PostOp& op : c.post_ops) {
     key += fmt::format(" p{}:{}:{}", static_cast<int>(op.kind), op.alpha, op.beta);
   }

@@ -22,6 +22,8 @@ struct MatMulGeometry {
 struct MatMulConfig {
   bool has_bias = false;
   std::vector<PostOp> post_ops;
+  // uint8 activations times int8 weights into int32 (MatMulInteger); no bias or post-ops then.
+  bool integer = false;
 };
 
 // `weights`: the layout the primitive must read, or null to let oneDNN choose.

@@ -8,6 +8,7 @@ void RegisterDnnlKernels(KernelRegistry& registry) {
   onednn::RegisterDnnlReorder(registry);
   onednn::RegisterDnnlPool(registry);
   onednn::RegisterDnnlMatMul(registry);
+  onednn::RegisterDnnlMatMulInteger(registry);
   onednn::RegisterChannelAffine(registry);
   onednn::RegisterDnnlBatchMatMul(registry);
 }

@@ -49,7 +49,7 @@ Status Malformed(std::string_view why) {
 
 Result<std::vector<int64_t>> EncodeWeightFormat(const dnnl::memory::desc& desc) {
   const dnnl_memory_desc_t& md = desc.data;
-  if (md.data_type != dnnl_f32) {
+  if (md.data_type != dnnl_f32 && md.data_type != dnnl_s8) {
     return EPCTX_ERROR(kUnsupported, "packed weights of oneDNN data type {} are not supported",
                        static_cast<int>(md.data_type));
   }
@@ -104,13 +104,14 @@ Result<dnnl::memory::desc> DecodeBlockedWeightFormat(std::span<const int64_t> en
                        "a Winograd weight layout only serves the input shape it was packed for");
   }
   if (kind != kKindBlocked) return Malformed(fmt::format("unknown kind {}", kind));
-  if (dtype != dnnl_f32) return Malformed(fmt::format("data type {}", dtype));
+  if (dtype != dnnl_f32 && dtype != dnnl_s8) return Malformed(fmt::format("data type {}", dtype));
+  const int64_t element_bytes = dtype == dnnl_f32 ? 4 : 1;
   if (ndims < 1 || ndims > DNNL_MAX_NDIMS) return Malformed(fmt::format("{} dims", ndims));
 
   dnnl_memory_desc_t md;
   std::memset(&md, 0, sizeof md);
   md.ndims = static_cast<int>(ndims);
-  md.data_type = dnnl_f32;
+  md.data_type = static_cast<dnnl_data_type_t>(dtype);
   md.format_kind = dnnl_blocked;
   dnnl_blocking_desc_t& b = md.format_desc.blocking;
   for (int i = 0; i < md.ndims; ++i) {
@@ -169,7 +170,7 @@ Result<dnnl::memory::desc> DecodeBlockedWeightFormat(std::span<const int64_t> en
   dnnl::memory::desc desc(md);
   const size_t size = desc.get_size();
   if (size == 0 || size > static_cast<size_t>(kMaxWeightBytes) ||
-      size < static_cast<size_t>(next) * sizeof(float)) {
+      size < static_cast<size_t>(next * element_bytes)) {
     return Malformed("size disagrees with strides");
   }
   return desc;
@@ -182,6 +183,7 @@ std::string DescribeWeightFormat(std::span<const int64_t> encoding) {
   const size_t shown = std::min(static_cast<size_t>(ndims), encoding.size() - kHeader);
   const std::string dims = fmt::format("{}", fmt::join(encoding.subspan(kHeader, shown), ","));
   if (kind == kKindWinograd) return fmt::format("onednn-winograd [{}]", dims);
+  const char* type = encoding[2] == dnnl_s8 ? " int8" : "";
   if (kind != kKindBlocked) return "malformed";
   auto decoded = DecodeBlockedWeightFormat(encoding);
   if (!decoded.ok()) return "malformed";
@@ -190,7 +192,8 @@ std::string DescribeWeightFormat(std::span<const int64_t> encoding) {
   for (int i = 0; i < b.inner_nblks; ++i) {
     blocks += fmt::format("{}{}", b.inner_blks[i], static_cast<char>('a' + b.inner_idxs[i]));
   }
-  return fmt::format("onednn-blocked [{}]{}{}", dims, blocks.empty() ? "" : " blocks ", blocks);
+  return fmt::format("onednn-blocked{} [{}]{}{}", type, dims, blocks.empty() ? "" : " blocks ",
+                     blocks);
 }
 
 }  // namespace epctx::exec::kernels::onednn

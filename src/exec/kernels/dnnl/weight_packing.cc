@@ -62,4 +62,26 @@ Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConf
   return out;
 }
 
+Result<PackedWeight> PackIntegerMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
+                                              const int8_t* b) {
+  if (!c.integer) return EPCTX_ERROR(kInvalidArgument, "not an integer matmul");
+  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeMatMulPrimitiveDesc(g, c, nullptr));
+  PackedWeight out;
+  const dnnl::memory::desc packed = pd.weights_desc();
+  EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
+  out.implementation = std::string("onednn:") + pd.impl_info_str();
+  EPCTX_ASSIGN_OR_RETURN(
+      out.bytes, Tensor::Allocate(DataType::kInt8, {static_cast<int64_t>(packed.get_size())}));
+  try {
+    using dnnl::memory;
+    dnnl::memory src =
+        Wrap(memory::desc({g.k, g.n}, memory::data_type::s8, memory::format_tag::ab), b);
+    dnnl::memory dst = Wrap(packed, out.bytes.data());
+    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, "packing integer matmul weights");
+  }
+  return out;
+}
+
 }  // namespace epctx::exec::kernels::onednn

@@ -13,7 +13,7 @@
 namespace epctx::exec::kernels::onednn {
 
 struct PackedWeight {
-  Tensor bytes;                 // float32 [n]: the packed layout, padding included
+  Tensor bytes;                 // float32 (int8 for integer matmuls) [n]: the packed layout
   std::vector<int64_t> format;  // EncodeWeightFormat of its layout
   std::string implementation;   // the oneDNN implementation it was packed for
 };
@@ -26,5 +26,9 @@ Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
 // scales it (Gemm's alpha).
 Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
                                        const float* b, bool transposed, float alpha);
+
+// `b`: MatMulInteger's int8 weight [K, N], for a matmul with c.integer set.
+Result<PackedWeight> PackIntegerMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
+                                              const int8_t* b);
 
 }  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,185 @@
+// com.epctx DnnlMatMulInteger: MatMulInteger of a uint8 activation A [..., K] and a constant int8
+// weight [K, N] with zero point 0, which the compiler packed into the layout oneDNN's u8 x s8
+// matmul reads (`weights_format`, int8 bytes), over the rows of A flattened to [M, K]. The output
+// is int32 [..., N]: (A - a_zero_point) times W.
+//
+// Inputs: A, W (the packed int8 bytes), a_zero_point (optional uint8 scalar or [1]), W_colsum
+// (int32 [N], each column's sum, from the compiler). The zero point is applied after the
+// primitive, as y -= a_zero_point * colsum: oneDNN's own source zero point would add
+// compensation data to the packed layout, which the blob does not record.
+#include <memory>
+#include <vector>
+
+#include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/common/threads.h"
+#include "exec/kernels/dnnl/dnnl_ops.h"
+#include "exec/kernels/dnnl/matmul_primitive.h"
+#include "exec/kernels/dnnl/primitive_memo.h"
+#include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernels/dnnl/weight_format.h"
+#include "util/hash.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+namespace {
+
+class DnnlMatMulIntegerKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+    auto k = std::unique_ptr<DnnlMatMulIntegerKernel>(new DnnlMatMulIntegerKernel());
+    const Attributes& attrs = *node.attrs;
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts("weights_shape"));
+    EPCTX_ASSIGN_OR_RETURN(k->format_, attrs.GetInts("weights_format"));
+    if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1) {
+      return EPCTX_ERROR(kInvalidArgument, "weights_shape {} is not a [K, N] matrix",
+                         ShapeToString(dims));
+    }
+    if (k->format_.empty()) return EPCTX_ERROR(kInvalidArgument, "weights_format is missing");
+    if (!InputPresent(node, 3)) return EPCTX_ERROR(kInvalidArgument, "input W_colsum is missing");
+    k->k_ = dims[0];
+    k->n_ = dims[1];
+    k->config_.integer = true;
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kUint8, "A"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, DataType::kInt8, "W"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kUint8, "a_zero_point"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 3, DataType::kInt32, "W_colsum"));
+    k->format_hash_ = Hash64(std::as_bytes(std::span<const int64_t>(k->format_)));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, "A"));
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1, "W"));
+    const Tensor* zp = ctx.input(2);
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* colsum, RequiredInput(ctx, 3, "W_colsum"));
+    EPCTX_RETURN_IF_ERROR(ExpectDtype(*a, DataType::kUint8, "A"));
+    const std::vector<int64_t>& as = a->shape();
+    if (as.empty() || as.back() != k_) {
+      return EPCTX_ERROR(kInvalidArgument, "input A has shape {}, expected [..., {}]",
+                         ShapeToString(as), k_);
+    }
+    int32_t zero_point = 0;
+    if (zp != nullptr) {
+      if (zp->dtype() != DataType::kUint8 || zp->element_count() != 1) {
+        return EPCTX_ERROR(kInvalidArgument,
+                           "input a_zero_point has type {} and shape {}, expected one uint8",
+                           DataTypeName(zp->dtype()), ShapeToString(zp->shape()));
+      }
+      zero_point = zp->data_as<uint8_t>()[0];
+    }
+    if (colsum->dtype() != DataType::kInt32 || colsum->element_count() != n_) {
+      return EPCTX_ERROR(kInvalidArgument, "input W_colsum has shape {}, expected int32 [{}]",
+                         ShapeToString(colsum->shape()), n_);
+    }
+    std::vector<int64_t> y_shape(as.begin(), as.end() - 1);
+    y_shape.push_back(n_);
+    const MatMulGeometry g{DimProduct(as) / k_, k_, n_};
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kInt32, y_shape));
+    if (y->element_count() == 0) return Status::Ok();
+    const int threads = ctx.num_threads();
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                           PrimitiveFor(as, g, threads));
+    if (w->dtype() != DataType::kInt8 || w->byte_size() != prim->weights.get_size()) {
+      return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
+                         w->byte_size(), prim->weights.get_size());
+    }
+    std::unordered_map<int, dnnl::memory> args;
+    try {
+      using dnnl::memory;
+      using tag = memory::format_tag;
+      args.emplace(DNNL_ARG_SRC,
+                   Wrap(memory::desc({g.m, g.k}, memory::data_type::u8, tag::ab), a->data()));
+      args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w->data()));
+      args.emplace(DNNL_ARG_DST,
+                   Wrap(memory::desc({g.m, g.n}, memory::data_type::s32, tag::ab), y->data()));
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "preparing an integer matmul");
+    }
+    EPCTX_RETURN_IF_ERROR(ExecutePrimitive(*prim, args, threads, "an integer matmul"));
+    if (zero_point != 0) {
+      // Wrapping arithmetic, as the int32 accumulation of MatMulInteger itself wraps.
+      const uint32_t* sums = reinterpret_cast<const uint32_t*>(colsum->data());
+      uint32_t* out = reinterpret_cast<uint32_t*>(y->mutable_data());
+      const uint32_t z = static_cast<uint32_t>(zero_point);
+      const int64_t n = n_;
+      const int nt = ThreadsFor(threads, g.m * n, int64_t{1} << 16);
+      ParallelForRanges(nt, g.m, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          uint32_t* row = out + r * n;
+          for (int64_t j = 0; j < n; ++j) row[j] -= z * sums[j];
+        }
+      });
+    }
+    return Status::Ok();
+  }
+
+  std::string_view implementation() const override { return memo_.implementation(); }
+
+  void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
+    if (shapes.empty() || shapes[0] == nullptr || shapes[0]->empty()) return;
+    const std::vector<int64_t>& as = *shapes[0];
+    if (as.back() != k_) return;
+    (void)PrimitiveFor(as, MatMulGeometry{DimProduct(as) / k_, k_, n_}, threads);
+  }
+
+ private:
+  DnnlMatMulIntegerKernel() = default;
+
+  Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const std::vector<int64_t>& as,
+                                                              const MatMulGeometry& g,
+                                                              int threads) {
+    if (auto prim = memo_.Find(as, threads)) return prim;
+    const std::string key = MatMulKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                           GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
+    memo_.Remember(as, threads, prim);
+    return prim;
+  }
+
+  Result<CachedPrimitive> Make(const MatMulGeometry& g, int threads) const {
+    ThreadBudget budget(threads);
+    EPCTX_ASSIGN_OR_RETURN(auto pd, MakeMatMulPrimitiveDesc(g, config_, nullptr));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> wanted, EncodeWeightFormat(pd.weights_desc()));
+    if (wanted != format_) {
+      auto stored = DecodeBlockedWeightFormat(format_);
+      if (!stored.ok()) {
+        return EPCTX_ERROR(kUnsupported,
+                           "the weights were packed as {}, but for this input oneDNN wants {} "
+                           "and the stored layout cannot be used instead: {}",
+                           DescribeWeightFormat(format_), DescribeWeightFormat(wanted),
+                           stored.status().message());
+      }
+      if (stored->data_type() != dnnl::memory::data_type::s8) {
+        return EPCTX_ERROR(kInvalidArgument, "weights_format {} is not an int8 layout",
+                           DescribeWeightFormat(format_));
+      }
+      EPCTX_ASSIGN_OR_RETURN(pd, MakeMatMulPrimitiveDesc(g, config_, &*stored));
+    }
+    try {
+      CachedPrimitive out;
+      out.primitive = dnnl::matmul(pd);
+      out.scratchpad_bytes = pd.scratchpad_desc().get_size();
+      out.implementation = std::string("onednn:") + pd.impl_info_str();
+      out.weights = pd.weights_desc();
+      return out;
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "creating an integer matmul");
+    }
+  }
+
+  int64_t k_ = 0;
+  int64_t n_ = 0;
+  std::vector<int64_t> format_;
+  uint64_t format_hash_ = 0;
+  MatMulConfig config_;
+  PrimitiveMemo memo_;
+};
+
+}  // namespace
+
+void RegisterDnnlMatMulInteger(KernelRegistry& registry) {
+  registry.Register("com.epctx", "DnnlMatMulInteger", 1, DnnlMatMulIntegerKernel::Create);
+}
+
+}  // namespace epctx::exec::kernels::onednn
