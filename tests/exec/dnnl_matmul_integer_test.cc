@@ -118,3 +118,22 @@ TEST(DnnlMatMulInteger, Refusals) {
 
 }  // namespace
 }  // namespace epctx::exec::testing
+
+namespace epctx::exec::testing {
+namespace {
+
+// An int8 layout where a float matmul's weights belong (a forged or mixed-up blob) is refused
+// before oneDNN sees it.
+TEST(DnnlMatMulInteger, AnInt8LayoutIsNoFloatLayout) {
+  std::mt19937 rng(9);
+  const PackedMatMul p = Pack(16, 8, rng);
+  AttrBuilder attrs;
+  attrs.Ints("weights_shape", {16, 8}).Ints("weights_format", p.packed.format);
+  const Tensor a = RandomFloats({4, 16}, rng);
+  const Tensor w = RandomFloats({p.packed.bytes.element_count() / 4}, rng);
+  ExpectError(RunNode(NodeSpec("DnnlMatMul", 1, "com.epctx"), attrs, {&a, &w}).status(),
+              StatusCode::kInvalidArgument, "is not a float32 layout");
+}
+
+}  // namespace
+}  // namespace epctx::exec::testing

@@ -138,6 +138,10 @@ class DnnlMatMulKernel final : public Kernel {
                            DescribeWeightFormat(format_), DescribeWeightFormat(wanted),
                            stored.status().message());
       }
+      if (stored->data_type() != dnnl::memory::data_type::f32) {
+        return EPCTX_ERROR(kInvalidArgument, "weights_format {} is not a float32 layout",
+                           DescribeWeightFormat(format_));
+      }
       EPCTX_ASSIGN_OR_RETURN(pd, MakeMatMulPrimitiveDesc(g, config_, &*stored));
     }
     try {
