@@ -100,5 +100,92 @@ TEST(LowerMatMulIntegers, LeavesWhatTheKernelDoesNotCompute) {
       << "B not constant";
 }
 
+// DequantizeLinear(x_q [4, 3] uint8) x DequantizeLinear(w_q [3, 2] int8) -> MatMul -> y.
+struct QdqCase {
+  std::vector<float> w_scale = {0.5f, 0.25f};  // per column (axis 1) unless one value
+  int64_t w_axis = 1;
+  int8_t w_zero = 0;
+  bool x_scale_constant = true;
+};
+
+int AddNode(IrGraph& g, const std::string& op, std::vector<int> inputs, DataType type,
+            std::vector<int64_t> shape, std::vector<IrAttribute> attrs = {}) {
+  IrValue v;
+  v.name = g.UniqueName(op + "_out");
+  v.dtype = type;
+  v.shape_known = true;
+  v.shape = std::move(shape);
+  const int out = g.AddValue(std::move(v));
+  IrNode n;
+  n.name = g.UniqueName(op);
+  n.op_type = op;
+  n.inputs = std::move(inputs);
+  n.outputs = {out};
+  n.attrs = std::move(attrs);
+  g.nodes.push_back(std::move(n));
+  return out;
+}
+
+IrGraph LowerQdq(const QdqCase& c) {
+  IrGraph g;
+  g.opsets[""] = 17;
+  const int xq = AddInput(g, "x_q", DataType::kUint8, {4, 3});
+  const int xs = c.x_scale_constant ? AddConst<float>(g, "x_s", DataType::kFloat32, {}, {0.1f})
+                                    : AddInput(g, "x_s", DataType::kFloat32, {});
+  const int xz = AddConst<uint8_t>(g, "x_z", DataType::kUint8, {}, {128});
+  const int x = AddNode(g, "DequantizeLinear", {xq, xs, xz}, DataType::kFloat32, {4, 3});
+  const int wq = AddConst<int8_t>(g, "w_q", DataType::kInt8, {3, 2}, {1, -2, 3, 4, -5, 6});
+  const std::vector<int64_t> ws_shape =
+      c.w_scale.size() == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{2};
+  const int ws = AddConst<float>(g, "w_s", DataType::kFloat32, ws_shape, c.w_scale);
+  const int wz = AddConst<int8_t>(g, "w_z", DataType::kInt8, ws_shape,
+                                  std::vector<int8_t>(c.w_scale.size(), c.w_zero));
+  IrAttribute axis;
+  axis.name = "axis";
+  axis.type = exec::AttrType::kInt;
+  axis.i = c.w_axis;
+  const int w = AddNode(g, "DequantizeLinear", {wq, ws, wz}, DataType::kFloat32, {3, 2}, {axis});
+  g.outputs.push_back(AddNode(g, "MatMul", {x, w}, DataType::kFloat32, {4, 2}));
+  auto stats = LowerQdqMatMulsToInteger(g);
+  EXPECT_TRUE(stats.ok()) << stats.status().ToString();
+  return g;
+}
+
+int CountOp(const IrGraph& g, const std::string& op) {
+  int n = 0;
+  for (const IrNode& node : g.nodes) n += node.op_type == op;
+  return n;
+}
+
+TEST(LowerQdqMatMuls, BecomeAnIntegerMatMulCastAndScale) {
+  for (const std::vector<float>& scales : std::vector<std::vector<float>>{{0.5f, 0.25f}, {0.5f}}) {
+    IrGraph g = LowerQdq({scales});
+    ASSERT_EQ(CountOp(g, "MatMul"), 0);
+    ASSERT_EQ(g.nodes.size(), 5u);  // the two DequantizeLinear stay for dead-node elimination
+    const IrNode& mm = g.nodes[2];
+    EXPECT_EQ(mm.op_type, "DnnlMatMulInteger");
+    EXPECT_EQ(mm.domain, "com.epctx");
+    EXPECT_EQ(g.values[static_cast<size_t>(mm.inputs[0])].name, "x_q");
+    EXPECT_EQ(g.values[static_cast<size_t>(mm.inputs[1])].name, "w_q");
+    EXPECT_EQ(g.values[static_cast<size_t>(mm.inputs[2])].name, "x_z");
+    EXPECT_EQ(g.nodes[3].op_type, "Cast");
+    const IrNode& mul = g.nodes[4];
+    EXPECT_EQ(mul.op_type, "Mul");
+    EXPECT_EQ(mul.outputs[0], g.outputs[0]);
+    const IrValue& product = g.values[static_cast<size_t>(mul.inputs[1])];
+    ASSERT_TRUE(product.constant);
+    const float* p = reinterpret_cast<const float*>(product.constant->bytes.data());
+    std::vector<float> want;
+    for (float s : scales) want.push_back(0.1f * s);
+    EXPECT_EQ(std::vector<float>(p, p + want.size()), want);
+  }
+}
+
+TEST(LowerQdqMatMuls, LeavesWhatIsNotAnIntegerProduct) {
+  EXPECT_EQ(CountOp(LowerQdq({{0.5f, 0.25f}, 1, 2}), "MatMul"), 1) << "weight zero point";
+  EXPECT_EQ(CountOp(LowerQdq({{0.5f, 0.25f}, 0}), "MatMul"), 1) << "scales along K";
+  EXPECT_EQ(CountOp(LowerQdq({{0.5f}, 1, 0, false}), "MatMul"), 1) << "activation scale input";
+}
+
 }  // namespace
 }  // namespace epctx::compile

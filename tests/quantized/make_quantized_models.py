@@ -7,6 +7,10 @@ check_real_models.py --list tests/quantized/models.json (epctx against ONNX Runt
                       symmetric per output channel, int32 biases with scale = x_scale * w_scale;
                       Conv+Relu, Conv, a residual Add, GlobalAveragePool and a MatMul classifier,
                       every tensor between them a QuantizeLinear -> DequantizeLinear pair.
+  qdq_ffn.onnx        static quantization, QDQ format, of a transformer feed-forward block:
+                      LayerNormalization, MatMul (int8 weight per column) + bias, erf GELU,
+                      MatMul (int8 weight per tensor) + bias, residual Add; uint8 activations
+                      around both MatMuls.
   qdyn_encoder.onnx   dynamic quantization (quantize_dynamic's output): a transformer encoder
                       layer whose weight MatMuls are DynamicQuantizeLinear -> MatMulInteger ->
                       Cast -> Mul(x_scale * w_scale) -> Add(bias), int8 weights per tensor; the
@@ -152,6 +156,49 @@ def qdq_cnn(path):
     save(graph, path)
 
 
+def qdq_ffn(path, seq=16, hidden=64, ffn=256):
+    """Static QDQ feed-forward block: x [1, seq, hidden] -> y [1, seq, hidden]."""
+    g = Graph()
+    x_cal = rng.standard_normal((1, seq, hidden)).astype(np.float32)
+    gamma = (1 + 0.1 * rng.standard_normal(hidden)).astype(np.float32)
+    beta = (0.1 * rng.standard_normal(hidden)).astype(np.float32)
+    ln = g.node("LayerNormalization", ["x", g.const("gamma", gamma), g.const("beta", beta)], "ln",
+                axis=-1, epsilon=1e-5)
+    mean = x_cal.mean(-1, keepdims=True)
+    h = (x_cal - mean) / np.sqrt(x_cal.var(-1, keepdims=True) + 1e-5) * gamma + beta
+
+    def qdq_matmul(name, value, k, n, per_column):
+        w = (rng.standard_normal((k, n)) / math.sqrt(k)).astype(np.float32)
+        b = (rng.standard_normal(n) * 0.05).astype(np.float32)
+        s, z = activation_params(value.min(), value.max())
+        xq_name, xq = g.qdq(name, s, z), fake_quant(value, s, z)
+        if per_column:
+            sw, wq = weight_params(w, axis=1)
+            w_name = g.dq_weight(wq, sw, np.zeros(n, np.int8), axis=1)
+            wf = wq * sw
+        else:
+            sw, wq = weight_params(w)
+            w_name = g.dq_weight(wq, sw, np.int8(0))
+            wf = wq * sw
+        y_name = g.node("Add", [g.node("MatMul", [xq_name, w_name], "mm"), g.const("bias", b)],
+                        "lin")
+        return y_name, (xq @ wf + b).astype(np.float32)
+
+    up_name, up = qdq_matmul(ln, h, hidden, ffn, True)
+    gelu_name = g.node("Mul", [g.node("Mul", [up_name, g.node("Add", [
+        g.node("Erf", [g.node("Div", [up_name, g.const("sqrt2", np.float32(math.sqrt(2)))], "us")],
+               "erf"), g.const("one", np.float32(1))], "erf1")], "ue"), g.const("half", np.float32(0.5))],
+        "gelu")
+    gelu = 0.5 * up * (1 + np.vectorize(math.erf)(up / math.sqrt(2))).astype(np.float32)
+    down_name, _ = qdq_matmul(gelu_name, gelu, ffn, hidden, False)
+    g.nodes.append(helper.make_node("Add", ["x", down_name], ["y"], name="residual"))
+    graph = helper.make_graph(
+        g.nodes, "qdq_ffn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, hidden])], g.inits)
+    save(graph, path)
+
+
 def qdyn_encoder(path, seq=16, hidden=64, heads=4, ffn=128):
     """Dynamically quantized encoder layer: x [1, seq, hidden] -> y [1, seq, hidden]."""
     g = Graph()
@@ -219,6 +266,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     qdq_cnn(os.path.join(args.out, "qdq_cnn.onnx"))
     qdyn_encoder(os.path.join(args.out, "qdyn_encoder.onnx"))
+    qdq_ffn(os.path.join(args.out, "qdq_ffn.onnx"))
 
 
 if __name__ == "__main__":

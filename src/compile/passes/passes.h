@@ -17,6 +17,10 @@ struct PassStats {
 
 // Identity, inference-mode Dropout and Pad by zero: consumers read the input directly.
 Result<PassStats> EliminateIdentityLike(IrGraph& graph);
+// MatMul of DequantizeLinear(uint8 activation) by DequantizeLinear(constant int8 weight, zero
+// point 0) becomes com.epctx DnnlMatMulInteger, Cast and a Mul by the product of the scales, so
+// the weight stays int8 (runs before FoldConstants, which would fold it to float32).
+Result<PassStats> LowerQdqMatMulsToInteger(IrGraph& graph);
 // Nodes whose inputs are all constants are run once and replaced by their outputs; Shape/Size of
 // statically shaped values become constants too.
 Result<PassStats> FoldConstants(IrGraph& graph);
