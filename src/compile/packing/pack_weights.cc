@@ -252,6 +252,47 @@ Result<bool> PackDnnlMatMulInteger(IrGraph& graph, IrNode& n) {
   return true;
 }
 
+// The filter of a DnnlIntegerConv, packed for the convolution the kernel runs: on its input
+// padded by the kernel, so without padding of its own.
+Result<bool> PackDnnlIntegerConv(IrGraph& graph, IrNode& n) {
+  if (n.FindAttr("weights_format") != nullptr) return false;  // packed already
+  const IrValue& x = graph.values[static_cast<size_t>(n.inputs[0])];
+  const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
+  exec::Attributes attrs = graph.AttributesOf(n);
+  EPCTX_ASSIGN_OR_RETURN(exec::kernels::WindowAttrs window, exec::kernels::ParseWindowAttrs(attrs));
+  EPCTX_ASSIGN_OR_RETURN(int64_t group, attrs.GetInt("group", 1));
+  onednn::ConvConfig config;
+  config.integer = true;
+  config.has_bias = true;
+  EPCTX_ASSIGN_OR_RETURN(config.output_scales, attrs.GetFloats("output_scales"));
+  std::vector<int64_t> src = x.shape_known ? x.shape : std::vector<int64_t>{-1, -1, -1, -1};
+  if (src.size() != 4) return EPCTX_ERROR(kInvalidArgument, "input X is not 4-D");
+  if (src[0] < 0) src[0] = kRepresentativeBatch;
+  if (src[1] < 0) src[1] = w.shape[1] * group;
+  for (size_t i = 2; i < 4; ++i) {
+    const size_t d = i - 2;
+    const int64_t dilation = d < window.dilations.size() ? window.dilations[d] : 1;
+    if (src[i] < 0) src[i] = std::max(kRepresentativeSpatial, (w.shape[i] - 1) * dilation + 1);
+  }
+  EPCTX_ASSIGN_OR_RETURN(onednn::ConvGeometry geometry,
+                         onednn::ResolveConvGeometry(window, group, w.shape, src));
+  for (size_t i = 0; i < geometry.in_spatial.size(); ++i) {
+    geometry.in_spatial[i] += geometry.pad_begin[i] + geometry.pad_end[i];
+    geometry.pad_begin[i] = geometry.pad_end[i] = 0;
+  }
+  EPCTX_ASSIGN_OR_RETURN(
+      onednn::PackedWeight packed,
+      onednn::PackIntegerConvWeights(geometry, config,
+                                     reinterpret_cast<const int8_t*>(w.constant->bytes.data())));
+  Logger().debug("{}: int8 filter {} packed for {} as {}", n.name, ShapeToString(w.shape),
+                 packed.implementation, onednn::DescribeWeightFormat(packed.format));
+  std::vector<int64_t> shape = w.shape;
+  n.inputs[1] = graph.AddConstant(w.name + "_packed", PackedConstant(std::move(packed.bytes)));
+  AddIntsAttr(n, "weights_shape", std::move(shape));
+  AddIntsAttr(n, "weights_format", std::move(packed.format));
+  return true;
+}
+
 }  // namespace
 
 Result<PassStats> PackWeights(IrGraph& graph) {
@@ -262,9 +303,10 @@ Result<PassStats> PackWeights(IrGraph& graph) {
     if ((onnx && n.op_type == "Gemm") || (epctx && n.op_type == "FusedGemm")) {
       if (PackGemm(graph, n)) stats.changed++;
     } else if (epctx && (n.op_type == "DnnlMatMul" || n.op_type == "DnnlConv" ||
-                         n.op_type == "DnnlMatMulInteger")) {
+                         n.op_type == "DnnlMatMulInteger" || n.op_type == "DnnlIntegerConv")) {
       Result<bool> packed = n.op_type == "DnnlConv"            ? PackDnnlConv(graph, n)
                             : n.op_type == "DnnlMatMulInteger" ? PackDnnlMatMulInteger(graph, n)
+                            : n.op_type == "DnnlIntegerConv"   ? PackDnnlIntegerConv(graph, n)
                                                                : PackDnnlMatMul(graph, n);
       if (!packed.ok()) {
         return Status(packed.status().code(),

@@ -21,6 +21,10 @@ Result<PassStats> EliminateIdentityLike(IrGraph& graph);
 // point 0) becomes com.epctx DnnlMatMulInteger, Cast and a Mul by the product of the scales, so
 // the weight stays int8 (runs before FoldConstants, which would fold it to float32).
 Result<PassStats> LowerQdqMatMulsToInteger(IrGraph& graph);
+// A 2-D Conv of DequantizeLinear(uint8 activation) by DequantizeLinear(constant int8 filter,
+// zero point 0), with a float or DequantizeLinear(int32) bias, becomes com.epctx DnnlIntegerConv
+// (the filter stays int8; runs before FoldConstants).
+Result<PassStats> LowerQdqConvsToInteger(IrGraph& graph);
 // Nodes whose inputs are all constants are run once and replaced by their outputs; Shape/Size of
 // statically shaped values become constants too.
 Result<PassStats> FoldConstants(IrGraph& graph);

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <bit>
+#include <cstdint>
+
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
 #include "util/status_macros.h"
@@ -78,9 +81,51 @@ dnnl::memory::desc ActivationDesc(const std::vector<int64_t>& dims, ActivationLa
   return PlainDesc(dims, TagFor(layout, dims.size()));
 }
 
+namespace {
+
+Result<dnnl::convolution_forward::primitive_desc> MakeIntegerConvPrimitiveDesc(
+    const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights) {
+  using dnnl::memory;
+  for (size_t i = 0; i < g.pad_begin.size(); ++i) {
+    if (g.pad_begin[i] != 0 || g.pad_end[i] != 0) {
+      return EPCTX_ERROR(kInvalidArgument, "an integer convolution takes its input padded");
+    }
+  }
+  if (c.winograd || !c.post_ops.empty() || c.output_scales.empty()) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "an integer convolution takes output scales, no Winograd, no post-ops");
+  }
+  const size_t rank = g.src_dims().size();
+  const memory::format_tag channels_last = rank == 3   ? memory::format_tag::nwc
+                                           : rank == 4 ? memory::format_tag::nhwc
+                                                       : memory::format_tag::ndhwc;
+  const memory::desc src(g.src_dims(), memory::data_type::u8, channels_last);
+  const memory::desc dst(g.dst_dims(), memory::data_type::f32, channels_last);
+  const memory::desc wei =
+      weights != nullptr
+          ? *weights
+          : memory::desc(g.dnnl_weight_dims(), memory::data_type::s8, memory::format_tag::any);
+  const memory::desc bias =
+      c.has_bias ? memory::desc({g.out_channels}, memory::data_type::f32, memory::format_tag::x)
+                 : memory::desc();
+  memory::dims dilations;
+  for (int64_t d : g.dilations) dilations.push_back(d - 1);
+  const memory::dims zeros(g.strides.size(), 0);
+  auto desc = dnnl::convolution_forward::desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei, bias, dst,
+      memory::dims(g.strides.begin(), g.strides.end()), dilations, zeros, zeros);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  attr.set_output_scales(c.output_scales.size() == 1 ? 0 : 1 << 1, c.output_scales);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+}
+
+}  // namespace
+
 Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
     const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights) {
   try {
+    if (c.integer) return MakeIntegerConvPrimitiveDesc(g, c, weights);
     using dnnl::memory;
     const memory::desc src = ActivationDesc(g.src_dims(), c.src_layout);
     const memory::desc dst = ActivationDesc(g.dst_dims(), c.dst_layout);
@@ -139,6 +184,11 @@ std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads) {
       static_cast<int>(c.dst_layout), c.has_bias ? 1 : 0, c.winograd ? 1 : 0);
   for (const PostOp& op : c.post_ops) {
     key += fmt::format(" p{}:{}:{}", static_cast<int>(op.kind), op.alpha, op.beta);
+  }
+  if (c.integer) {
+    // The scales are part of the primitive: exact bits, so that equal keys mean equal scales.
+    key += " u8s8f32 scales";
+    for (float s : c.output_scales) key += fmt::format(" {:08x}", std::bit_cast<uint32_t>(s));
   }
   return key;
 }

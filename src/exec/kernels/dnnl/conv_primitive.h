@@ -43,6 +43,12 @@ struct ConvConfig {
   bool has_bias = false;
   bool winograd = false;
   std::vector<PostOp> post_ops;
+  // A uint8 NHWC source times int8 weights, into float32 NHWC scaled per output channel by
+  // `output_scales` (one value, or one per channel): dst = scale * (conv + bias). The layouts,
+  // Winograd and post-ops above do not apply then, and there is no padding (the kernel pads the
+  // source itself, with its zero point).
+  bool integer = false;
+  std::vector<float> output_scales;
 };
 
 // `weights`: the layout the primitive must read, or null to let oneDNN choose.

@@ -9,6 +9,7 @@ void RegisterDnnlKernels(KernelRegistry& registry) {
   onednn::RegisterDnnlPool(registry);
   onednn::RegisterDnnlMatMul(registry);
   onednn::RegisterDnnlMatMulInteger(registry);
+  onednn::RegisterDnnlIntegerConv(registry);
   onednn::RegisterChannelAffine(registry);
   onednn::RegisterDnnlBatchMatMul(registry);
 }

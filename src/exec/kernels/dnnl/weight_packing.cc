@@ -5,6 +5,17 @@
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
+namespace {
+
+// ONNX's filter layout, OIHW (GOIHW with groups), at the problem's spatial rank.
+dnnl::memory::format_tag OnnxFilterTag(const ConvGeometry& g) {
+  using tag = dnnl::memory::format_tag;
+  const size_t spatial = g.kernel.size();
+  if (g.group > 1) return spatial == 1 ? tag::goiw : spatial == 3 ? tag::goidhw : tag::goihw;
+  return spatial == 1 ? tag::oiw : spatial == 3 ? tag::oidhw : tag::oihw;
+}
+
+}  // namespace
 
 Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
                                      const float* oihw) {
@@ -18,14 +29,7 @@ Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
       out.bytes,
       Tensor::Allocate(DataType::kFloat32, {static_cast<int64_t>(bytes / sizeof(float))}));
   try {
-    const dnnl::memory::dims dims = g.dnnl_weight_dims();
-    const auto tag = [&] {
-      using tag = dnnl::memory::format_tag;
-      const size_t spatial = g.kernel.size();
-      if (g.group > 1) return spatial == 1 ? tag::goiw : spatial == 3 ? tag::goidhw : tag::goihw;
-      return spatial == 1 ? tag::oiw : spatial == 3 ? tag::oidhw : tag::oihw;
-    }();
-    dnnl::memory src = Wrap(PlainDesc(dims, tag), oihw);
+    dnnl::memory src = Wrap(PlainDesc(g.dnnl_weight_dims(), OnnxFilterTag(g)), oihw);
     dnnl::memory dst = Wrap(packed, out.bytes.data());
     dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
   } catch (const dnnl::error& e) {
@@ -58,6 +62,28 @@ Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConf
     dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
   } catch (const dnnl::error& e) {
     return FromDnnlError(e, "packing matmul weights");
+  }
+  return out;
+}
+
+Result<PackedWeight> PackIntegerConvWeights(const ConvGeometry& g, const ConvConfig& c,
+                                            const int8_t* oihw) {
+  if (!c.integer) return EPCTX_ERROR(kInvalidArgument, "not an integer convolution");
+  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
+  PackedWeight out;
+  const dnnl::memory::desc packed = pd.weights_desc();
+  EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
+  out.implementation = std::string("onednn:") + pd.impl_info_str();
+  EPCTX_ASSIGN_OR_RETURN(
+      out.bytes, Tensor::Allocate(DataType::kInt8, {static_cast<int64_t>(packed.get_size())}));
+  try {
+    using dnnl::memory;
+    dnnl::memory src =
+        Wrap(memory::desc(g.dnnl_weight_dims(), memory::data_type::s8, OnnxFilterTag(g)), oihw);
+    dnnl::memory dst = Wrap(packed, out.bytes.data());
+    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, "packing integer convolution weights");
   }
   return out;
 }

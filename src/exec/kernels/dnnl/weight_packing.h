@@ -27,6 +27,10 @@ Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
 Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
                                        const float* b, bool transposed, float alpha);
 
+// `oihw`: an int8 filter [M, C/group, k...], for a convolution with c.integer set.
+Result<PackedWeight> PackIntegerConvWeights(const ConvGeometry& g, const ConvConfig& c,
+                                            const int8_t* oihw);
+
 // `b`: MatMulInteger's int8 weight [K, N], for a matmul with c.integer set.
 Result<PackedWeight> PackIntegerMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
                                               const int8_t* b);

@@ -1,6 +1,7 @@
-// Which MatMulInteger nodes become com.epctx DnnlMatMulInteger: only those the kernel computes
-// exactly (uint8 A, constant int8 B with zero point 0, one activation zero point), with the
-// weight's column sums added as a constant.
+// The rewrites into oneDNN's int8 kernels: which MatMulInteger nodes become com.epctx
+// DnnlMatMulInteger (uint8 A, constant int8 B with zero point 0, one activation zero point; the
+// weight's column sums added as a constant), and which QDQ MatMul and Conv patterns become
+// integer products (LowerQdqMatMulsToInteger, LowerQdqConvsToInteger), with what they leave.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -185,6 +186,75 @@ TEST(LowerQdqMatMuls, LeavesWhatIsNotAnIntegerProduct) {
   EXPECT_EQ(CountOp(LowerQdq({{0.5f, 0.25f}, 1, 2}), "MatMul"), 1) << "weight zero point";
   EXPECT_EQ(CountOp(LowerQdq({{0.5f, 0.25f}, 0}), "MatMul"), 1) << "scales along K";
   EXPECT_EQ(CountOp(LowerQdq({{0.5f}, 1, 0, false}), "MatMul"), 1) << "activation scale input";
+}
+
+// DQ(x_q [1, 2, 5, 5] uint8, 0.1, 128) -> Conv(3x3, pads 1) <- DQ(w_q [2, 2, 3, 3] int8, per
+// channel), bias DQ(int32 [2], 0.1 * w_scale).
+IrGraph LowerQdqConv(int8_t w_zero, const std::string& auto_pad) {
+  IrGraph g;
+  g.opsets[""] = 17;
+  const int xq = AddInput(g, "x_q", DataType::kUint8, {1, 2, 5, 5});
+  const int xs = AddConst<float>(g, "x_s", DataType::kFloat32, {}, {0.1f});
+  const int xz = AddConst<uint8_t>(g, "x_z", DataType::kUint8, {}, {128});
+  const int x = AddNode(g, "DequantizeLinear", {xq, xs, xz}, DataType::kFloat32, {1, 2, 5, 5});
+  std::vector<int8_t> w(36, 1);
+  w[0] = 5;  // channel 0 sums to 22, channel 1 to 18
+  const int wq = AddConst<int8_t>(g, "w_q", DataType::kInt8, {2, 2, 3, 3}, w);
+  const int ws = AddConst<float>(g, "w_s", DataType::kFloat32, {2}, {0.5f, 0.25f});
+  const int wz = AddConst<int8_t>(g, "w_z", DataType::kInt8, {2}, {w_zero, w_zero});
+  IrAttribute axis;
+  axis.name = "axis";
+  axis.type = exec::AttrType::kInt;
+  axis.i = 0;
+  const int wd =
+      AddNode(g, "DequantizeLinear", {wq, ws, wz}, DataType::kFloat32, {2, 2, 3, 3}, {axis});
+  const int bq = AddConst<int32_t>(g, "b_q", DataType::kInt32, {2}, {100, -40});
+  const int bs = AddConst<float>(g, "b_s", DataType::kFloat32, {2}, {0.05f, 0.025f});
+  const int bd = AddNode(g, "DequantizeLinear", {bq, bs}, DataType::kFloat32, {2}, {axis});
+  IrAttribute pads;
+  pads.name = "pads";
+  pads.type = exec::AttrType::kInts;
+  pads.ints = {1, 1, 1, 1};
+  IrAttribute pad_mode;
+  pad_mode.name = "auto_pad";
+  pad_mode.type = exec::AttrType::kString;
+  pad_mode.s = auto_pad;
+  std::vector<IrAttribute> attrs{pad_mode};
+  if (auto_pad == "NOTSET") attrs.push_back(pads);
+  g.outputs.push_back(
+      AddNode(g, "Conv", {x, wd, bd}, DataType::kFloat32, {1, 2, 5, 5}, std::move(attrs)));
+  auto stats = LowerQdqConvsToInteger(g);
+  EXPECT_TRUE(stats.ok()) << stats.status().ToString();
+  return g;
+}
+
+TEST(LowerQdqConvs, BecomeAnIntegerConvWithTheZeroPointInTheBias) {
+  IrGraph g = LowerQdqConv(0, "NOTSET");
+  const IrNode& conv = g.nodes.back();
+  ASSERT_EQ(conv.op_type, "DnnlIntegerConv");
+  EXPECT_EQ(conv.domain, "com.epctx");
+  EXPECT_EQ(g.values[static_cast<size_t>(conv.inputs[0])].name, "x_q");
+  EXPECT_EQ(g.values[static_cast<size_t>(conv.inputs[1])].name, "w_q");
+  EXPECT_EQ(conv.outputs[0], g.outputs[0]);
+  ASSERT_NE(conv.FindAttr("x_zero_point"), nullptr);
+  EXPECT_EQ(conv.FindAttr("x_zero_point")->i, 128);
+  ASSERT_NE(conv.FindAttr("output_scales"), nullptr);
+  EXPECT_EQ(conv.FindAttr("output_scales")->floats,
+            (std::vector<float>{0.1f * 0.5f, 0.1f * 0.25f}));
+  ASSERT_NE(conv.FindAttr("pads"), nullptr);
+  EXPECT_EQ(conv.FindAttr("auto_pad"), nullptr);
+  // bias / scale - zero point * sum of the channel's filter.
+  const IrValue& b = g.values[static_cast<size_t>(conv.inputs[2])];
+  ASSERT_TRUE(b.constant);
+  const float* bp = reinterpret_cast<const float*>(b.constant->bytes.data());
+  EXPECT_FLOAT_EQ(bp[0], 100 * 0.05f / (0.1f * 0.5f) - 128 * 22);
+  EXPECT_FLOAT_EQ(bp[1], -40 * 0.025f / (0.1f * 0.25f) - 128 * 18);
+}
+
+TEST(LowerQdqConvs, LeavesWhatIsNotAnIntegerConvolution) {
+  EXPECT_EQ(CountOp(LowerQdqConv(1, "NOTSET"), "Conv"), 1) << "weight zero point";
+  EXPECT_EQ(CountOp(LowerQdqConv(0, "SAME_UPPER"), "Conv"), 1) << "padding from the shapes";
+  EXPECT_EQ(CountOp(LowerQdqConv(0, "VALID"), "DnnlIntegerConv"), 1) << "VALID: no padding";
 }
 
 }  // namespace

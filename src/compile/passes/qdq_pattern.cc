@@ -1,0 +1,124 @@
+#include "compile/passes/qdq_pattern.h"
+
+#include <cstring>
+#include <functional>
+#include <numeric>
+
+namespace epctx::compile::qdq {
+namespace {
+
+const IrValue& ValueAt(const IrGraph& g, int v) {
+  return g.values[static_cast<size_t>(v)];
+}
+
+int64_t ElementCount(const IrValue& v) {
+  return std::accumulate(v.shape.begin(), v.shape.end(), int64_t{1}, std::multiplies<>());
+}
+
+bool IsConstantOf(const IrValue& v, DataType type) {
+  return v.constant && v.dtype == type;
+}
+
+bool AllZero(const IrValue& v) {
+  for (std::byte b : v.constant->bytes) {
+    if (b != std::byte{0}) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<int> Producers(const IrGraph& graph) {
+  std::vector<int> producer(graph.values.size(), -1);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (int o : graph.nodes[i].outputs) {
+      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(i);
+    }
+  }
+  return producer;
+}
+
+const IrNode* DequantizeProducing(const std::vector<IrNode>& nodes,
+                                  const std::vector<int>& producer, int value) {
+  if (value < 0) return nullptr;
+  const int p = producer[static_cast<size_t>(value)];
+  if (p < 0) return nullptr;
+  const IrNode& n = nodes[static_cast<size_t>(p)];
+  if (!n.domain.empty() || n.op_type != "DequantizeLinear" || n.inputs.size() < 2 ||
+      n.inputs[0] < 0 || n.inputs[1] < 0) {
+    return nullptr;
+  }
+  return &n;
+}
+
+std::optional<QuantizedActivation> MatchActivation(const IrGraph& graph, const IrNode& dq) {
+  const IrValue& q = ValueAt(graph, dq.inputs[0]);
+  const IrValue& scale = ValueAt(graph, dq.inputs[1]);
+  if (q.dtype != DataType::kUint8 || q.constant) return std::nullopt;
+  if (!IsConstantOf(scale, DataType::kFloat32) || ElementCount(scale) != 1) return std::nullopt;
+  QuantizedActivation out;
+  out.q = dq.inputs[0];
+  std::memcpy(&out.scale, scale.constant->bytes.data(), sizeof(float));
+  if (dq.inputs.size() > 2 && dq.inputs[2] >= 0) {
+    const IrValue& zero = ValueAt(graph, dq.inputs[2]);
+    if (!IsConstantOf(zero, DataType::kUint8) || ElementCount(zero) != 1) return std::nullopt;
+    out.zero = dq.inputs[2];
+    out.zero_value = static_cast<uint8_t>(zero.constant->bytes[0]);
+  }
+  return out;
+}
+
+std::optional<QuantizedWeight> MatchWeight(const IrGraph& graph, const IrNode& dq,
+                                           int64_t channel_axis) {
+  const IrValue& q = ValueAt(graph, dq.inputs[0]);
+  const IrValue& scale = ValueAt(graph, dq.inputs[1]);
+  if (!IsConstantOf(q, DataType::kInt8) || q.shape.empty() ||
+      !IsConstantOf(scale, DataType::kFloat32)) {
+    return std::nullopt;
+  }
+  for (int64_t d : q.shape) {
+    if (d < 1) return std::nullopt;
+  }
+  const int64_t scales = ElementCount(scale);
+  if (scales != 1) {
+    const IrAttribute* a = dq.FindAttr("axis");
+    int64_t axis = a != nullptr ? a->i : 1;
+    if (axis < 0) axis += static_cast<int64_t>(q.shape.size());
+    if (scale.shape.size() != 1 || axis != channel_axis ||
+        scales != q.shape[static_cast<size_t>(channel_axis)]) {
+      return std::nullopt;
+    }
+  }
+  if (dq.inputs.size() > 2 && dq.inputs[2] >= 0) {
+    const IrValue& zero = ValueAt(graph, dq.inputs[2]);
+    if (!IsConstantOf(zero, DataType::kInt8) || !AllZero(zero)) return std::nullopt;
+  }
+  QuantizedWeight out;
+  out.q = dq.inputs[0];
+  out.scale.resize(static_cast<size_t>(scales));
+  std::memcpy(out.scale.data(), scale.constant->bytes.data(), out.scale.size() * sizeof(float));
+  return out;
+}
+
+int AddValueLike(IrGraph& graph, const IrValue& like, const std::string& hint, DataType type) {
+  IrValue v;
+  v.name = graph.UniqueName(hint);
+  v.dtype = type;
+  v.shape_known = like.shape_known;
+  v.shape = like.shape;
+  v.dim_names = like.dim_names;
+  return graph.AddValue(std::move(v));
+}
+
+IrNode MakeNode(const std::string& name, const std::string& op, const std::string& domain,
+                std::vector<int> inputs, int output) {
+  IrNode n;
+  n.name = name;
+  n.op_type = op;
+  n.domain = domain;
+  n.inputs = std::move(inputs);
+  n.outputs = {output};
+  return n;
+}
+
+}  // namespace epctx::compile::qdq

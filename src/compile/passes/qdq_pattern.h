@@ -1,0 +1,44 @@
+// The pieces of ONNX's QDQ format (static quantization) that the integer rewrites match: a
+// DequantizeLinear of a uint8 activation with a constant per-tensor scale and zero point, and a
+// DequantizeLinear of a constant int8 weight with zero point 0 and a per-tensor or per-channel
+// scale; and the small IR builders those rewrites share.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compile/ir.h"
+
+namespace epctx::compile::qdq {
+
+// The node producing each value (an index into graph.nodes), -1 for none.
+std::vector<int> Producers(const IrGraph& graph);
+
+// The DequantizeLinear node (among `nodes`, indexed by `producer`) producing `value`, or null.
+const IrNode* DequantizeProducing(const std::vector<IrNode>& nodes,
+                                  const std::vector<int>& producer, int value);
+
+struct QuantizedActivation {
+  int q = -1;     // the uint8 value (not a constant)
+  int zero = -1;  // its zero point (a uint8 scalar constant), or -1 for 0
+  uint8_t zero_value = 0;
+  float scale = 0;
+};
+
+struct QuantizedWeight {
+  int q = -1;                // the int8 constant
+  std::vector<float> scale;  // one, or one per channel along the weight's `channel_axis`
+};
+
+std::optional<QuantizedActivation> MatchActivation(const IrGraph& graph, const IrNode& dq);
+// `channel_axis`: the weight axis a per-channel scale may run along (MatMul 1, Conv 0).
+std::optional<QuantizedWeight> MatchWeight(const IrGraph& graph, const IrNode& dq,
+                                           int64_t channel_axis);
+
+// A new value with `like`'s shape, named after `hint`.
+int AddValueLike(IrGraph& graph, const IrValue& like, const std::string& hint, DataType type);
+IrNode MakeNode(const std::string& name, const std::string& op, const std::string& domain,
+                std::vector<int> inputs, int output);
+
+}  // namespace epctx::compile::qdq
