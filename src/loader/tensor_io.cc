@@ -1,4 +1,5 @@
-// Tensor files: NumPy .npy (read and write) and ONNX TensorProto .pb (read).
+// Tensor files: NumPy .npy (read and write) and ONNX TensorProto .pb (read; decoded by the
+// compiler's TensorProto decoder, src/compile/onnx_tensor.h).
 //
 // Both formats are untrusted input: every size is overflow-checked and compared with the bytes the
 // file really has, and every error names the file and what is wrong with it.
@@ -13,13 +14,12 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
-#include <limits>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "compile/onnx_tensor.h"
 #include "loader/tensor_parse.h"
 #include "util/file.h"
 #include "util/overflow.h"
@@ -381,22 +381,21 @@ Result<NpyHeader> ParseNpyHeader(const std::string& path, std::string_view file)
 // Bytes the data of `shape` and `dtype` take, or an error naming the file when that overflows.
 Result<uint64_t> DataByteSize(const std::string& path, DataType dtype,
                               const std::vector<int64_t>& shape) {
-  auto count = CheckedElementCount(shape);
   uint64_t bytes = 0;
-  if (!count.ok() || !CheckedMul(static_cast<uint64_t>(*count), DataTypeSize(dtype), &bytes) ||
-      bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+  if (!CheckedByteSize(shape, DataTypeSize(dtype), &bytes)) {
     return EPCTX_ERROR(kCorrupt, "'{}': shape {} of {} is too large", path, ShapeToString(shape),
                        DataTypeName(dtype));
   }
   return bytes;
 }
 
-// A tensor holding a copy of `bytes`, which must be exactly the data of `shape`.
-Result<Tensor> TensorFromBytes(const std::string& path, DataType dtype, std::vector<int64_t> shape,
-                               std::string_view bytes) {
+// A tensor holding a copy of `bytes`, which must be exactly the data of `shape`. `where` starts
+// the message of an allocation failure.
+Result<Tensor> TensorFromBytes(const std::string& where, DataType dtype, std::vector<int64_t> shape,
+                               std::span<const std::byte> bytes) {
   auto tensor = Tensor::Allocate(dtype, std::move(shape));
   if (!tensor.ok()) {
-    return Status(tensor.status().code(), fmt::format("'{}': {}", path, tensor.status().message()));
+    return Status(tensor.status().code(), fmt::format("{}: {}", where, tensor.status().message()));
   }
   if (!bytes.empty()) std::memcpy(tensor->mutable_data(), bytes.data(), bytes.size());
   return tensor;
@@ -410,224 +409,6 @@ std::string NpyShapeLiteral(const std::vector<int64_t>& shape) {
   }
   if (shape.size() == 1) out += ',';
   return out + ")";
-}
-
-// ---------------------------------------------------------------------------------------------
-// TensorProto.
-
-bool IsSupportedProtoType(int32_t data_type) {
-  switch (static_cast<DataType>(data_type)) {
-    case DataType::kFloat32:
-    case DataType::kUint8:
-    case DataType::kInt8:
-    case DataType::kUint16:
-    case DataType::kInt16:
-    case DataType::kInt32:
-    case DataType::kInt64:
-    case DataType::kBool:
-    case DataType::kFloat16:
-    case DataType::kFloat64:
-    case DataType::kUint32:
-    case DataType::kUint64:
-    case DataType::kBFloat16:
-      return true;
-    case DataType::kUndefined:
-    case DataType::kString:
-      return false;
-  }
-  return false;
-}
-
-// The name of the typed field that holds values of `dtype` (ONNX's onnx.proto comments).
-const char* TypedFieldFor(DataType dtype) {
-  switch (dtype) {
-    case DataType::kFloat32:
-      return "float_data";
-    case DataType::kFloat64:
-      return "double_data";
-    case DataType::kInt64:
-      return "int64_data";
-    case DataType::kUint32:
-    case DataType::kUint64:
-      return "uint64_data";
-    default:
-      return "int32_data";
-  }
-}
-
-// Copies the repeated field `values` into `out` as `Dst`, checking each value lies in [lo, hi].
-template <typename Dst, typename Src>
-Status CopyTypedValues(const std::string& where, const char* field,
-                       const google::protobuf::RepeatedField<Src>& values, Dst* out, Src lo, Src hi,
-                       DataType dtype) {
-  for (int i = 0; i < values.size(); ++i) {
-    Src v = values.Get(i);
-    if (v < lo || v > hi) {
-      return EPCTX_ERROR(kCorrupt, "{}: {}[{}] = {} is out of range for {}", where, field, i, v,
-                         DataTypeName(dtype));
-    }
-    Dst d = static_cast<Dst>(v);
-    std::memcpy(out + i, &d, sizeof d);
-  }
-  return Status::Ok();
-}
-
-Status CopyFromTypedField(const std::string& where, const onnx::TensorProto& proto, DataType dtype,
-                          void* out) {
-  const char* field = TypedFieldFor(dtype);
-  switch (dtype) {
-    case DataType::kFloat32:
-      if (proto.float_data_size() > 0) {
-        std::memcpy(out, proto.float_data().data(), proto.float_data_size() * sizeof(float));
-      }
-      return Status::Ok();
-    case DataType::kFloat64:
-      if (proto.double_data_size() > 0) {
-        std::memcpy(out, proto.double_data().data(), proto.double_data_size() * sizeof(double));
-      }
-      return Status::Ok();
-    case DataType::kInt64:
-      if (proto.int64_data_size() > 0) {
-        std::memcpy(out, proto.int64_data().data(), proto.int64_data_size() * sizeof(int64_t));
-      }
-      return Status::Ok();
-    case DataType::kUint64:
-      if (proto.uint64_data_size() > 0) {
-        std::memcpy(out, proto.uint64_data().data(), proto.uint64_data_size() * sizeof(uint64_t));
-      }
-      return Status::Ok();
-    case DataType::kUint32:
-      return CopyTypedValues<uint32_t, uint64_t>(where, field, proto.uint64_data(),
-                                                 static_cast<uint32_t*>(out), 0, UINT32_MAX, dtype);
-    case DataType::kInt32:
-      return CopyTypedValues<int32_t, int32_t>(where, field, proto.int32_data(),
-                                               static_cast<int32_t*>(out), INT32_MIN, INT32_MAX,
-                                               dtype);
-    case DataType::kInt16:
-      return CopyTypedValues<int16_t, int32_t>(where, field, proto.int32_data(),
-                                               static_cast<int16_t*>(out), INT16_MIN, INT16_MAX,
-                                               dtype);
-    case DataType::kInt8:
-      return CopyTypedValues<int8_t, int32_t>(where, field, proto.int32_data(),
-                                              static_cast<int8_t*>(out), INT8_MIN, INT8_MAX, dtype);
-    case DataType::kUint8:
-    case DataType::kBool:
-      // Bools are 0 or 1; anything else is not a bool.
-      return CopyTypedValues<uint8_t, int32_t>(where, field, proto.int32_data(),
-                                               static_cast<uint8_t*>(out), 0,
-                                               dtype == DataType::kBool ? 1 : UINT8_MAX, dtype);
-    case DataType::kUint16:
-    case DataType::kFloat16:
-    case DataType::kBFloat16:
-      // 16-bit floats are stored as their bit patterns, zero-extended.
-      return CopyTypedValues<uint16_t, int32_t>(where, field, proto.int32_data(),
-                                                static_cast<uint16_t*>(out), 0, UINT16_MAX, dtype);
-    case DataType::kUndefined:
-    case DataType::kString:
-      break;
-  }
-  return EPCTX_ERROR(kInternal, "{}: no typed field for {}", where, DataTypeName(dtype));
-}
-
-// Number of values in the TensorProto field called `field`.
-int64_t FieldSize(const onnx::TensorProto& proto, std::string_view field) {
-  if (field == "float_data") return proto.float_data_size();
-  if (field == "int32_data") return proto.int32_data_size();
-  if (field == "int64_data") return proto.int64_data_size();
-  if (field == "double_data") return proto.double_data_size();
-  if (field == "uint64_data") return proto.uint64_data_size();
-  if (field == "string_data") return proto.string_data_size();
-  return 0;
-}
-
-constexpr std::string_view kTypedFields[] = {"float_data",  "int32_data",  "int64_data",
-                                             "double_data", "uint64_data", "string_data"};
-
-Result<Tensor> TensorFromProto(const std::string& path, const onnx::TensorProto& proto) {
-  std::string where = proto.name().empty() ? fmt::format("'{}'", path)
-                                           : fmt::format("'{}' (tensor '{}')", path, proto.name());
-  if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL ||
-      proto.external_data_size() > 0) {
-    std::string location;
-    for (const auto& entry : proto.external_data()) {
-      if (entry.key() == "location") location = entry.value();
-    }
-    return EPCTX_ERROR(kUnsupported,
-                       "{}: data is stored externally (location '{}'); tensor files with external "
-                       "data are not supported",
-                       where, location);
-  }
-  if (proto.has_segment()) {
-    return EPCTX_ERROR(kUnsupported, "{}: segmented tensors are not supported", where);
-  }
-  int32_t data_type = proto.data_type();
-  if (data_type == onnx::TensorProto_DataType_UNDEFINED) {
-    return EPCTX_ERROR(kCorrupt, "{}: TensorProto has no data_type (is this a TensorProto file?)",
-                       where);
-  }
-  if (data_type == onnx::TensorProto_DataType_STRING) {
-    return EPCTX_ERROR(kUnsupported, "{}: string tensors are not supported", where);
-  }
-  if (!IsSupportedProtoType(data_type)) {
-    std::string name = onnx::TensorProto_DataType_IsValid(data_type)
-                           ? onnx::TensorProto_DataType_Name(data_type)
-                           : std::string("unknown");
-    return EPCTX_ERROR(kUnsupported, "{}: data_type {} ({}) is not supported", where, name,
-                       data_type);
-  }
-  DataType dtype = static_cast<DataType>(data_type);
-
-  std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
-  for (int64_t d : shape) {
-    if (d < 0) {
-      return EPCTX_ERROR(kCorrupt, "{}: dims {} has a negative dimension", where,
-                         ShapeToString(shape));
-    }
-  }
-  EPCTX_ASSIGN_OR_RETURN(uint64_t byte_size, DataByteSize(path, dtype, shape));
-  int64_t count = CheckedElementCount(shape).value();
-
-  // Exactly one place may hold the values: raw_data or the typed field of the data type.
-  std::vector<std::string_view> present;
-  if (proto.has_raw_data()) present.push_back("raw_data");
-  for (std::string_view field : kTypedFields) {
-    if (FieldSize(proto, field) > 0) present.push_back(field);
-  }
-  if (present.size() > 1) {
-    return EPCTX_ERROR(kCorrupt, "{}: values are given twice, in {} and in {}", where, present[0],
-                       present[1]);
-  }
-  const char* typed_field = TypedFieldFor(dtype);
-  if (present.empty()) {
-    if (count != 0) {
-      return EPCTX_ERROR(kCorrupt, "{}: no values (neither raw_data nor {}) for shape {}", where,
-                         typed_field, ShapeToString(shape));
-    }
-    return TensorFromBytes(path, dtype, std::move(shape), {});
-  }
-  if (present[0] == "raw_data") {
-    const std::string& raw = proto.raw_data();
-    if (raw.size() != byte_size) {
-      return EPCTX_ERROR(kCorrupt, "{}: raw_data has {} bytes; shape {} of {} needs {}", where,
-                         raw.size(), ShapeToString(shape), DataTypeName(dtype), byte_size);
-    }
-    return TensorFromBytes(path, dtype, std::move(shape), raw);
-  }
-  if (present[0] != typed_field) {
-    return EPCTX_ERROR(kCorrupt, "{}: values of data_type {} belong in {} or raw_data, not in {}",
-                       where, DataTypeName(dtype), typed_field, present[0]);
-  }
-  int64_t values = FieldSize(proto, typed_field);
-  if (values != count) {
-    return EPCTX_ERROR(kCorrupt, "{}: {} has {} values; shape {} needs {}", where, typed_field,
-                       values, ShapeToString(shape), count);
-  }
-  auto tensor = Tensor::Allocate(dtype, std::move(shape));
-  if (!tensor.ok()) {
-    return Status(tensor.status().code(), fmt::format("{}: {}", where, tensor.status().message()));
-  }
-  EPCTX_RETURN_IF_ERROR(CopyFromTypedField(where, proto, dtype, tensor->mutable_data()));
-  return tensor;
 }
 
 std::string LowerCase(std::string s) {
@@ -652,8 +433,8 @@ Result<Tensor> loader::ParseNpy(std::string_view file, const std::string& path) 
         available < data_bytes ? "data is truncated" : "unexpected bytes after the data",
         ShapeToString(header.shape), DataTypeName(header.dtype), data_bytes, available);
   }
-  return TensorFromBytes(path, header.dtype, std::move(header.shape),
-                         std::string_view(file).substr(header.data_offset));
+  return TensorFromBytes(fmt::format("'{}'", path), header.dtype, std::move(header.shape),
+                         std::as_bytes(std::span(file.substr(header.data_offset))));
 }
 
 Status WriteNpy(const std::string& path, const Tensor& tensor) {
@@ -708,7 +489,19 @@ Result<Tensor> loader::ParseTensorProto(std::string_view file, const std::string
     return EPCTX_ERROR(kCorrupt,
                        "'{}': not a serialized ONNX TensorProto (protobuf parsing failed)", path);
   }
-  return TensorFromProto(path, proto);
+  std::string where = proto.name().empty() ? fmt::format("'{}'", path)
+                                           : fmt::format("'{}' (tensor '{}')", path, proto.name());
+  // Protobuf reads most short byte strings as some message: without a data_type this is likely
+  // another kind of file.
+  if (proto.data_type() == onnx::TensorProto_DataType_UNDEFINED) {
+    return EPCTX_ERROR(kCorrupt, "{}: TensorProto has no data_type (is this a TensorProto file?)",
+                       where);
+  }
+  auto no_external =
+      compile::ExternalDataFiles::Refusing("tensor files with external data are not supported");
+  EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<compile::ConstantData> constant,
+                         compile::ConstantFromTensorProto(proto, nullptr, no_external, where));
+  return TensorFromBytes(where, constant->dtype, std::move(constant->shape), constant->bytes);
 }
 
 Result<Tensor> ReadTensorFile(const std::string& path) {

@@ -230,7 +230,7 @@ TEST_F(TensorProtoErrorTest, SizeMismatches) {
   p.add_dims(4611686018427387904);
   p.add_dims(4);
   EXPECT_EQ(ErrorFor(p, StatusCode::kCorrupt),
-            "'" + path_ + "': shape [4611686018427387904,4] of float32 is too large");
+            w_ + "shape [4611686018427387904,4] of float32 is too large");
   p = Float23();
   p.add_dims(-1);
   EXPECT_EQ(ErrorFor(p, StatusCode::kCorrupt), w_ + "dims [2,3,?] has a negative dimension");
