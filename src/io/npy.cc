@@ -1,26 +1,18 @@
-// Tensor files: NumPy .npy (read and write) and ONNX TensorProto .pb (read; decoded by the
-// compiler's TensorProto decoder, src/compile/onnx_tensor.h).
+// NumPy .npy files, read and written: format versions 1.0-3.0, little-endian or byte-order-free
+// dtypes, C order.
 //
-// Both formats are untrusted input: every size is overflow-checked and compared with the bytes the
+// A .npy file is untrusted input: every size is overflow-checked and compared with the bytes the
 // file really has, and every error names the file and what is wrong with it.
 
-#include "epctx/tensor_io.h"
-
-#include <onnx/onnx_pb.h>
-
-#include <algorithm>
 #include <bit>
-#include <cctype>
-#include <climits>
-#include <cstring>
-#include <filesystem>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "compile/onnx_tensor.h"
-#include "loader/tensor_parse.h"
+#include "epctx/tensor_io.h"
+#include "io/py_literal.h"
+#include "io/tensor_parse.h"
 #include "util/file.h"
 #include "util/overflow.h"
 #include "util/status_macros.h"
@@ -31,172 +23,7 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "tensor files are little-endian and are copied without byte swapping");
 
-// ---------------------------------------------------------------------------------------------
-// A parser for the subset of Python literals that .npy headers are written in: dicts, tuples,
-// lists, strings, integers, True, False and None.
-
-struct PyValue {
-  enum class Kind { kString, kInt, kBool, kNone, kTuple, kList, kDict };
-  Kind kind = Kind::kNone;
-  std::string text;               // kString: the string; otherwise the literal as written
-  int64_t integer = 0;            // kInt
-  bool boolean = false;           // kBool
-  std::vector<PyValue> items;     // kTuple, kList: elements; kDict: values
-  std::vector<std::string> keys;  // kDict: keys (all strings), parallel to `items`
-};
-
-class PyLiteralParser {
- public:
-  explicit PyLiteralParser(std::string_view text) : text_(text) {}
-
-  // The whole text must be one literal (surrounding whitespace allowed).
-  Result<PyValue> ParseAll() {
-    EPCTX_ASSIGN_OR_RETURN(PyValue value, ParseValue(0));
-    SkipSpace();
-    if (pos_ != text_.size()) return Error("unexpected text after the header dict");
-    return value;
-  }
-
- private:
-  static constexpr int kMaxDepth = 8;  // headers nest two levels deep; more is not a header
-
-  Status Error(std::string_view what) const {
-    return EPCTX_ERROR(kCorrupt, "{} at offset {} of the header", what, pos_);
-  }
-
-  void SkipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
-  }
-
-  bool Consume(char c) {
-    SkipSpace();
-    if (pos_ < text_.size() && text_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-
-  Result<PyValue> ParseValue(int depth) {
-    if (depth > kMaxDepth) return Error("literal nested too deeply");
-    SkipSpace();
-    if (pos_ >= text_.size()) return Error("unexpected end of the header");
-    char c = text_[pos_];
-    if (c == '{') return ParseDict(depth);
-    if (c == '(') return ParseSequence(depth, ')', PyValue::Kind::kTuple);
-    if (c == '[') return ParseSequence(depth, ']', PyValue::Kind::kList);
-    if (c == '\'' || c == '"') return ParseString();
-    if (c == '-' || c == '+' || std::isdigit(static_cast<unsigned char>(c))) return ParseInt();
-    if (std::isalpha(static_cast<unsigned char>(c))) return ParseName();
-    return Error(fmt::format("unexpected character '{}'", c));
-  }
-
-  Result<PyValue> ParseDict(int depth) {
-    ++pos_;  // '{'
-    PyValue dict;
-    dict.kind = PyValue::Kind::kDict;
-    while (!Consume('}')) {
-      EPCTX_ASSIGN_OR_RETURN(PyValue key, ParseValue(depth + 1));
-      if (key.kind != PyValue::Kind::kString) return Error("dict key is not a string");
-      if (std::find(dict.keys.begin(), dict.keys.end(), key.text) != dict.keys.end()) {
-        return Error(fmt::format("key '{}' appears twice", key.text));
-      }
-      if (!Consume(':')) return Error("expected ':' after a dict key");
-      EPCTX_ASSIGN_OR_RETURN(PyValue value, ParseValue(depth + 1));
-      dict.keys.push_back(std::move(key.text));
-      dict.items.push_back(std::move(value));
-      if (!Consume(',')) {
-        if (!Consume('}')) return Error("expected ',' or '}' in the dict");
-        break;
-      }
-    }
-    return dict;
-  }
-
-  Result<PyValue> ParseSequence(int depth, char close, PyValue::Kind kind) {
-    ++pos_;  // '(' or '['
-    PyValue seq;
-    seq.kind = kind;
-    bool saw_comma = false;
-    while (!Consume(close)) {
-      EPCTX_ASSIGN_OR_RETURN(PyValue item, ParseValue(depth + 1));
-      seq.items.push_back(std::move(item));
-      saw_comma = Consume(',');
-      if (!saw_comma) {
-        if (!Consume(close)) return Error(fmt::format("expected ',' or '{}'", close));
-        break;
-      }
-    }
-    // "(3)" is the integer 3 in Python, not a tuple: a one-element tuple needs its comma.
-    if (kind == PyValue::Kind::kTuple && seq.items.size() == 1 && !saw_comma) {
-      return std::move(seq.items[0]);
-    }
-    return seq;
-  }
-
-  Result<PyValue> ParseString() {
-    char quote = text_[pos_++];
-    PyValue str;
-    str.kind = PyValue::Kind::kString;
-    while (pos_ < text_.size() && text_[pos_] != quote) {
-      char c = text_[pos_++];
-      if (c == '\\') {
-        if (pos_ >= text_.size()) break;
-        c = text_[pos_++];
-      }
-      str.text += c;
-    }
-    if (pos_ >= text_.size()) return Error("unterminated string");
-    ++pos_;  // closing quote
-    return str;
-  }
-
-  Result<PyValue> ParseInt() {
-    size_t start = pos_;
-    bool negative = text_[pos_] == '-';
-    if (text_[pos_] == '-' || text_[pos_] == '+') ++pos_;
-    size_t digits_start = pos_;
-    int64_t value = 0;
-    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-      int digit = text_[pos_] - '0';
-      if (__builtin_mul_overflow(value, 10, &value) ||
-          __builtin_add_overflow(value, negative ? -digit : digit, &value)) {
-        return Error("integer out of range");
-      }
-      ++pos_;
-    }
-    if (pos_ == digits_start) return Error("expected digits");
-    if (pos_ < text_.size() && (text_[pos_] == 'L' || text_[pos_] == 'l')) ++pos_;  // Python 2
-    PyValue v;
-    v.kind = PyValue::Kind::kInt;
-    v.integer = value;
-    v.text = std::string(text_.substr(start, pos_ - start));
-    return v;
-  }
-
-  Result<PyValue> ParseName() {
-    size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
-      ++pos_;
-    }
-    PyValue v;
-    v.text = std::string(text_.substr(start, pos_ - start));
-    if (v.text == "True" || v.text == "False") {
-      v.kind = PyValue::Kind::kBool;
-      v.boolean = v.text == "True";
-    } else if (v.text == "None") {
-      v.kind = PyValue::Kind::kNone;
-    } else {
-      pos_ = start;
-      return Error(fmt::format("unexpected name '{}'", v.text));
-    }
-    return v;
-  }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-};
+using io::PyValue;
 
 // ---------------------------------------------------------------------------------------------
 // .npy dtypes.
@@ -322,7 +149,7 @@ Result<NpyHeader> ParseNpyHeader(const std::string& path, std::string_view file)
   }
   std::string_view text = file.substr(prelude, header_len);
 
-  auto parsed = PyLiteralParser(text).ParseAll();
+  auto parsed = io::ParsePyLiteral(text);
   if (!parsed.ok()) {
     return EPCTX_ERROR(kCorrupt, "'{}': bad .npy header: {}", path, parsed.status().message());
   }
@@ -389,18 +216,6 @@ Result<uint64_t> DataByteSize(const std::string& path, DataType dtype,
   return bytes;
 }
 
-// A tensor holding a copy of `bytes`, which must be exactly the data of `shape`. `where` starts
-// the message of an allocation failure.
-Result<Tensor> TensorFromBytes(const std::string& where, DataType dtype, std::vector<int64_t> shape,
-                               std::span<const std::byte> bytes) {
-  auto tensor = Tensor::Allocate(dtype, std::move(shape));
-  if (!tensor.ok()) {
-    return Status(tensor.status().code(), fmt::format("{}: {}", where, tensor.status().message()));
-  }
-  if (!bytes.empty()) std::memcpy(tensor->mutable_data(), bytes.data(), bytes.size());
-  return tensor;
-}
-
 std::string NpyShapeLiteral(const std::vector<int64_t>& shape) {
   std::string out = "(";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -411,19 +226,14 @@ std::string NpyShapeLiteral(const std::vector<int64_t>& shape) {
   return out + ")";
 }
 
-std::string LowerCase(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 Result<Tensor> ReadNpy(const std::string& path) {
   EPCTX_ASSIGN_OR_RETURN(std::string file, ReadWholeFile(path));
-  return loader::ParseNpy(file, path);
+  return io::ParseNpy(file, path);
 }
 
-Result<Tensor> loader::ParseNpy(std::string_view file, const std::string& path) {
+Result<Tensor> io::ParseNpy(std::string_view file, const std::string& path) {
   EPCTX_ASSIGN_OR_RETURN(NpyHeader header, ParseNpyHeader(path, file));
   EPCTX_ASSIGN_OR_RETURN(uint64_t data_bytes, DataByteSize(path, header.dtype, header.shape));
   uint64_t available = file.size() - header.data_offset;
@@ -475,65 +285,6 @@ Status WriteNpy(const std::string& path, const Tensor& tensor) {
         prelude.size(), {static_cast<const std::byte*>(tensor.data()), tensor.byte_size()}));
   }
   return writer.Commit();
-}
-
-Result<Tensor> ReadTensorProto(const std::string& path) {
-  EPCTX_ASSIGN_OR_RETURN(std::string file, ReadWholeFile(path));
-  return loader::ParseTensorProto(file, path);
-}
-
-Result<Tensor> loader::ParseTensorProto(std::string_view file, const std::string& path) {
-  onnx::TensorProto proto;
-  if (file.size() > static_cast<size_t>(INT_MAX) ||
-      !proto.ParseFromArray(file.data(), static_cast<int>(file.size()))) {
-    return EPCTX_ERROR(kCorrupt,
-                       "'{}': not a serialized ONNX TensorProto (protobuf parsing failed)", path);
-  }
-  std::string where = proto.name().empty() ? fmt::format("'{}'", path)
-                                           : fmt::format("'{}' (tensor '{}')", path, proto.name());
-  // Protobuf reads most short byte strings as some message: without a data_type this is likely
-  // another kind of file.
-  if (proto.data_type() == onnx::TensorProto_DataType_UNDEFINED) {
-    return EPCTX_ERROR(kCorrupt, "{}: TensorProto has no data_type (is this a TensorProto file?)",
-                       where);
-  }
-  auto no_external =
-      compile::ExternalDataFiles::Refusing("tensor files with external data are not supported");
-  EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<compile::ConstantData> constant,
-                         compile::ConstantFromTensorProto(proto, nullptr, no_external, where));
-  return TensorFromBytes(where, constant->dtype, std::move(constant->shape), constant->bytes);
-}
-
-Result<Tensor> ReadTensorFile(const std::string& path) {
-  std::string extension = LowerCase(std::filesystem::path(path).extension().string());
-  if (extension == ".npy") return ReadNpy(path);
-  if (extension == ".pb") return ReadTensorProto(path);
-  return EPCTX_ERROR(kInvalidArgument,
-                     "'{}': cannot tell the tensor file type from the extension '{}'; expected "
-                     ".npy (NumPy) or .pb (ONNX TensorProto)",
-                     path, extension);
-}
-
-std::string EscapeFileName(std::string_view name) {
-  if (name.empty()) return "%";
-  if (name == ".") return "%2E";
-  if (name == "..") return "%2E%2E";
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(name.size());
-  for (char c : name) {
-    auto byte = static_cast<unsigned char>(c);
-    bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                c == '.' || c == '_' || c == '-';
-    if (keep) {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xf];
-    }
-  }
-  return out;
 }
 
 }  // namespace epctx
