@@ -3,7 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <charconv>
-#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -167,18 +167,22 @@ Result<std::span<const std::byte>> ExternalBytes(const onnx::TensorProto& proto,
   uint64_t offset = 0;
   std::optional<uint64_t> length;
   for (const auto& kv : proto.external_data()) {
-    if (kv.key() == "location") {
+    const std::string& key = kv.key();
+    if (key == "location") {
       location = kv.value();
       continue;
     }
+    if (key != "offset" && key != "length") continue;  // "checksum" is not needed to read
     uint64_t number = 0;
-    bool is_number = ParseUint64(kv.value(), &number);
-    if ((kv.key() == "offset" || kv.key() == "length") && !is_number) {
-      return EPCTX_ERROR(kCorrupt, "{}: external data field '{}' is not a number: '{}'", where,
-                         kv.key(), kv.value());
+    if (!ParseUint64(kv.value(), &number)) {
+      return EPCTX_ERROR(kCorrupt, "{}: external data field '{}' is not a number: '{}'", where, key,
+                         kv.value());
     }
-    if (kv.key() == "offset") offset = number;
-    if (kv.key() == "length") length = number;
+    if (key == "offset") {
+      offset = number;
+    } else {
+      length = number;
+    }
   }
   if (location.empty()) {
     return EPCTX_ERROR(kCorrupt, "{}: external data without a location", where);
