@@ -1,6 +1,7 @@
 # Fails (the build, when run as the epctx_layering target) when a source file includes a module
-# its own module may not use. Layers, lowest first: util, format, exec, compile, loader. A module
-# may include its own headers, the public headers (epctx/), the generated program schema and the
+# its own module may not use. Layers, lowest first: util, format, exec, compile, then loader and
+# io side by side (neither includes the other: no load path reads tensor files). A module may
+# include its own headers, the public headers (epctx/), the generated program schema and the
 # modules below it; tools/ may include every module; src/capi/ and python/src/ only the public
 # headers. Include paths are "module/...", relative to src/ (one include root serves every
 # module, so the compiler alone cannot refuse an include against the direction; this does).
@@ -11,14 +12,15 @@ if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layering.cmake: pass -DSOURCE_DIR=<repository root>")
 endif()
 
-set(layers util format exec compile loader)
+set(layers util format exec compile loader io)
 set(allowed_util util)
 set(allowed_format util format)
 set(allowed_exec util format exec)
 set(allowed_compile util format exec compile)
 set(allowed_loader util format exec compile loader)
+set(allowed_io util format exec compile io)
 set(allowed_capi capi)
-set(allowed_tools util format exec compile loader conformance perf)
+set(allowed_tools util format exec compile loader io conformance perf)
 set(allowed_python)
 
 # The first path component of every quoted include that names a folder.
@@ -72,5 +74,5 @@ if(violations)
   list(LENGTH violations count)
   list(JOIN violations "\n  " text)
   message(FATAL_ERROR "layering: ${count} include(s) against the module order "
-                      "(util < format < exec < compile < loader < tools):\n  ${text}")
+                      "(util < format < exec < compile < {loader, io} < tools):\n  ${text}")
 endif()

@@ -91,7 +91,7 @@ class GraphImporter {
       v.name = init.name();
       EPCTX_ASSIGN_OR_RETURN(
           v.constant,
-          ConstantFromTensorProto(init, ctx_.model, &ctx_.external,
+          ConstantFromTensorProto(init, ctx_.model, ctx_.external,
                                   fmt::format("'{}': initializer '{}'", ctx_.name, init.name())));
       v.dtype = v.constant->dtype;
       v.shape_known = true;
@@ -206,7 +206,7 @@ class GraphImporter {
       case A::TENSOR: {
         out.type = exec::AttrType::kTensor;
         EPCTX_ASSIGN_OR_RETURN(out.tensor,
-                               ConstantFromTensorProto(a.t(), ctx_.model, &ctx_.external,
+                               ConstantFromTensorProto(a.t(), ctx_.model, ctx_.external,
                                                        fmt::format("'{}': node '{}' attribute '{}'",
                                                                    ctx_.name, node, a.name())));
         break;
@@ -326,7 +326,7 @@ class GraphImporter {
     const std::string& attr = a.name();
     if (attr == "value") {
       EPCTX_ASSIGN_OR_RETURN(
-          data, ConstantFromTensorProto(a.t(), ctx_.model, &ctx_.external,
+          data, ConstantFromTensorProto(a.t(), ctx_.model, ctx_.external,
                                         fmt::format("'{}': Constant '{}'", ctx_.name, node_name)));
     } else if (attr == "value_float") {
       data = ConstantData::FromVector<float>(DataType::kFloat32, {}, {a.f()});

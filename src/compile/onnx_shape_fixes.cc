@@ -8,30 +8,28 @@
 #include <optional>
 #include <vector>
 
+#include "compile/onnx_tensor.h"
+
 namespace epctx::compile {
 namespace {
 
 // The value of a one-element int32 or int64 initializer or Constant; nullopt when it is not one.
+// A tensor that does not decode is not a scalar here; the import reports it, naming the tensor.
 std::optional<int64_t> ScalarInt(const onnx::TensorProto* t) {
   if (t == nullptr) return std::nullopt;
-  for (int64_t d : t->dims()) {
-    if (d != 1) return std::nullopt;
+  auto no_external = ExternalDataFiles::Refusing("shape inference reads no external data");
+  auto c = ConstantFromTensorProto(*t, nullptr, no_external, "");
+  if (!c.ok()) return std::nullopt;
+  const ConstantData& scalar = **c;
+  if (scalar.dtype == DataType::kInt64 && scalar.bytes.size() == sizeof(int64_t)) {
+    int64_t v;
+    std::memcpy(&v, scalar.bytes.data(), sizeof v);
+    return v;
   }
-  if (t->data_type() == onnx::TensorProto::INT64) {
-    if (t->raw_data().size() == sizeof(int64_t)) {
-      int64_t v;
-      std::memcpy(&v, t->raw_data().data(), sizeof v);
-      return v;
-    }
-    if (t->raw_data().empty() && t->int64_data_size() == 1) return t->int64_data(0);
-  }
-  if (t->data_type() == onnx::TensorProto::INT32) {
-    if (t->raw_data().size() == sizeof(int32_t)) {
-      int32_t v;
-      std::memcpy(&v, t->raw_data().data(), sizeof v);
-      return v;
-    }
-    if (t->raw_data().empty() && t->int32_data_size() == 1) return t->int32_data(0);
+  if (scalar.dtype == DataType::kInt32 && scalar.bytes.size() == sizeof(int32_t)) {
+    int32_t v;
+    std::memcpy(&v, scalar.bytes.data(), sizeof v);
+    return v;
   }
   return std::nullopt;
 }

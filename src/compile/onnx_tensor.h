@@ -1,5 +1,8 @@
-// ONNX TensorProto -> ConstantData, with raw data used in place (no copy) and external data
-// read through a shared mapping of the data file.
+// The one ONNX TensorProto decoder: initializers and tensor attributes of an imported model, and
+// tensor files (src/io/). A TensorProto is untrusted input: the values must sit in exactly one
+// place, their size must match the shape, every narrowing of a typed field is range-checked, and
+// every message names where the tensor came from. Raw data is used in place (no copy); external
+// data is read through a shared mapping of the data file.
 #pragma once
 
 #include <map>
@@ -23,20 +26,24 @@ class ExternalDataFiles {
   // `model_dir`: the directory locations are relative to; empty means external data is refused
   // (a model loaded from memory without a path).
   explicit ExternalDataFiles(std::string model_dir) : model_dir_(std::move(model_dir)) {}
+  // Refuses all external data as unsupported, giving `reason` (e.g. where no folder is meant).
+  static ExternalDataFiles Refusing(std::string reason);
+
   Result<std::span<const std::byte>> View(const std::string& location, uint64_t offset,
                                           std::optional<uint64_t> length,
                                           std::shared_ptr<const void>* owner);
 
  private:
   std::string model_dir_;
+  std::string refusal_;  // set: every View is refused with this reason
   std::map<std::string, std::shared_ptr<MappedFile>> files_;
 };
 
-// `owner` keeps `proto` (whose raw_data may be viewed in place) alive. `what` names the tensor's
-// origin in error messages.
+// `owner` keeps `proto` (whose raw_data is viewed in place) alive. `where` names the tensor's
+// origin at the start of every error message.
 Result<std::shared_ptr<ConstantData>> ConstantFromTensorProto(const onnx::TensorProto& proto,
                                                               std::shared_ptr<const void> owner,
-                                                              ExternalDataFiles* external,
-                                                              const std::string& what);
+                                                              ExternalDataFiles& external,
+                                                              const std::string& where);
 
 }  // namespace epctx::compile

@@ -37,4 +37,13 @@ inline Result<int64_t> CheckedElementCount(const std::vector<int64_t>& shape) {
   return CheckedElementCount(std::span<const int64_t>(shape));
 }
 
+// Bytes of the elements of `shape`, `element_size` bytes each; false when the count or the bytes
+// overflow, or the bytes exceed int64 (tensor sizes and file offsets are signed).
+inline bool CheckedByteSize(std::span<const int64_t> shape, uint64_t element_size,
+                            uint64_t* bytes) {
+  auto count = CheckedElementCount(shape);
+  return count.ok() && CheckedMul(static_cast<uint64_t>(*count), element_size, bytes) &&
+         *bytes <= static_cast<uint64_t>(INT64_MAX);
+}
+
 }  // namespace epctx

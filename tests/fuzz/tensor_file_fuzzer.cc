@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <string_view>
 
-#include "loader/tensor_parse.h"
+#include "io/tensor_parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view file(reinterpret_cast<const char*>(data) + 1, size - 1);
-  auto tensor = (data[0] & 1) == 0 ? epctx::loader::ParseNpy(file, "fuzz.npy")
-                                   : epctx::loader::ParseTensorProto(file, "fuzz.pb");
+  auto tensor = (data[0] & 1) == 0 ? epctx::io::ParseNpy(file, "fuzz.npy")
+                                   : epctx::io::ParseTensorProto(file, "fuzz.pb");
   if (tensor.ok() && tensor->byte_size() > 0) {
     // Every byte the tensor claims is readable.
     volatile uint8_t sink = static_cast<const uint8_t*>(tensor->data())[tensor->byte_size() - 1];
