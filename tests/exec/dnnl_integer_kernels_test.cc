@@ -274,6 +274,28 @@ TEST(DnnlIntegerConv, Refusals) {
   ExpectError(
       RunNode(NodeSpec("DnnlIntegerConv", 1, "com.epctx"), bad_zero, {&tx, &tw, &tb}).status(),
       StatusCode::kInvalidArgument, "x_zero_point 300 is not a uint8");
+  // Pads that would make the padded copy of X enormous are refused before it is allocated.
+  const std::vector<int8_t> packed(4 * 2 * 3 * 3, 1);
+  const Tensor tp = MakeTensor(DataType::kInt8, {72}, packed.data());
+  onednn::ConvConfig config;
+  config.integer = true;
+  config.has_bias = true;
+  config.output_scales = {0.1f};
+  kernels::WindowAttrs window;
+  const std::vector<int64_t> weight_dims{4, 2, 3, 3}, src_dims{1, 2, 5, 5};
+  auto g = onednn::ResolveConvGeometry(window, 1, weight_dims, src_dims);
+  ASSERT_TRUE(g.ok());
+  auto real = onednn::PackIntegerConvWeights(*g, config, packed.data());
+  ASSERT_TRUE(real.ok()) << real.status().ToString();
+  AttrBuilder huge_pads;
+  huge_pads.Ints("weights_shape", {4, 2, 3, 3})
+      .Ints("weights_format", real->format)
+      .Floats("output_scales", {0.1f})
+      .Ints("pads", {1 << 20, 1 << 20, 1 << 20, 1 << 20});
+  ExpectError(
+      RunNode(NodeSpec("DnnlIntegerConv", 1, "com.epctx"), huge_pads, {&tx, &real->bytes, &tb})
+          .status(),
+      StatusCode::kInvalidArgument, "would hold");
 }
 
 }  // namespace

@@ -21,10 +21,15 @@
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
 #include "util/hash.h"
+#include "util/overflow.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
 namespace {
+
+// The padded copy of the input the kernel makes (values): far above any real layer, and refused
+// beyond, so that a hostile pads attribute cannot ask for terabytes.
+constexpr int64_t kMaxPaddedInput = int64_t{1} << 32;
 
 // x [N, C, H, W] -> out [N, H + top + bottom, W + left + right, C], the border `fill`.
 void PadToChannelsLast(const uint8_t* x, const ConvGeometry& g, uint8_t fill, uint8_t* out,
@@ -116,7 +121,12 @@ class DnnlIntegerConvKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected float32 [{}]",
                          ShapeToString(b->shape()), g.out_channels);
     }
-    const ConvGeometry padded = Padded(g);
+    EPCTX_ASSIGN_OR_RETURN(const ConvGeometry padded, Padded(g));
+    EPCTX_ASSIGN_OR_RETURN(int64_t padded_count, CheckedElementCount(padded.src_dims()));
+    if (padded_count > kMaxPaddedInput) {
+      return EPCTX_ERROR(kInvalidArgument, "input X padded by {} would hold {} values",
+                         ShapeToString(window_.pads), padded_count);
+    }
     const int threads = ctx.num_threads();
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            PrimitiveFor(padded, x->shape(), threads));
@@ -126,7 +136,7 @@ class DnnlIntegerConvKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, g.dst_dims()));
     if (y->element_count() == 0) return Status::Ok();
-    std::vector<uint8_t> src(static_cast<size_t>(DimProduct(padded.src_dims())));
+    std::vector<uint8_t> src(static_cast<size_t>(padded_count));
     PadToChannelsLast(x->data_as<uint8_t>(), g, zero_point_, src.data(), threads);
     std::vector<float> dst(static_cast<size_t>(y->element_count()));
     std::unordered_map<int, dnnl::memory> args;
@@ -155,17 +165,22 @@ class DnnlIntegerConvKernel final : public Kernel {
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
     if (shapes.empty() || shapes[0] == nullptr || shapes[0]->size() != 4) return;
     auto g = ResolveConvGeometry(window_, group_, weight_dims_, *shapes[0]);
-    if (g.ok()) (void)PrimitiveFor(Padded(*g), *shapes[0], threads);
+    if (!g.ok()) return;
+    auto padded = Padded(*g);
+    if (padded.ok()) (void)PrimitiveFor(*padded, *shapes[0], threads);
   }
 
  private:
   DnnlIntegerConvKernel() = default;
 
   // The same convolution on the input already padded: no padding left for oneDNN.
-  static ConvGeometry Padded(const ConvGeometry& g) {
+  static Result<ConvGeometry> Padded(const ConvGeometry& g) {
     ConvGeometry p = g;
     for (size_t i = 0; i < p.in_spatial.size(); ++i) {
-      p.in_spatial[i] += p.pad_begin[i] + p.pad_end[i];
+      if (__builtin_add_overflow(p.in_spatial[i], p.pad_begin[i], &p.in_spatial[i]) ||
+          __builtin_add_overflow(p.in_spatial[i], p.pad_end[i], &p.in_spatial[i])) {
+        return EPCTX_ERROR(kInvalidArgument, "pads {} overflow", ShapeToString(g.pad_begin));
+      }
       p.pad_begin[i] = 0;
       p.pad_end[i] = 0;
     }
