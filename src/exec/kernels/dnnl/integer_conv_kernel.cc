@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/common/scratch.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/dnnl/conv_primitive.h"
@@ -136,27 +137,32 @@ class DnnlIntegerConvKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, g.dst_dims()));
     if (y->element_count() == 0) return Status::Ok();
-    std::vector<uint8_t> src(static_cast<size_t>(padded_count));
-    PadToChannelsLast(x->data_as<uint8_t>(), g, zero_point_, src.data(), threads);
-    std::vector<float> dst(static_cast<size_t>(y->element_count()));
+    // The channels-last copies live in this thread's scratch (no fresh pages on every run): the
+    // uint8 input first, then, 64-byte aligned, the float output.
+    const size_t src_floats = (static_cast<size_t>(padded_count) + 63) / 64 * 16;
+    EPCTX_ASSIGN_OR_RETURN(float* scratch,
+                           ThreadScratchF32(src_floats + static_cast<size_t>(y->element_count())));
+    uint8_t* src = reinterpret_cast<uint8_t*>(scratch);
+    float* dst = scratch + src_floats;
+    PadToChannelsLast(x->data_as<uint8_t>(), g, zero_point_, src, threads);
     std::unordered_map<int, dnnl::memory> args;
     try {
       using dnnl::memory;
       args.emplace(DNNL_ARG_SRC, Wrap(memory::desc(padded.src_dims(), memory::data_type::u8,
                                                    memory::format_tag::nhwc),
-                                      src.data()));
+                                      src));
       args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w->data()));
       args.emplace(DNNL_ARG_BIAS, Wrap(memory::desc({g.out_channels}, memory::data_type::f32,
                                                     memory::format_tag::x),
                                        b->data()));
-      args.emplace(DNNL_ARG_DST, Wrap(memory::desc(g.dst_dims(), memory::data_type::f32,
-                                                   memory::format_tag::nhwc),
-                                      dst.data()));
+      args.emplace(
+          DNNL_ARG_DST,
+          Wrap(memory::desc(g.dst_dims(), memory::data_type::f32, memory::format_tag::nhwc), dst));
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "preparing an integer convolution");
     }
     EPCTX_RETURN_IF_ERROR(ExecutePrimitive(*prim, args, threads, "an integer convolution"));
-    ChannelsFirst(dst.data(), g, y->mutable_data_as<float>(), threads);
+    ChannelsFirst(dst, g, y->mutable_data_as<float>(), threads);
     return Status::Ok();
   }
 
