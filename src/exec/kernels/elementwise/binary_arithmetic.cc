@@ -9,8 +9,8 @@
 #include "exec/kernels/common/broadcast.h"
 #include "exec/kernels/common/legacy_broadcast.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/elementwise/element_types.h"
 #include "exec/kernels/elementwise/elementwise_ops.h"
-#include "exec/kernels/math/math_types.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -96,8 +96,8 @@ Status ComputeHalf(const Tensor& a, const Tensor& b, Tensor& y, int threads) {
       plan, threads,
       [&](int64_t y_off, int64_t a_off, int64_t b_off, int64_t n, int64_t as, int64_t bs) {
         for (int64_t i = 0; i < n; ++i) {
-          yp[y_off + i] = math::Store<H>(
-              Apply<float, kOp>(math::Load(ap[a_off + i * as]), math::Load(bp[b_off + i * bs])));
+          yp[y_off + i] = elementwise::Store<H>(Apply<float, kOp>(
+              elementwise::Load(ap[a_off + i * as]), elementwise::Load(bp[b_off + i * bs])));
         }
       });
   return Status::Ok();
@@ -127,9 +127,9 @@ Status ComputeTyped(const Tensor& a, const Tensor& b, Tensor& y, int threads) {
     case DataType::kUint64:
       return Compute<uint64_t, kOp>(a, b, y, threads);
     case DataType::kFloat16:
-      return ComputeHalf<math::Half, kOp>(a, b, y, threads);
+      return ComputeHalf<elementwise::Half, kOp>(a, b, y, threads);
     case DataType::kBFloat16:
-      return ComputeHalf<math::BFloat16, kOp>(a, b, y, threads);
+      return ComputeHalf<elementwise::BFloat16, kOp>(a, b, y, threads);
     default:
       return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(a.dtype()));
   }

@@ -6,9 +6,9 @@
 
 #include "exec/kernels/common/activation.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/elementwise/element_types.h"
 #include "exec/kernels/elementwise/elementwise_ops.h"
 #include "exec/kernels/elementwise/unary_float.h"
-#include "exec/kernels/math/math_types.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -34,19 +34,20 @@ Result<T> BoundInput(const KernelContext& ctx, size_t index, const char* name, D
 // One type other than float32; 16-bit floats are compared in float.
 template <typename T>
 Status ClipTyped(KernelContext& ctx, const Tensor& x) {
-  using C = math::Compute<T>;
-  EPCTX_ASSIGN_OR_RETURN(
-      T lo_bound,
-      BoundInput<T>(ctx, 1, "min", x.dtype(), math::Store<T>(std::numeric_limits<C>::lowest())));
-  EPCTX_ASSIGN_OR_RETURN(T hi_bound, BoundInput<T>(ctx, 2, "max", x.dtype(),
-                                                   math::Store<T>(std::numeric_limits<C>::max())));
-  const C lo = math::Load(lo_bound);
-  const C hi = math::Load(hi_bound);
+  using C = elementwise::Compute<T>;
+  EPCTX_ASSIGN_OR_RETURN(T lo_bound,
+                         BoundInput<T>(ctx, 1, "min", x.dtype(),
+                                       elementwise::Store<T>(std::numeric_limits<C>::lowest())));
+  EPCTX_ASSIGN_OR_RETURN(T hi_bound,
+                         BoundInput<T>(ctx, 2, "max", x.dtype(),
+                                       elementwise::Store<T>(std::numeric_limits<C>::max())));
+  const C lo = elementwise::Load(lo_bound);
+  const C hi = elementwise::Load(hi_bound);
   EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.dtype(), x.shape()));
   const T* in = x.data_as<T>();
   T* out = y->mutable_data_as<T>();
   for (int64_t i = 0; i < x.element_count(); ++i) {
-    out[i] = math::Store<T>(std::min(std::max(math::Load(in[i]), lo), hi));
+    out[i] = elementwise::Store<T>(std::min(std::max(elementwise::Load(in[i]), lo), hi));
   }
   return Status::Ok();
 }
@@ -69,9 +70,9 @@ class ClipKernel final : public Kernel {
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
     if (x->dtype() != DataType::kFloat32 && bounds_are_inputs_) {
-      return math::Visit(x->dtype(), [&](auto tag) -> Status {
+      return elementwise::Visit(x->dtype(), [&](auto tag) -> Status {
         using T = typename decltype(tag)::type;
-        if constexpr (math::kInSet<math::TypeSet::kNumeric, T>) {
+        if constexpr (elementwise::kInSet<elementwise::TypeSet::kNumeric, T>) {
           return ClipTyped<T>(ctx, *x);
         } else {
           return EPCTX_ERROR(kUnsupported, "input has type {}, expected a numeric type",

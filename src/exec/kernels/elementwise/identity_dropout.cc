@@ -6,8 +6,8 @@
 
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/elementwise/element_types.h"
 #include "exec/kernels/elementwise/elementwise_ops.h"
-#include "exec/kernels/math/math_types.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -71,7 +71,7 @@ Result<double> Ratio(const Tensor* ratio) {
     case DataType::kFloat64:
       return *ratio->data_as<double>();
     case DataType::kFloat16:
-      return static_cast<double>(math::HalfToFloat(*ratio->data_as<math::Half>()));
+      return static_cast<double>(elementwise::HalfToFloat(*ratio->data_as<elementwise::Half>()));
     default:
       return EPCTX_ERROR(kInvalidArgument, "input ratio has type {}, expected a float type",
                          DataTypeName(ratio->dtype()));

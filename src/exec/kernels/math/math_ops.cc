@@ -15,20 +15,20 @@
 #include "exec/kernels/common/broadcast.h"
 #include "exec/kernels/common/legacy_broadcast.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/elementwise/element_types.h"
 #include "exec/kernels/math/math_ops.h"
-#include "exec/kernels/math/math_types.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
 namespace {
 
-using math::BFloat16;
-using math::Half;
-using math::kInSet;
-using math::Load;
-using math::Store;
-using math::TypeSet;
-using math::Visit;
+using elementwise::BFloat16;
+using elementwise::Half;
+using elementwise::kInSet;
+using elementwise::Load;
+using elementwise::Store;
+using elementwise::TypeSet;
+using elementwise::Visit;
 
 const Attributes& AttrsOf(const NodeInfo& node) {
   static const Attributes kEmpty;
@@ -166,7 +166,7 @@ class VariadicKernel final : public Kernel {
         if (mean_) {
           T* yp = y->mutable_data_as<T>();
           for (int64_t i = 0; i < y->element_count(); ++i) {
-            yp[i] = Store<T>(Load(yp[i]) / static_cast<math::Compute<T>>(in.size()));
+            yp[i] = Store<T>(Load(yp[i]) / static_cast<elementwise::Compute<T>>(in.size()));
           }
         }
         return Status::Ok();

@@ -1,5 +1,5 @@
-// Element types of the math kernels: float16/bfloat16 storage with float compute, a visitor over
-// the numeric DataTypes, and the type sets an op accepts.
+// Element types of the element-wise kernels: float16/bfloat16 storage with float compute, a visitor
+// over the numeric DataTypes, and the type sets an op accepts.
 #pragma once
 
 #include <bit>
@@ -10,7 +10,7 @@
 #include "epctx/tensor.h"
 #include "util/status_macros.h"
 
-namespace epctx::exec::kernels::math {
+namespace epctx::exec::kernels::elementwise {
 
 struct Half {
   uint16_t bits;
@@ -157,4 +157,4 @@ Status Visit(DataType t, Fn&& fn) {
   }
 }
 
-}  // namespace epctx::exec::kernels::math
+}  // namespace epctx::exec::kernels::elementwise
