@@ -117,6 +117,10 @@ inline constexpr bool kInSet = S == TypeSet::kFloat ? kIsFloat<T>
                                : S == TypeSet::kInt     ? kIsInt<T>
                                                         : kIsInt<T>&& std::is_unsigned_v<T>;
 
+inline Status UnsupportedType(DataType t) {
+  return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(t));
+}
+
 template <typename T>
 struct Tag {
   using type = T;
@@ -153,8 +157,20 @@ Status Visit(DataType t, Fn&& fn) {
     case DataType::kBool:
       return fn(Tag<bool>{});
     default:
-      return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(t));
+      return UnsupportedType(t);
   }
+}
+
+// Ok when `t` is in S; kUnsupported naming it otherwise.
+template <TypeSet S>
+Status ExpectTypeIn(DataType t) {
+  return Visit(t, [t](auto tag) -> Status {
+    if constexpr (kInSet<S, typename decltype(tag)::type>) {
+      return Status::Ok();
+    } else {
+      return UnsupportedType(t);
+    }
+  });
 }
 
 }  // namespace epctx::exec::kernels::elementwise

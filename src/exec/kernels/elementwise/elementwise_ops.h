@@ -5,9 +5,9 @@
 
 namespace epctx::exec::kernels {
 
-void RegisterBinaryArithmetic(KernelRegistry& registry);  // binary_arithmetic.cc
-void RegisterActivations(KernelRegistry& registry);       // activations.cc
-void RegisterClip(KernelRegistry& registry);              // clip.cc
-void RegisterIdentityDropout(KernelRegistry& registry);   // identity_dropout.cc
+void RegisterBinaryOps(KernelRegistry& registry);        // binary_ops.cc
+void RegisterActivations(KernelRegistry& registry);      // activations.cc
+void RegisterClip(KernelRegistry& registry);             // clip.cc
+void RegisterIdentityDropout(KernelRegistry& registry);  // identity_dropout.cc
 
 }  // namespace epctx::exec::kernels

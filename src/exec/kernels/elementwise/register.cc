@@ -4,7 +4,7 @@
 namespace epctx::exec::kernels {
 
 void RegisterElementwiseKernels(KernelRegistry& registry) {
-  RegisterBinaryArithmetic(registry);
+  RegisterBinaryOps(registry);
   RegisterActivations(registry);
   RegisterClip(registry);
   RegisterIdentityDropout(registry);

@@ -1,9 +1,9 @@
-// The math family: unary float/int maps, broadcasting binary ops (arithmetic, comparison, logic,
-// Pow, Mod, BitShift, PRelu), variadic Min/Max/Sum/Mean, Where, Cast and CastLike.
+// The math family: unary float/int maps, variadic Min/Max/Sum/Mean, Where, Cast and CastLike.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "exec/kernels/common/broadcast.h"
-#include "exec/kernels/common/legacy_broadcast.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/elementwise/binary_kernel.h"
 #include "exec/kernels/elementwise/element_types.h"
 #include "exec/kernels/math/math_ops.h"
 #include "util/status_macros.h"
@@ -22,8 +22,7 @@
 namespace epctx::exec::kernels {
 namespace {
 
-using elementwise::BFloat16;
-using elementwise::Half;
+using elementwise::BroadcastBinary;
 using elementwise::kInSet;
 using elementwise::Load;
 using elementwise::Store;
@@ -76,61 +75,28 @@ Result<std::unique_ptr<Kernel>> MakeUnary(F f) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Binary maps with numpy broadcasting.
+// Variadic Min/Max/Sum/Mean: y starts as input 0 broadcast, then y = f(y, input k) in place.
 
-template <typename TA, typename TB, typename TY, typename F>
-void BroadcastApply(const Tensor& a, const Tensor& b, Tensor& y, int threads, const F& f) {
-  const BroadcastPlan plan = PlanBroadcast(a.shape(), b.shape(), y.shape());
-  const TA* ap = a.data_as<TA>();
-  const TB* bp = b.data_as<TB>();
-  TY* yp = y.mutable_data_as<TY>();
-  ForEachBroadcastRun(plan, threads,
-                      [&](int64_t yo, int64_t ao, int64_t bo, int64_t n, int64_t as, int64_t bs) {
-                        for (int64_t i = 0; i < n; ++i) {
-                          yp[yo + i] = Store<TY>(f(Load(ap[ao + i * as]), Load(bp[bo + i * bs])));
-                        }
-                      });
-}
-
-// Both inputs of one type; the output has that type, or bool when kBoolOut.
-template <TypeSet S, bool kBoolOut, typename F>
-class BinaryKernel final : public Kernel {
- public:
-  explicit BinaryKernel(F f) : f_(std::move(f)) {}
-
-  Status Run(KernelContext& ctx) override {
-    EPCTX_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, "A"));
-    EPCTX_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, 1, "B"));
-    if (a->dtype() != b->dtype()) {
-      return EPCTX_ERROR(kInvalidArgument, "inputs A and B have types {} and {}",
-                         DataTypeName(a->dtype()), DataTypeName(b->dtype()));
-    }
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShapes(a->shape(), b->shape()));
-    const DataType out_type = kBoolOut ? DataType::kBool : a->dtype();
-    return Visit(a->dtype(), [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      if constexpr (kInSet<S, T>) {
-        using Y = std::conditional_t<kBoolOut, bool, T>;
-        EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_type, std::move(shape)));
-        BroadcastApply<T, T, Y>(*a, *b, *y, ctx.num_threads(), f_);
-        return Status::Ok();
-      } else {
-        return Unsupported(a->dtype());
-      }
-    });
+struct AddOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    return a + b;
   }
-
- private:
-  F f_;
 };
 
-template <TypeSet S, bool kBoolOut = false, typename F>
-Result<std::unique_ptr<Kernel>> MakeBinary(F f) {
-  return std::unique_ptr<Kernel>(new BinaryKernel<S, kBoolOut, F>(std::move(f)));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Variadic Min/Max/Sum/Mean: y starts as input 0 broadcast, then y = f(y, input k) in place.
+// Max and Min: a NaN wins, as in numpy.maximum and numpy.minimum (ONNX's reference).
+template <typename Keep>
+struct ExtremumOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(a)) return a;
+    }
+    return Keep{}(a, b) ? a : b;
+  }
+};
+using MaxOp = ExtremumOp<std::greater<>>;
+using MinOp = ExtremumOp<std::less<>>;
 
 template <typename F>
 class VariadicKernel final : public Kernel {
@@ -161,8 +127,9 @@ class VariadicKernel final : public Kernel {
       if constexpr (kInSet<TypeSet::kNumeric, T>) {
         EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, type, shape));
         const int threads = ctx.num_threads();
-        BroadcastApply<T, T, T>(*y, *in[0], *y, threads, [](auto, auto b) { return b; });
-        for (size_t k = 1; k < in.size(); ++k) BroadcastApply<T, T, T>(*y, *in[k], *y, threads, f_);
+        BroadcastBinary<T, T, T>(*y, *in[0], *y, threads, [](auto, auto b) { return b; });
+        for (size_t k = 1; k < in.size(); ++k)
+          BroadcastBinary<T, T, T>(*y, *in[k], *y, threads, f_);
         if (mean_) {
           T* yp = y->mutable_data_as<T>();
           for (int64_t i = 0; i < y->element_count(); ++i) {
@@ -185,137 +152,6 @@ template <typename F>
 Result<std::unique_ptr<Kernel>> MakeVariadic(F f, bool mean = false) {
   return std::unique_ptr<Kernel>(new VariadicKernel<F>(std::move(f), mean));
 }
-
-// ---------------------------------------------------------------------------------------------
-// Pow: base and exponent of (possibly) different numeric types; output has the base's type.
-// Opset 1 broadcasts the exponent onto the base under the legacy broadcast/axis attributes.
-
-class PowKernel final : public Kernel {
- public:
-  explicit PowKernel(std::optional<LegacyBroadcast> legacy = std::nullopt) : legacy_(legacy) {}
-
-  Status Run(KernelContext& ctx) override {
-    EPCTX_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, "X"));
-    EPCTX_ASSIGN_OR_RETURN(const Tensor* b_in, RequiredInput(ctx, 1, "Y"));
-    Tensor b_view;
-    const Tensor* b = b_in;
-    if (legacy_.has_value()) {
-      // The exponent re-viewed with the base's rank; numpy broadcasting then gives X's shape.
-      EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> b_shape,
-                             LegacyShapeOfB(*legacy_, a->shape(), b_in->shape()));
-      b_view = Tensor::View(b_in->dtype(), std::move(b_shape), b_in->data(), nullptr);
-      b = &b_view;
-    }
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShapes(a->shape(), b->shape()));
-    return Visit(a->dtype(), [&](auto ta) -> Status {
-      using TA = typename decltype(ta)::type;
-      if constexpr (kInSet<TypeSet::kNumeric, TA>) {
-        return Visit(b->dtype(), [&](auto tb) -> Status {
-          using TB = typename decltype(tb)::type;
-          if constexpr (kInSet<TypeSet::kNumeric, TB>) {
-            EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, a->dtype(), shape));
-            BroadcastApply<TA, TB, TA>(*a, *b, *y, ctx.num_threads(), [](auto x, auto e) {
-              if constexpr (std::is_same_v<decltype(x), float> &&
-                            std::is_same_v<decltype(e), float>) {
-                return std::pow(x, e);
-              } else {
-                return std::pow(static_cast<double>(x), static_cast<double>(e));
-              }
-            });
-            return Status::Ok();
-          } else {
-            return Unsupported(b->dtype());
-          }
-        });
-      } else {
-        return Unsupported(a->dtype());
-      }
-    });
-  }
-
- private:
-  std::optional<LegacyBroadcast> legacy_;
-};
-
-Result<std::unique_ptr<Kernel>> CreateLegacyPow(const NodeInfo& node) {
-  EPCTX_ASSIGN_OR_RETURN(LegacyBroadcast lb, ParseLegacyBroadcast(AttrsOf(node)));
-  const std::vector<int64_t>* sa = StaticShape(node, 0);
-  const std::vector<int64_t>* sb = StaticShape(node, 1);
-  if (sa != nullptr && sb != nullptr) {
-    EPCTX_RETURN_IF_ERROR(LegacyShapeOfB(lb, *sa, *sb).status());
-  }
-  return std::unique_ptr<Kernel>(new PowKernel(lb));
-}
-
-// ---------------------------------------------------------------------------------------------
-// PRelu before opset 7: the slope has one element, or one per channel (dim 1 of X) as in Caffe2,
-// from which these versions came. Any other slope must broadcast onto X numpy-style.
-
-template <typename T>
-T PReluOf(T x, T slope) {
-  return x < T{0} ? static_cast<T>(slope * x) : x;
-}
-
-// The slope's shape re-viewed so that numpy broadcasting of X and the slope gives X's shape.
-Result<std::vector<int64_t>> LegacySlopeShape(const std::vector<int64_t>& x,
-                                              const std::vector<int64_t>& slope) {
-  bool single = true;
-  for (int64_t d : slope) single = single && d == 1;
-  if (single) return std::vector<int64_t>(x.size(), 1);
-  if (slope.size() == 1 && x.size() >= 2 && slope[0] == x[1]) {
-    std::vector<int64_t> out(x.size(), 1);
-    out[1] = slope[0];
-    return out;
-  }
-  Result<std::vector<int64_t>> joint = BroadcastShapes(x, slope);
-  if (!joint.ok() || *joint != x) {
-    return EPCTX_ERROR(kInvalidArgument,
-                       "slope of shape {} is neither a single value, one per channel (dim 1) of X "
-                       "of shape {}, nor broadcastable onto X",
-                       ShapeToString(slope), ShapeToString(x));
-  }
-  return slope;
-}
-
-class LegacyPReluKernel final : public Kernel {
- public:
-  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
-    const std::vector<int64_t>* sx = StaticShape(node, 0);
-    const std::vector<int64_t>* ss = StaticShape(node, 1);
-    const auto known = [](const std::vector<int64_t>* s) {
-      return s != nullptr && std::all_of(s->begin(), s->end(), [](int64_t d) { return d >= 0; });
-    };
-    if (known(sx) && known(ss)) EPCTX_RETURN_IF_ERROR(LegacySlopeShape(*sx, *ss).status());
-    return std::unique_ptr<Kernel>(new LegacyPReluKernel());
-  }
-
-  Status Run(KernelContext& ctx) override {
-    EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "X"));
-    EPCTX_ASSIGN_OR_RETURN(const Tensor* slope, RequiredInput(ctx, 1, "slope"));
-    if (x->dtype() != slope->dtype()) {
-      return EPCTX_ERROR(kInvalidArgument, "inputs X and slope have types {} and {}",
-                         DataTypeName(x->dtype()), DataTypeName(slope->dtype()));
-    }
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> slope_shape,
-                           LegacySlopeShape(x->shape(), slope->shape()));
-    const Tensor slope_view =
-        Tensor::View(slope->dtype(), std::move(slope_shape), slope->data(), nullptr);
-    return Visit(x->dtype(), [&](auto tag) -> Status {
-      using T = typename decltype(tag)::type;
-      if constexpr (kInSet<TypeSet::kSigned, T>) {
-        EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), x->shape()));
-        BroadcastApply<T, T, T>(*x, slope_view, *y, ctx.num_threads(),
-                                [](auto v, auto s) { return PReluOf(v, s); });
-        return Status::Ok();
-      } else {
-        return Unsupported(x->dtype());
-      }
-    });
-  }
-
- private:
-  LegacyPReluKernel() = default;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Where(condition, X, Y) with three-way broadcasting.
@@ -497,43 +333,9 @@ auto Neg(T x) {
   }
 }
 
-// Python-style modulo (sign of the divisor) for integers; C fmod/truncation when `fmod`.
-template <typename T>
-T Mod(T a, T b, bool fmod) {
-  if constexpr (std::is_floating_point_v<T>) {
-    const T r = std::fmod(a, b);
-    if (fmod) return r;
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  } else {
-    if (b == 0) return 0;
-    if constexpr (std::is_signed_v<T>) {
-      if (b == -1) return 0;
-      const T r = static_cast<T>(a % b);
-      if (fmod) return r;
-      return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
-    } else {
-      return static_cast<T>(a % b);
-    }
-  }
-}
-
-template <typename T>
-bool IsNan(T x) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::isnan(x);
-  } else {
-    return false;
-  }
-}
-
 template <TypeSet S, typename F>
 void RegUnary(KernelRegistry& r, const char* name, int64_t since, F f) {
   r.Register("", name, since, [f](const NodeInfo&) { return MakeUnary<S>(f); });
-}
-
-template <TypeSet S, bool kBoolOut = false, typename F>
-void RegBinary(KernelRegistry& r, const char* name, int64_t since, F f) {
-  r.Register("", name, since, [f](const NodeInfo&) { return MakeBinary<S, kBoolOut>(f); });
 }
 
 #define EPCTX_FLOAT_FN(expr) [](auto x) { return static_cast<decltype(x)>(expr); }
@@ -641,53 +443,11 @@ void RegisterMathOps(KernelRegistry& r) {
     });
   });
 
-  // Binary ops.
-  r.Register("", "PRelu", 1, &LegacyPReluKernel::Create);
-  RegBinary<TypeSet::kSigned>(r, "PRelu", 7, [](auto x, auto slope) { return PReluOf(x, slope); });
-  RegBinary<TypeSet::kAll, true>(r, "Equal", 7, [](auto a, auto b) { return a == b; });
-  RegBinary<TypeSet::kNumeric, true>(r, "Less", 7, [](auto a, auto b) { return a < b; });
-  RegBinary<TypeSet::kNumeric, true>(r, "Greater", 7, [](auto a, auto b) { return a > b; });
-  RegBinary<TypeSet::kNumeric, true>(r, "LessOrEqual", 12, [](auto a, auto b) { return a <= b; });
-  RegBinary<TypeSet::kNumeric, true>(r, "GreaterOrEqual", 12,
-                                     [](auto a, auto b) { return a >= b; });
-  RegBinary<TypeSet::kBool>(r, "And", 7, [](bool a, bool b) { return a && b; });
-  RegBinary<TypeSet::kBool>(r, "Or", 7, [](bool a, bool b) { return a || b; });
-  RegBinary<TypeSet::kBool>(r, "Xor", 7, [](bool a, bool b) { return a != b; });
-  r.Register("", "Mod", 10, [](const NodeInfo& node) -> Result<std::unique_ptr<Kernel>> {
-    EPCTX_ASSIGN_OR_RETURN(int64_t fmod, AttrsOf(node).GetInt("fmod", 0));
-    const bool f = fmod != 0;
-    return MakeBinary<TypeSet::kNumeric>([f](auto a, auto b) { return Mod(a, b, f); });
-  });
-  r.Register("", "BitShift", 11, [](const NodeInfo& node) -> Result<std::unique_ptr<Kernel>> {
-    EPCTX_ASSIGN_OR_RETURN(std::string dir, AttrsOf(node).GetString("direction", ""));
-    if (dir != "LEFT" && dir != "RIGHT") {
-      return EPCTX_ERROR(kInvalidArgument, "BitShift direction must be LEFT or RIGHT, got '{}'",
-                         dir);
-    }
-    const bool left = dir == "LEFT";
-    return MakeBinary<TypeSet::kUnsignedInt>([left](auto a, auto b) {
-      using T = decltype(a);
-      if (b >= sizeof(T) * 8) return T{0};
-      return static_cast<T>(left ? a << b : a >> b);
-    });
-  });
-  r.Register("", "Pow", 1, &CreateLegacyPow);
-  r.Register("", "Pow", 7, [](const NodeInfo&) {
-    return Result<std::unique_ptr<Kernel>>(std::make_unique<PowKernel>());
-  });
-
   // Variadic.
-  r.Register("", "Sum", 6,
-             [](const NodeInfo&) { return MakeVariadic([](auto a, auto b) { return a + b; }); });
-  r.Register("", "Mean", 6, [](const NodeInfo&) {
-    return MakeVariadic([](auto a, auto b) { return a + b; }, true);
-  });
-  r.Register("", "Max", 6, [](const NodeInfo&) {
-    return MakeVariadic([](auto a, auto b) { return (a > b || IsNan(a)) ? a : b; });
-  });
-  r.Register("", "Min", 6, [](const NodeInfo&) {
-    return MakeVariadic([](auto a, auto b) { return (a < b || IsNan(a)) ? a : b; });
-  });
+  r.Register("", "Sum", 6, [](const NodeInfo&) { return MakeVariadic(AddOp{}); });
+  r.Register("", "Mean", 6, [](const NodeInfo&) { return MakeVariadic(AddOp{}, true); });
+  r.Register("", "Max", 6, [](const NodeInfo&) { return MakeVariadic(MaxOp{}); });
+  r.Register("", "Min", 6, [](const NodeInfo&) { return MakeVariadic(MinOp{}); });
 
   r.Register("", "Where", 9, [](const NodeInfo&) {
     return Result<std::unique_ptr<Kernel>>(std::make_unique<WhereKernel>());
