@@ -5,15 +5,16 @@
 
 namespace epctx::exec::kernels {
 
-// elementwise/: Add, Sub, Mul, Div, Relu, Sigmoid, Clip, Identity, Dropout
+// elementwise/: every element-wise op: unary math (Floor, Sqrt, Exp, Sin, Erf, Neg, Abs, Not,
+// IsNaN, Elu, LeakyRelu, HardSwish, ...), Relu, Sigmoid, Clip; the binary ops on one broadcasting
+// kernel (Add, Sub, Mul, Div, Pow, Mod, BitShift, PRelu, comparisons, And/Or/Xor); variadic Sum,
+// Mean, Max, Min; Where, Cast, CastLike, Identity, Dropout
 void RegisterElementwiseKernels(KernelRegistry& registry);
 // nn/: Conv, FusedConv, Gemm, FusedGemm, MatMul, Average/Max/GlobalPool, BatchNormalization
 // (inference; training_mode=1 from opset 14), Softmax
 void RegisterNnKernels(KernelRegistry& registry);
 // tensor/: Flatten, Reshape, Transpose, Concat, Squeeze, Unsqueeze, Shape, Gather
 void RegisterTensorKernels(KernelRegistry& registry);
-// math/: unary and binary math, logic and comparison, Cast, Where
-void RegisterMathKernels(KernelRegistry& registry);
 // reduce/: reductions, ArgMax/ArgMin, TopK, CumSum
 void RegisterReduceKernels(KernelRegistry& registry);
 // indexing/: Slice, Expand, Tile, Pad, Split, Range, ConstantOfShape, GatherElements, GatherND,

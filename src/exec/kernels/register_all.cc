@@ -8,7 +8,6 @@ void RegisterAllKernels(KernelRegistry& registry) {
   kernels::RegisterElementwiseKernels(registry);
   kernels::RegisterNnKernels(registry);
   kernels::RegisterTensorKernels(registry);
-  kernels::RegisterMathKernels(registry);
   kernels::RegisterReduceKernels(registry);
   kernels::RegisterIndexingKernels(registry);
   kernels::RegisterNormalizationKernels(registry);

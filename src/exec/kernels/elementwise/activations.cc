@@ -7,7 +7,7 @@
 #include "exec/kernels/elementwise/unary_float.h"
 #include "util/status_macros.h"
 
-namespace epctx::exec::kernels {
+namespace epctx::exec::kernels::elementwise {
 namespace {
 
 class ActivationKernel final : public Kernel {
@@ -45,4 +45,4 @@ void RegisterActivations(KernelRegistry& registry) {
   });
 }
 
-}  // namespace epctx::exec::kernels
+}  // namespace epctx::exec::kernels::elementwise

@@ -14,13 +14,8 @@
 #include "exec/kernels/elementwise/elementwise_ops.h"
 #include "util/status_macros.h"
 
-namespace epctx::exec::kernels {
+namespace epctx::exec::kernels::elementwise {
 namespace {
-
-using elementwise::BinaryBroadcast;
-using elementwise::BinaryKernel;
-using elementwise::BinaryOpTraits;
-using elementwise::TypeSet;
 
 // The element functions, with their traits (binary_kernel.h). Arguments and results are in the
 // compute type: float for the 16-bit floats. They are local to this file on purpose: kernels
@@ -207,4 +202,4 @@ void RegisterBinaryOps(KernelRegistry& registry) {
   registry.Register("", "Xor", 7, &CreateBinary<XorOp>);
 }
 
-}  // namespace epctx::exec::kernels
+}  // namespace epctx::exec::kernels::elementwise

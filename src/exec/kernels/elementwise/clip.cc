@@ -11,7 +11,7 @@
 #include "exec/kernels/elementwise/unary_float.h"
 #include "util/status_macros.h"
 
-namespace epctx::exec::kernels {
+namespace epctx::exec::kernels::elementwise {
 namespace {
 
 // Bound input `index` as a T, or `fallback` when omitted.
@@ -34,20 +34,18 @@ Result<T> BoundInput(const KernelContext& ctx, size_t index, const char* name, D
 // One type other than float32; 16-bit floats are compared in float.
 template <typename T>
 Status ClipTyped(KernelContext& ctx, const Tensor& x) {
-  using C = elementwise::Compute<T>;
-  EPCTX_ASSIGN_OR_RETURN(T lo_bound,
-                         BoundInput<T>(ctx, 1, "min", x.dtype(),
-                                       elementwise::Store<T>(std::numeric_limits<C>::lowest())));
-  EPCTX_ASSIGN_OR_RETURN(T hi_bound,
-                         BoundInput<T>(ctx, 2, "max", x.dtype(),
-                                       elementwise::Store<T>(std::numeric_limits<C>::max())));
-  const C lo = elementwise::Load(lo_bound);
-  const C hi = elementwise::Load(hi_bound);
+  using C = Compute<T>;
+  EPCTX_ASSIGN_OR_RETURN(T lo_bound, BoundInput<T>(ctx, 1, "min", x.dtype(),
+                                                   Store<T>(std::numeric_limits<C>::lowest())));
+  EPCTX_ASSIGN_OR_RETURN(
+      T hi_bound, BoundInput<T>(ctx, 2, "max", x.dtype(), Store<T>(std::numeric_limits<C>::max())));
+  const C lo = Load(lo_bound);
+  const C hi = Load(hi_bound);
   EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.dtype(), x.shape()));
   const T* in = x.data_as<T>();
   T* out = y->mutable_data_as<T>();
   for (int64_t i = 0; i < x.element_count(); ++i) {
-    out[i] = elementwise::Store<T>(std::min(std::max(elementwise::Load(in[i]), lo), hi));
+    out[i] = Store<T>(std::min(std::max(Load(in[i]), lo), hi));
   }
   return Status::Ok();
 }
@@ -70,9 +68,9 @@ class ClipKernel final : public Kernel {
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
     if (x->dtype() != DataType::kFloat32 && bounds_are_inputs_) {
-      return elementwise::Visit(x->dtype(), [&](auto tag) -> Status {
+      return Visit(x->dtype(), [&](auto tag) -> Status {
         using T = typename decltype(tag)::type;
-        if constexpr (elementwise::kInSet<elementwise::TypeSet::kNumeric, T>) {
+        if constexpr (kInSet<TypeSet::kNumeric, T>) {
           return ClipTyped<T>(ctx, *x);
         } else {
           return EPCTX_ERROR(kUnsupported, "input has type {}, expected a numeric type",
@@ -114,4 +112,4 @@ void RegisterClip(KernelRegistry& registry) {
                     [](const NodeInfo& node) { return ClipKernel::Create(node, true); });
 }
 
-}  // namespace epctx::exec::kernels
+}  // namespace epctx::exec::kernels::elementwise

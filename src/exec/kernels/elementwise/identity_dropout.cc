@@ -10,7 +10,7 @@
 #include "exec/kernels/elementwise/elementwise_ops.h"
 #include "util/status_macros.h"
 
-namespace epctx::exec::kernels {
+namespace epctx::exec::kernels::elementwise {
 namespace {
 
 class IdentityKernel final : public Kernel {
@@ -71,7 +71,7 @@ Result<double> Ratio(const Tensor* ratio) {
     case DataType::kFloat64:
       return *ratio->data_as<double>();
     case DataType::kFloat16:
-      return static_cast<double>(elementwise::HalfToFloat(*ratio->data_as<elementwise::Half>()));
+      return static_cast<double>(HalfToFloat(*ratio->data_as<Half>()));
     default:
       return EPCTX_ERROR(kInvalidArgument, "input ratio has type {}, expected a float type",
                          DataTypeName(ratio->dtype()));
@@ -137,4 +137,4 @@ void RegisterIdentityDropout(KernelRegistry& registry) {
   });
 }
 
-}  // namespace epctx::exec::kernels
+}  // namespace epctx::exec::kernels::elementwise

@@ -4,10 +4,14 @@
 namespace epctx::exec::kernels {
 
 void RegisterElementwiseKernels(KernelRegistry& registry) {
-  RegisterBinaryOps(registry);
-  RegisterActivations(registry);
-  RegisterClip(registry);
-  RegisterIdentityDropout(registry);
+  elementwise::RegisterUnaryMath(registry);
+  elementwise::RegisterActivations(registry);
+  elementwise::RegisterClip(registry);
+  elementwise::RegisterBinaryOps(registry);
+  elementwise::RegisterVariadic(registry);
+  elementwise::RegisterWhere(registry);
+  elementwise::RegisterCast(registry);
+  elementwise::RegisterIdentityDropout(registry);
 }
 
 }  // namespace epctx::exec::kernels
