@@ -57,6 +57,13 @@ void BroadcastBinary(const Tensor& a, const Tensor& b, Tensor& y, int threads, c
       });
 }
 
+// How B is broadcast against A.
+enum class BinaryBroadcast {
+  kNumpy,        // opset 7 on: both ways
+  kLegacyAxis,   // Add, Sub, Mul, Div, Pow before opset 7: onto A, attributes broadcast and axis
+  kLegacySlope,  // PRelu before opset 7: a single slope, or one per channel
+};
+
 // What a binary op is beside its element function: the defaults an op struct derives from and
 // overrides.
 struct BinaryOpTraits {
@@ -69,6 +76,8 @@ struct BinaryOpTraits {
   // The inputs' names in the op's ONNX signature, for messages.
   static constexpr std::string_view kNameA = "A";
   static constexpr std::string_view kNameB = "B";
+  // How B is broadcast in opsets before 7, where the op has them.
+  static constexpr BinaryBroadcast kBeforeOpset7 = BinaryBroadcast::kNumpy;
   // Refuses B's values before anything is written (integer division by zero).
   template <typename TB>
   static Status CheckB(const Tensor& /*b*/) {
@@ -76,23 +85,16 @@ struct BinaryOpTraits {
   }
 };
 
-// How B is broadcast against A.
-enum class BinaryBroadcast {
-  kNumpy,        // opset 7 on: both ways
-  kLegacyAxis,   // Add, Sub, Mul, Div, Pow before opset 7: onto A, attributes broadcast and axis
-  kLegacySlope,  // PRelu before opset 7: a single slope, or one per channel
-};
-
 template <typename Op>
 class BinaryKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, Op op = {},
-                                                BinaryBroadcast rule = BinaryBroadcast::kNumpy) {
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+    const BinaryBroadcast rule = node.opset < 7 ? Op::kBeforeOpset7 : BinaryBroadcast::kNumpy;
     if (node.inputs.size() != 2) {
       return EPCTX_ERROR(kInvalidArgument, "expected 2 inputs, got {}", node.inputs.size());
     }
     EPCTX_RETURN_IF_ERROR(CheckTypes(node.inputs[0].dtype, node.inputs[1].dtype));
-    auto kernel = std::unique_ptr<BinaryKernel>(new BinaryKernel(std::move(op), rule));
+    auto kernel = std::unique_ptr<BinaryKernel>(new BinaryKernel(rule));
     if (rule == BinaryBroadcast::kLegacyAxis) {
       // (Opset 1's consumed_inputs is a legacy optimization hint, ignored.)
       EPCTX_ASSIGN_OR_RETURN(kernel->legacy_, ParseLegacyBroadcast(*node.attrs));
@@ -114,7 +116,7 @@ class BinaryKernel final : public Kernel {
   }
 
  private:
-  BinaryKernel(Op op, BinaryBroadcast rule) : op_(std::move(op)), rule_(rule) {}
+  explicit BinaryKernel(BinaryBroadcast rule) : rule_(rule) {}
 
   // Undefined types (not known at creation) pass.
   static Status CheckTypes(DataType ta, DataType tb) {

@@ -1,7 +1,7 @@
 // The element-wise binary ops, all on BinaryKernel: Add, Sub, Mul, Div, Pow, Mod, BitShift, PRelu,
 // Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor. Before opset 7, Add, Sub,
 // Mul, Div and Pow broadcast B onto A under the attributes broadcast and axis, and PRelu its
-// slope onto X (common/legacy_broadcast.h).
+// slope onto X (common/legacy_broadcast.h): the ops' kBeforeOpset7.
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "exec/kernels/elementwise/binary_kernel.h"
-#include "exec/kernels/elementwise/elementwise_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::elementwise {
@@ -27,6 +27,8 @@ namespace {
 // undefined behaviour.
 template <typename F>
 struct WrappingOp : BinaryOpTraits {
+  static constexpr BinaryBroadcast kBeforeOpset7 = BinaryBroadcast::kLegacyAxis;
+
   template <typename T>
   T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
@@ -42,6 +44,8 @@ using SubOp = WrappingOp<std::minus<>>;
 using MulOp = WrappingOp<std::multiplies<>>;
 
 struct DivOp : BinaryOpTraits {
+  static constexpr BinaryBroadcast kBeforeOpset7 = BinaryBroadcast::kLegacyAxis;
+
   template <typename T>
   T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
@@ -74,6 +78,7 @@ struct InputsXY : BinaryOpTraits {
 // Base and exponent of (possibly) different numeric types; the output has the base's type.
 struct PowOp : InputsXY {
   static constexpr bool kMixedTypes = true;
+  static constexpr BinaryBroadcast kBeforeOpset7 = BinaryBroadcast::kLegacyAxis;
 
   template <typename X, typename E>
   auto operator()(X x, E e) const {
@@ -124,6 +129,7 @@ struct PReluOp : BinaryOpTraits {
   static constexpr TypeSet kTypes = TypeSet::kSigned;
   static constexpr std::string_view kNameA = "X";
   static constexpr std::string_view kNameB = "slope";
+  static constexpr BinaryBroadcast kBeforeOpset7 = BinaryBroadcast::kLegacySlope;
 
   template <typename T>
   T operator()(T x, T slope) const {
@@ -151,14 +157,62 @@ using AndOp = PredicateOp<std::logical_and<>, TypeSet::kBool>;
 using OrOp = PredicateOp<std::logical_or<>, TypeSet::kBool>;
 using XorOp = PredicateOp<std::not_equal_to<>, TypeSet::kBool>;
 
-template <typename Op>
-Result<std::unique_ptr<Kernel>> CreateBinary(const NodeInfo& node) {
-  return BinaryKernel<Op>::Create(node);
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> CreateAdd(const NodeInfo& node) {
+  return BinaryKernel<AddOp>::Create(node);
 }
 
-template <typename Op, BinaryBroadcast kRule>
-Result<std::unique_ptr<Kernel>> CreateLegacy(const NodeInfo& node) {
-  return BinaryKernel<Op>::Create(node, Op{}, kRule);
+Result<std::unique_ptr<Kernel>> CreateSub(const NodeInfo& node) {
+  return BinaryKernel<SubOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateMul(const NodeInfo& node) {
+  return BinaryKernel<MulOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateDiv(const NodeInfo& node) {
+  return BinaryKernel<DivOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreatePow(const NodeInfo& node) {
+  return BinaryKernel<PowOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreatePRelu(const NodeInfo& node) {
+  return BinaryKernel<PReluOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateEqual(const NodeInfo& node) {
+  return BinaryKernel<EqualOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateLess(const NodeInfo& node) {
+  return BinaryKernel<LessOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateGreater(const NodeInfo& node) {
+  return BinaryKernel<GreaterOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateLessOrEqual(const NodeInfo& node) {
+  return BinaryKernel<LessOrEqualOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateGreaterOrEqual(const NodeInfo& node) {
+  return BinaryKernel<GreaterOrEqualOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateAnd(const NodeInfo& node) {
+  return BinaryKernel<AndOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateOr(const NodeInfo& node) {
+  return BinaryKernel<OrOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateXor(const NodeInfo& node) {
+  return BinaryKernel<XorOp>::Create(node);
 }
 
 Result<std::unique_ptr<Kernel>> CreateMod(const NodeInfo& node) {
@@ -172,34 +226,6 @@ Result<std::unique_ptr<Kernel>> CreateBitShift(const NodeInfo& node) {
   if (dir == "LEFT") return BinaryKernel<BitShiftOp<true>>::Create(node);
   if (dir == "RIGHT") return BinaryKernel<BitShiftOp<false>>::Create(node);
   return EPCTX_ERROR(kInvalidArgument, "BitShift direction must be LEFT or RIGHT, got '{}'", dir);
-}
-
-// Opsets 1 and 6 broadcast B onto A under the legacy attributes, 7 on numpy-style.
-template <typename Op, BinaryBroadcast kLegacy = BinaryBroadcast::kLegacyAxis>
-void RegisterWithLegacy(KernelRegistry& registry, const char* name) {
-  registry.Register("", name, 1, &CreateLegacy<Op, kLegacy>);
-  registry.Register("", name, 7, &CreateBinary<Op>);
-}
-
-}  // namespace
-
-void RegisterBinaryOps(KernelRegistry& registry) {
-  RegisterWithLegacy<AddOp>(registry, "Add");
-  RegisterWithLegacy<SubOp>(registry, "Sub");
-  RegisterWithLegacy<MulOp>(registry, "Mul");
-  RegisterWithLegacy<DivOp>(registry, "Div");
-  RegisterWithLegacy<PowOp>(registry, "Pow");
-  RegisterWithLegacy<PReluOp, BinaryBroadcast::kLegacySlope>(registry, "PRelu");
-  registry.Register("", "Mod", 10, &CreateMod);
-  registry.Register("", "BitShift", 11, &CreateBitShift);
-  registry.Register("", "Equal", 7, &CreateBinary<EqualOp>);
-  registry.Register("", "Less", 7, &CreateBinary<LessOp>);
-  registry.Register("", "Greater", 7, &CreateBinary<GreaterOp>);
-  registry.Register("", "LessOrEqual", 12, &CreateBinary<LessOrEqualOp>);
-  registry.Register("", "GreaterOrEqual", 12, &CreateBinary<GreaterOrEqualOp>);
-  registry.Register("", "And", 7, &CreateBinary<AndOp>);
-  registry.Register("", "Or", 7, &CreateBinary<OrOp>);
-  registry.Register("", "Xor", 7, &CreateBinary<XorOp>);
 }
 
 }  // namespace epctx::exec::kernels::elementwise

@@ -6,7 +6,7 @@
 
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/elementwise/element_types.h"
-#include "exec/kernels/elementwise/elementwise_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::elementwise {
@@ -56,6 +56,8 @@ class CastKernel final : public Kernel {
   DataType to_;
 };
 
+}  // namespace
+
 Result<std::unique_ptr<Kernel>> CreateCast(const NodeInfo& node) {
   EPCTX_ASSIGN_OR_RETURN(const AttributeValue* to, node.attrs->Require("to", AttrType::kInt));
   const auto type = static_cast<DataType>(to->i);
@@ -78,12 +80,6 @@ Result<std::unique_ptr<Kernel>> CreateCastLike(const NodeInfo& node) {
     }
   }
   return std::unique_ptr<Kernel>(new CastKernel(DataType::kUndefined));
-}
-}  // namespace
-
-void RegisterCast(KernelRegistry& r) {
-  r.Register("", "Cast", 6, &CreateCast);
-  r.Register("", "CastLike", 15, &CreateCastLike);
 }
 
 }  // namespace epctx::exec::kernels::elementwise

@@ -7,8 +7,8 @@
 #include "exec/kernels/common/activation.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/elementwise/element_types.h"
-#include "exec/kernels/elementwise/elementwise_ops.h"
 #include "exec/kernels/elementwise/unary_float.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::elementwise {
@@ -105,11 +105,8 @@ class ClipKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterClip(KernelRegistry& registry) {
-  registry.Register("", "Clip", 6,
-                    [](const NodeInfo& node) { return ClipKernel::Create(node, false); });
-  registry.Register("", "Clip", 11,
-                    [](const NodeInfo& node) { return ClipKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateClip(const NodeInfo& node) {
+  return ClipKernel::Create(node, node.opset >= 11);
 }
 
 }  // namespace epctx::exec::kernels::elementwise

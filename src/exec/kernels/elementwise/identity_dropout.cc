@@ -7,7 +7,7 @@
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/elementwise/element_types.h"
-#include "exec/kernels/elementwise/elementwise_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::elementwise {
@@ -127,14 +127,12 @@ class DropoutKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterIdentityDropout(KernelRegistry& registry) {
-  registry.Register("", "Identity", 1, &IdentityKernel::Create);
-  registry.Register("", "Dropout", 7, [](const NodeInfo& node) {
-    return DropoutKernel::Create(node, MaskKind::kSameAsInput);
-  });
-  registry.Register("", "Dropout", 10, [](const NodeInfo& node) {
-    return DropoutKernel::Create(node, MaskKind::kBool);
-  });
+Result<std::unique_ptr<Kernel>> CreateIdentity(const NodeInfo& node) {
+  return IdentityKernel::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateDropout(const NodeInfo& node) {
+  return DropoutKernel::Create(node, node.opset >= 10 ? MaskKind::kBool : MaskKind::kSameAsInput);
 }
 
 }  // namespace epctx::exec::kernels::elementwise

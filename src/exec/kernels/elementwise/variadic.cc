@@ -12,7 +12,7 @@
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/elementwise/binary_kernel.h"
 #include "exec/kernels/elementwise/element_types.h"
-#include "exec/kernels/elementwise/elementwise_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::elementwise {
@@ -95,11 +95,20 @@ Result<std::unique_ptr<Kernel>> MakeVariadic(F f, bool mean = false) {
 }
 }  // namespace
 
-void RegisterVariadic(KernelRegistry& r) {
-  r.Register("", "Sum", 6, [](const NodeInfo&) { return MakeVariadic(AddOp{}); });
-  r.Register("", "Mean", 6, [](const NodeInfo&) { return MakeVariadic(AddOp{}, true); });
-  r.Register("", "Max", 6, [](const NodeInfo&) { return MakeVariadic(MaxOp{}); });
-  r.Register("", "Min", 6, [](const NodeInfo&) { return MakeVariadic(MinOp{}); });
+Result<std::unique_ptr<Kernel>> CreateSum(const NodeInfo&) {
+  return MakeVariadic(AddOp{});
+}
+
+Result<std::unique_ptr<Kernel>> CreateMean(const NodeInfo&) {
+  return MakeVariadic(AddOp{}, true);
+}
+
+Result<std::unique_ptr<Kernel>> CreateMax(const NodeInfo&) {
+  return MakeVariadic(MaxOp{});
+}
+
+Result<std::unique_ptr<Kernel>> CreateMin(const NodeInfo&) {
+  return MakeVariadic(MinOp{});
 }
 
 }  // namespace epctx::exec::kernels::elementwise

@@ -7,7 +7,7 @@
 #include "exec/kernels/common/broadcast.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/elementwise/element_types.h"
-#include "exec/kernels/elementwise/elementwise_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::elementwise {
@@ -82,10 +82,8 @@ class WhereKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterWhere(KernelRegistry& r) {
-  r.Register("", "Where", 9, [](const NodeInfo&) {
-    return Result<std::unique_ptr<Kernel>>(std::make_unique<WhereKernel>());
-  });
+Result<std::unique_ptr<Kernel>> CreateWhere(const NodeInfo&) {
+  return std::unique_ptr<Kernel>(new WhereKernel());
 }
 
 }  // namespace epctx::exec::kernels::elementwise
