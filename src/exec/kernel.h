@@ -109,17 +109,27 @@ class Kernel {
   }
 };
 
-using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const NodeInfo&)>;
+// Makes the kernel of one node, refusing at creation what it can tell is wrong. One factory
+// serves every opset of its op from its table row's since_version on; where semantics changed
+// between opsets, it reads node.opset.
+using KernelCreateFn = Result<std::unique_ptr<Kernel>>(const NodeInfo& node);
+
+// A row of a kernel family's registration table (src/exec/kernels/register_all.cc).
+struct KernelEntry {
+  std::string_view op_type;
+  int64_t since_version = 0;  // the first opset of `domain` that `create` implements
+  KernelCreateFn* create = nullptr;
+  std::string_view domain = {};  // "" for the ONNX domain
+};
 
 class KernelRegistry {
  public:
   // The registry holding every built-in kernel.
   static const KernelRegistry& Global();
 
-  // `since_version`: the first opset of `domain` whose semantics the factory implements. Create()
-  // picks the factory with the highest since_version not above the node's opset.
-  void Register(std::string domain, std::string op_type, int64_t since_version,
-                KernelFactory factory);
+  // Adds a family's table. Create() picks, for a node, the row of its op with the highest
+  // since_version not above the node's opset.
+  void Register(std::span<const KernelEntry> table);
 
   // kUnsupported naming the op, domain and opset when no kernel implements it.
   Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) const;
@@ -127,14 +137,14 @@ class KernelRegistry {
 
  private:
   // "domain/op_type" -> since_version -> factory
-  std::map<std::string, std::map<int64_t, KernelFactory>, std::less<>> factories_;
+  std::map<std::string, std::map<int64_t, KernelCreateFn*>, std::less<>> factories_;
 };
 
 // Runs one node on given inputs with heap outputs; used by constant folding and tests.
 Result<std::vector<Tensor>> RunNodeOnce(const NodeInfo& node, std::span<const Tensor* const> inputs,
                                         int num_threads = 1);
 
-// Registration entry points, one per kernel family (src/exec/kernels/<family>/*.cc).
+// Registers every kernel family's table (src/exec/kernels/register_all.cc).
 void RegisterAllKernels(KernelRegistry& registry);
 
 }  // namespace epctx::exec

@@ -22,9 +22,10 @@ const KernelRegistry& KernelRegistry::Global() {
   return *registry;
 }
 
-void KernelRegistry::Register(std::string domain, std::string op_type, int64_t since_version,
-                              KernelFactory factory) {
-  factories_[KeyOf(domain, op_type)][since_version] = std::move(factory);
+void KernelRegistry::Register(std::span<const KernelEntry> table) {
+  for (const KernelEntry& row : table) {
+    factories_[KeyOf(row.domain, row.op_type)][row.since_version] = row.create;
+  }
 }
 
 Result<std::unique_ptr<Kernel>> KernelRegistry::Create(const NodeInfo& node) const {

@@ -1,43 +1,87 @@
-// Registration functions of the kernel families, one folder each under src/exec/kernels/.
+// Every kernel family, one folder each under src/exec/kernels/, with the factories its
+// registration table (register_all.cc) lists: one per op, defined in the family's file for that op.
+// A factory serves every opset of its op from its row's since_version on, reading node.opset where
+// the opsets differ.
 #pragma once
 
 #include "exec/kernel.h"
 
 namespace epctx::exec::kernels {
 
-// elementwise/: Add, Sub, Mul, Div, Relu, Sigmoid, Clip, Identity, Dropout
-void RegisterElementwiseKernels(KernelRegistry& registry);
-// nn/: Conv, FusedConv, Gemm, FusedGemm, MatMul, Average/Max/GlobalPool, BatchNormalization
-// (inference; training_mode=1 from opset 14), Softmax
-void RegisterNnKernels(KernelRegistry& registry);
-// tensor/: Flatten, Reshape, Transpose, Concat, Squeeze, Unsqueeze, Shape, Gather
-void RegisterTensorKernels(KernelRegistry& registry);
-// math/: unary and binary math, logic and comparison, Cast, Where
-void RegisterMathKernels(KernelRegistry& registry);
+// elementwise/: every element-wise op: unary math (float maps, Neg, Abs, Sign, Not, IsNaN, IsInf,
+// the activations with attributes), Relu, Sigmoid, Clip; the binary ops, all on one broadcasting
+// kernel (arithmetic, Pow, Mod, BitShift, PRelu, comparisons, And/Or/Xor); variadic Sum, Mean, Max,
+// Min; Where, Cast, CastLike, Identity, Dropout
+namespace elementwise {
+KernelCreateFn CreateAbs, CreateAcos, CreateAcosh, CreateAdd, CreateAnd, CreateAsin, CreateAsinh,
+    CreateAtan, CreateAtanh, CreateBitShift, CreateCast, CreateCastLike, CreateCeil, CreateCelu,
+    CreateClip, CreateCos, CreateCosh, CreateDiv, CreateDropout, CreateElu, CreateEqual, CreateErf,
+    CreateExp, CreateFloor, CreateGreater, CreateGreaterOrEqual, CreateHardSigmoid, CreateHardSwish,
+    CreateIdentity, CreateIsInf, CreateIsNaN, CreateLeakyRelu, CreateLess, CreateLessOrEqual,
+    CreateLog, CreateMax, CreateMean, CreateMin, CreateMod, CreateMul, CreateNeg, CreateNot,
+    CreateOr, CreatePow, CreatePRelu, CreateReciprocal, CreateRelu, CreateRound, CreateSelu,
+    CreateShrink, CreateSigmoid, CreateSign, CreateSin, CreateSinh, CreateSoftplus, CreateSoftsign,
+    CreateSqrt, CreateSub, CreateSum, CreateTan, CreateTanh, CreateThresholdedRelu, CreateWhere,
+    CreateXor;
+}  // namespace elementwise
+
+// nn/: convolutions, matrix products and pooling on epctx's own code, BatchNormalization
+// (inference; training_mode=1 from opset 14)
+KernelCreateFn CreateAveragePool, CreateBatchNormalization, CreateConv, CreateConvTranspose,
+    CreateFusedConv, CreateFusedGemm, CreateGemm, CreateGlobalAveragePool, CreateGlobalLpPool,
+    CreateGlobalMaxPool, CreateLpPool, CreateMatMul, CreateMaxPool;
+
+// tensor/: data movement: reshaping views, Transpose, Concat, Gather, Shape, Size
+KernelCreateFn CreateConcat, CreateFlatten, CreateGather, CreateReshape, CreateShape, CreateSize,
+    CreateSqueeze, CreateTranspose, CreateUnsqueeze;
+
 // reduce/: reductions, ArgMax/ArgMin, TopK, CumSum
-void RegisterReduceKernels(KernelRegistry& registry);
-// indexing/: Slice, Expand, Tile, Pad, Split, Range, ConstantOfShape, GatherElements, GatherND,
-// Scatter*, NonZero, OneHot, Trilu, Compress, EyeLike, ReverseSequence, Unique
-void RegisterIndexingKernels(KernelRegistry& registry);
-// norm/: InstanceNormalization, LayerNormalization, MeanVarianceNormalization, LRN, LogSoftmax,
-// Hardmax
-void RegisterNormalizationKernels(KernelRegistry& registry);
-// image/: ConvTranspose, LpPool, GlobalLpPool, Resize, Upsample, DepthToSpace, SpaceToDepth,
-// MaxUnpool, RoiAlign, GridSample, NonMaxSuppression
-void RegisterImageKernels(KernelRegistry& registry);
+KernelCreateFn CreateArgMax, CreateArgMin, CreateCumSum, CreateReduce, CreateTopK;
+
+// indexing/: slicing, padding, tiling and splitting, gathers and scatters by index, generated
+// tensors (Range, ConstantOfShape, EyeLike, OneHot, Trilu), NonZero, Compress, ReverseSequence,
+// Unique
+KernelCreateFn CreateCompress, CreateConstantOfShape, CreateExpand, CreateEyeLike,
+    CreateGatherElements, CreateGatherND, CreateNonZero, CreateOneHot, CreatePad, CreateRange,
+    CreateReverseSequence, CreateScatterElements, CreateScatterND, CreateSlice, CreateSplit,
+    CreateTile, CreateTrilu, CreateUnique;
+
+// norm/: normalizations along an axis: Softmax, LogSoftmax, Hardmax, LayerNormalization,
+// InstanceNormalization, MeanVarianceNormalization, LRN
+KernelCreateFn CreateHardmax, CreateInstanceNormalization, CreateLayerNormalization,
+    CreateLogSoftmax, CreateLrn, CreateMeanVarianceNormalization, CreateSoftmax;
+
+// image/: resampling (Resize, Upsample, GridSample, RoiAlign), DepthToSpace, SpaceToDepth,
+// MaxUnpool, NonMaxSuppression
+KernelCreateFn CreateDepthToSpace, CreateGridSample, CreateMaxUnpool, CreateNonMaxSuppression,
+    CreateResize, CreateRoiAlign, CreateSpaceToDepth, CreateUpsample;
+
 // rnn/: RNN, GRU, LSTM
-void RegisterRecurrentKernels(KernelRegistry& registry);
-// quant/: QuantizeLinear, DequantizeLinear, MatMulInteger, QLinear*, ConvInteger
-void RegisterQuantKernels(KernelRegistry& registry);
+KernelCreateFn CreateGru, CreateLstm, CreateRnn;
+
+// quant/: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear and the integer matrix products
+// and convolutions
+KernelCreateFn CreateConvInteger, CreateDequantizeLinear, CreateDynamicQuantizeLinear,
+    CreateMatMulInteger, CreateQLinearConv, CreateQLinearMatMul, CreateQuantizeLinear;
+
 // linalg/: Einsum, Det
-void RegisterLinalgKernels(KernelRegistry& registry);
-// signal/: DFT, STFT, MelWeightMatrix
-void RegisterSignalKernels(KernelRegistry& registry);
-// control/: If, Loop, Scan
-void RegisterControlFlowKernels(KernelRegistry& registry);
-// dnnl/: com.epctx DnnlConv (oneDNN primitives on weights packed by the compiler)
-void RegisterDnnlKernels(KernelRegistry& registry);
+KernelCreateFn CreateDet, CreateEinsum;
+
+// signal/: DFT, STFT, MelWeightMatrix (the window functions are ONNX functions the compiler
+// inlines)
+KernelCreateFn CreateDft, CreateMelWeightMatrix, CreateStft;
+
+// control/: If, Loop, Scan: their bodies are programs of their own in the blob, bound when the
+// node's kernel is created
+KernelCreateFn CreateIf, CreateLoop, CreateScan;
+
 // text/: TfIdfVectorizer (integer tokens)
-void RegisterTextKernels(KernelRegistry& registry);
+KernelCreateFn CreateTfIdfVectorizer;
+
+// dnnl/: the com.epctx ops the compiler lowers to oneDNN primitives, on weights it packed
+namespace onednn {
+KernelCreateFn CreateChannelAffine, CreateDnnlBatchMatMul, CreateDnnlConv, CreateDnnlIntegerConv,
+    CreateDnnlMatMul, CreateDnnlMatMulInteger, CreateDnnlPool, CreateReorder;
+}  // namespace onednn
 
 }  // namespace epctx::exec::kernels

@@ -1,25 +1,228 @@
-// The one place that lists every kernel family; each family registers its own ops.
+// The one place that lists every kernel: a registration table per family, rows sorted by op type
+// (constexpr, so the tables are data in the binary). The factories are declared in families.h,
+// next to what each family is for.
+#include <span>
+
 #include "exec/kernel.h"
 #include "exec/kernels/families.h"
+
+namespace epctx::exec::kernels {
+
+namespace elementwise {
+constexpr KernelEntry kElementwiseKernels[] = {
+    {"Abs", 6, CreateAbs},
+    {"Acos", 7, CreateAcos},
+    {"Acosh", 9, CreateAcosh},
+    {"Add", 1, CreateAdd},
+    {"And", 7, CreateAnd},
+    {"Asin", 7, CreateAsin},
+    {"Asinh", 9, CreateAsinh},
+    {"Atan", 7, CreateAtan},
+    {"Atanh", 9, CreateAtanh},
+    {"BitShift", 11, CreateBitShift},
+    {"Cast", 6, CreateCast},
+    {"CastLike", 15, CreateCastLike},
+    {"Ceil", 6, CreateCeil},
+    {"Celu", 12, CreateCelu},
+    {"Clip", 6, CreateClip},
+    {"Cos", 7, CreateCos},
+    {"Cosh", 9, CreateCosh},
+    {"Div", 1, CreateDiv},
+    {"Dropout", 7, CreateDropout},
+    {"Elu", 6, CreateElu},
+    {"Equal", 7, CreateEqual},
+    {"Erf", 9, CreateErf},
+    {"Exp", 6, CreateExp},
+    {"Floor", 6, CreateFloor},
+    {"Greater", 7, CreateGreater},
+    {"GreaterOrEqual", 12, CreateGreaterOrEqual},
+    {"HardSigmoid", 6, CreateHardSigmoid},
+    {"HardSwish", 14, CreateHardSwish},
+    {"Identity", 1, CreateIdentity},
+    {"IsInf", 10, CreateIsInf},
+    {"IsNaN", 9, CreateIsNaN},
+    {"LeakyRelu", 6, CreateLeakyRelu},
+    {"Less", 7, CreateLess},
+    {"LessOrEqual", 12, CreateLessOrEqual},
+    {"Log", 6, CreateLog},
+    {"Max", 6, CreateMax},
+    {"Mean", 6, CreateMean},
+    {"Min", 6, CreateMin},
+    {"Mod", 10, CreateMod},
+    {"Mul", 1, CreateMul},
+    {"Neg", 6, CreateNeg},
+    {"Not", 1, CreateNot},
+    {"Or", 7, CreateOr},
+    {"Pow", 1, CreatePow},
+    {"PRelu", 1, CreatePRelu},
+    {"Reciprocal", 6, CreateReciprocal},
+    {"Relu", 6, CreateRelu},
+    {"Round", 11, CreateRound},
+    {"Selu", 6, CreateSelu},
+    {"Shrink", 9, CreateShrink},
+    {"Sigmoid", 6, CreateSigmoid},
+    {"Sign", 9, CreateSign},
+    {"Sin", 7, CreateSin},
+    {"Sinh", 9, CreateSinh},
+    {"Softplus", 1, CreateSoftplus},
+    {"Softsign", 1, CreateSoftsign},
+    {"Sqrt", 6, CreateSqrt},
+    {"Sub", 1, CreateSub},
+    {"Sum", 6, CreateSum},
+    {"Tan", 7, CreateTan},
+    {"Tanh", 6, CreateTanh},
+    {"ThresholdedRelu", 10, CreateThresholdedRelu},
+    {"Where", 9, CreateWhere},
+    {"Xor", 7, CreateXor},
+};
+}  // namespace elementwise
+
+constexpr KernelEntry kNnKernels[] = {
+    {"AveragePool", 1, CreateAveragePool},
+    {"BatchNormalization", 1, CreateBatchNormalization},
+    {"Conv", 1, CreateConv},
+    {"ConvTranspose", 1, CreateConvTranspose},
+    {"Gemm", 1, CreateGemm},
+    {"GlobalAveragePool", 1, CreateGlobalAveragePool},
+    {"GlobalLpPool", 2, CreateGlobalLpPool},
+    {"GlobalMaxPool", 1, CreateGlobalMaxPool},
+    {"LpPool", 2, CreateLpPool},
+    {"MatMul", 1, CreateMatMul},
+    {"MaxPool", 1, CreateMaxPool},
+    {"FusedConv", 1, CreateFusedConv, "com.epctx"},
+    {"FusedGemm", 1, CreateFusedGemm, "com.epctx"},
+};
+
+constexpr KernelEntry kTensorKernels[] = {
+    {"Concat", 4, CreateConcat},       {"Flatten", 1, CreateFlatten},
+    {"Gather", 1, CreateGather},       {"Reshape", 5, CreateReshape},
+    {"Shape", 1, CreateShape},         {"Size", 1, CreateSize},
+    {"Squeeze", 1, CreateSqueeze},     {"Transpose", 1, CreateTranspose},
+    {"Unsqueeze", 1, CreateUnsqueeze},
+};
+
+constexpr KernelEntry kReduceKernels[] = {
+    {"ArgMax", 1, CreateArgMax},          {"ArgMin", 1, CreateArgMin},
+    {"CumSum", 11, CreateCumSum},         {"ReduceL1", 1, CreateReduce},
+    {"ReduceL2", 1, CreateReduce},        {"ReduceLogSum", 1, CreateReduce},
+    {"ReduceLogSumExp", 1, CreateReduce}, {"ReduceMax", 1, CreateReduce},
+    {"ReduceMean", 1, CreateReduce},      {"ReduceMin", 1, CreateReduce},
+    {"ReduceProd", 1, CreateReduce},      {"ReduceSum", 1, CreateReduce},
+    {"ReduceSumSquare", 1, CreateReduce}, {"TopK", 1, CreateTopK},
+};
+
+constexpr KernelEntry kIndexingKernels[] = {
+    {"Compress", 9, CreateCompress},
+    {"ConstantOfShape", 9, CreateConstantOfShape},
+    {"Expand", 8, CreateExpand},
+    {"EyeLike", 9, CreateEyeLike},
+    {"GatherElements", 11, CreateGatherElements},
+    {"GatherND", 11, CreateGatherND},
+    {"NonZero", 9, CreateNonZero},
+    {"OneHot", 9, CreateOneHot},
+    {"Pad", 2, CreatePad},
+    {"Range", 11, CreateRange},
+    {"ReverseSequence", 10, CreateReverseSequence},
+    {"Scatter", 9, CreateScatterElements},
+    {"ScatterElements", 11, CreateScatterElements},
+    {"ScatterND", 11, CreateScatterND},
+    {"Slice", 1, CreateSlice},
+    {"Split", 1, CreateSplit},
+    {"Tile", 6, CreateTile},
+    {"Trilu", 14, CreateTrilu},
+    {"Unique", 11, CreateUnique},
+};
+
+constexpr KernelEntry kNormKernels[] = {
+    {"Hardmax", 1, CreateHardmax},
+    {"InstanceNormalization", 1, CreateInstanceNormalization},
+    {"LayerNormalization", 17, CreateLayerNormalization},
+    {"LogSoftmax", 1, CreateLogSoftmax},
+    {"LRN", 1, CreateLrn},
+    {"MeanVarianceNormalization", 9, CreateMeanVarianceNormalization},
+    {"Softmax", 1, CreateSoftmax},
+};
+
+constexpr KernelEntry kImageKernels[] = {
+    {"DepthToSpace", 1, CreateDepthToSpace},
+    {"GridSample", 16, CreateGridSample},
+    {"MaxUnpool", 9, CreateMaxUnpool},
+    {"NonMaxSuppression", 10, CreateNonMaxSuppression},
+    {"Resize", 10, CreateResize},
+    {"RoiAlign", 10, CreateRoiAlign},
+    {"SpaceToDepth", 1, CreateSpaceToDepth},
+    {"Upsample", 7, CreateUpsample},
+};
+
+constexpr KernelEntry kRnnKernels[] = {
+    {"GRU", 1, CreateGru},
+    {"LSTM", 1, CreateLstm},
+    {"RNN", 1, CreateRnn},
+};
+
+constexpr KernelEntry kQuantKernels[] = {
+    {"ConvInteger", 10, CreateConvInteger},
+    {"DequantizeLinear", 10, CreateDequantizeLinear},
+    {"DynamicQuantizeLinear", 11, CreateDynamicQuantizeLinear},
+    {"MatMulInteger", 10, CreateMatMulInteger},
+    {"QLinearConv", 10, CreateQLinearConv},
+    {"QLinearMatMul", 10, CreateQLinearMatMul},
+    {"QuantizeLinear", 10, CreateQuantizeLinear},
+};
+
+constexpr KernelEntry kLinalgKernels[] = {
+    {"Det", 11, CreateDet},
+    {"Einsum", 12, CreateEinsum},
+};
+
+constexpr KernelEntry kSignalKernels[] = {
+    {"DFT", 17, CreateDft},
+    {"MelWeightMatrix", 17, CreateMelWeightMatrix},
+    {"STFT", 17, CreateStft},
+};
+
+constexpr KernelEntry kControlKernels[] = {
+    {"If", 1, CreateIf},
+    {"Loop", 1, CreateLoop},
+    {"Scan", 8, CreateScan},
+};
+
+constexpr KernelEntry kTextKernels[] = {
+    {"TfIdfVectorizer", 9, CreateTfIdfVectorizer},
+};
+
+namespace onednn {
+constexpr KernelEntry kDnnlKernels[] = {
+    {"ChannelAffine", 1, CreateChannelAffine, "com.epctx"},
+    {"DnnlBatchMatMul", 1, CreateDnnlBatchMatMul, "com.epctx"},
+    {"DnnlConv", 1, CreateDnnlConv, "com.epctx"},
+    {"DnnlIntegerConv", 1, CreateDnnlIntegerConv, "com.epctx"},
+    {"DnnlMatMul", 1, CreateDnnlMatMul, "com.epctx"},
+    {"DnnlMatMulInteger", 1, CreateDnnlMatMulInteger, "com.epctx"},
+    {"DnnlPool", 1, CreateDnnlPool, "com.epctx"},
+    {"Reorder", 1, CreateReorder, "com.epctx"},
+};
+}  // namespace onednn
+
+}  // namespace epctx::exec::kernels
 
 namespace epctx::exec {
 
 void RegisterAllKernels(KernelRegistry& registry) {
-  kernels::RegisterElementwiseKernels(registry);
-  kernels::RegisterNnKernels(registry);
-  kernels::RegisterTensorKernels(registry);
-  kernels::RegisterMathKernels(registry);
-  kernels::RegisterReduceKernels(registry);
-  kernels::RegisterIndexingKernels(registry);
-  kernels::RegisterNormalizationKernels(registry);
-  kernels::RegisterImageKernels(registry);
-  kernels::RegisterRecurrentKernels(registry);
-  kernels::RegisterQuantKernels(registry);
-  kernels::RegisterLinalgKernels(registry);
-  kernels::RegisterSignalKernels(registry);
-  kernels::RegisterControlFlowKernels(registry);
-  kernels::RegisterTextKernels(registry);
-  kernels::RegisterDnnlKernels(registry);
+  registry.Register(kernels::elementwise::kElementwiseKernels);
+  registry.Register(kernels::kNnKernels);
+  registry.Register(kernels::kTensorKernels);
+  registry.Register(kernels::kReduceKernels);
+  registry.Register(kernels::kIndexingKernels);
+  registry.Register(kernels::kNormKernels);
+  registry.Register(kernels::kImageKernels);
+  registry.Register(kernels::kRnnKernels);
+  registry.Register(kernels::kQuantKernels);
+  registry.Register(kernels::kLinalgKernels);
+  registry.Register(kernels::kSignalKernels);
+  registry.Register(kernels::kControlKernels);
+  registry.Register(kernels::kTextKernels);
+  registry.Register(kernels::onednn::kDnnlKernels);
 }
 
 }  // namespace epctx::exec

@@ -1,8 +1,10 @@
 #include "exec/kernels/common/legacy_broadcast.h"
 
+#include <algorithm>
 #include <string>
 
 #include "epctx/tensor.h"
+#include "exec/kernels/common/broadcast.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -76,6 +78,26 @@ Result<std::vector<int64_t>> LegacyShapeOfB(const LegacyBroadcast& lb, std::span
     out[first + i] = db;
   }
   return out;
+}
+
+Result<std::vector<int64_t>> LegacySlopeShape(std::span<const int64_t> x,
+                                              std::span<const int64_t> slope) {
+  bool single = true;
+  for (int64_t d : slope) single = single && d == 1;
+  if (single) return std::vector<int64_t>(x.size(), 1);
+  if (slope.size() == 1 && x.size() >= 2 && slope[0] == x[1]) {
+    std::vector<int64_t> out(x.size(), 1);
+    out[1] = slope[0];
+    return out;
+  }
+  Result<std::vector<int64_t>> joint = BroadcastShapes(x, slope);
+  if (!joint.ok() || !std::equal(joint->begin(), joint->end(), x.begin(), x.end())) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "slope of shape {} is neither a single value, one per channel (dim 1) of X "
+                       "of shape {}, nor broadcastable onto X",
+                       ToString(slope), ToString(x));
+  }
+  return std::vector<int64_t>(slope.begin(), slope.end());
 }
 
 }  // namespace epctx::exec::kernels

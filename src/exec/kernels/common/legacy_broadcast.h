@@ -1,7 +1,8 @@
 // Broadcasting as opsets 1 to 6 defined it for Add, Sub, Mul, Div and Pow: only B is broadcast,
 // onto A's shape, and only when attribute broadcast=1. B's dims line up with A's starting at
-// attribute `axis`, or with A's last dims when axis is absent. Opset 7 replaced this with numpy
-// broadcasting; kernels translate the legacy form into it by giving B a shape of A's rank.
+// attribute `axis`, or with A's last dims when axis is absent. PRelu before opset 7 had a rule of
+// its own for its slope. Opset 7 replaced both with numpy broadcasting; kernels translate the
+// legacy forms into it by giving B a shape of A's rank.
 #pragma once
 
 #include <cstdint>
@@ -27,5 +28,11 @@ Result<LegacyBroadcast> ParseLegacyBroadcast(const Attributes& attrs);
 // static shapes match anything.
 Result<std::vector<int64_t>> LegacyShapeOfB(const LegacyBroadcast& lb, std::span<const int64_t> a,
                                             std::span<const int64_t> b);
+
+// PRelu before opset 7: the slope's shape re-viewed so that numpy broadcasting of X and the slope
+// gives X's shape. The slope has one element, or one per channel (dim 1 of X) as in Caffe2, from
+// which these versions came; any other slope must broadcast onto X numpy-style.
+Result<std::vector<int64_t>> LegacySlopeShape(std::span<const int64_t> x,
+                                              std::span<const int64_t> slope);
 
 }  // namespace epctx::exec::kernels

@@ -4,7 +4,7 @@
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/control/body.h"
-#include "exec/kernels/control/control_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -61,8 +61,8 @@ class IfKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterIf(KernelRegistry& registry) {
-  for (int64_t since : {1, 11, 13, 16}) registry.Register("", "If", since, &IfKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateIf(const NodeInfo& node) {
+  return IfKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

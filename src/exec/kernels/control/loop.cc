@@ -8,8 +8,8 @@
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/control/body.h"
-#include "exec/kernels/control/control_ops.h"
 #include "exec/kernels/control/slices.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -147,8 +147,8 @@ class LoopKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterLoop(KernelRegistry& registry) {
-  for (int64_t since : {1, 11, 13, 16}) registry.Register("", "Loop", since, &LoopKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateLoop(const NodeInfo& node) {
+  return LoopKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

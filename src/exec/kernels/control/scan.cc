@@ -9,8 +9,8 @@
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/control/body.h"
-#include "exec/kernels/control/control_ops.h"
 #include "exec/kernels/control/slices.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -233,8 +233,8 @@ class ScanKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterScan(KernelRegistry& registry) {
-  for (int64_t since : {8, 9, 11, 16}) registry.Register("", "Scan", since, &ScanKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateScan(const NodeInfo& node) {
+  return ScanKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/dnnl/dnnl_ops.h"
 #include "exec/kernels/dnnl/post_ops.h"
 #include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -190,8 +190,8 @@ class DnnlBatchMatMulKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDnnlBatchMatMul(KernelRegistry& registry) {
-  registry.Register("com.epctx", "DnnlBatchMatMul", 1, DnnlBatchMatMulKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateDnnlBatchMatMul(const NodeInfo& node) {
+  return DnnlBatchMatMulKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels::onednn

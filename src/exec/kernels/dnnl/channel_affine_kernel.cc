@@ -14,8 +14,8 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/dnnl/activation_layout.h"
-#include "exec/kernels/dnnl/dnnl_ops.h"
 #include "exec/kernels/dnnl/post_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -135,8 +135,8 @@ class ChannelAffineKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterChannelAffine(KernelRegistry& registry) {
-  registry.Register("com.epctx", "ChannelAffine", 1, ChannelAffineKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateChannelAffine(const NodeInfo& node) {
+  return ChannelAffineKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels::onednn

@@ -9,10 +9,10 @@
 
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/dnnl/conv_primitive.h"
-#include "exec/kernels/dnnl/dnnl_ops.h"
 #include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
+#include "exec/kernels/families.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
 
@@ -207,8 +207,8 @@ class DnnlConvKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDnnlConv(KernelRegistry& registry) {
-  registry.Register("com.epctx", "DnnlConv", 1, DnnlConvKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateDnnlConv(const NodeInfo& node) {
+  return DnnlConvKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels::onednn

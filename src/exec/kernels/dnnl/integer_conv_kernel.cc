@@ -17,10 +17,10 @@
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/dnnl/conv_primitive.h"
-#include "exec/kernels/dnnl/dnnl_ops.h"
 #include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
+#include "exec/kernels/families.h"
 #include "util/hash.h"
 #include "util/overflow.h"
 #include "util/status_macros.h"
@@ -247,8 +247,8 @@ class DnnlIntegerConvKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDnnlIntegerConv(KernelRegistry& registry) {
-  registry.Register("com.epctx", "DnnlIntegerConv", 1, DnnlIntegerConvKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateDnnlIntegerConv(const NodeInfo& node) {
+  return DnnlIntegerConvKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels::onednn

@@ -13,11 +13,11 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/dnnl/dnnl_ops.h"
 #include "exec/kernels/dnnl/matmul_primitive.h"
 #include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
+#include "exec/kernels/families.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
 
@@ -178,8 +178,8 @@ class DnnlMatMulIntegerKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDnnlMatMulInteger(KernelRegistry& registry) {
-  registry.Register("com.epctx", "DnnlMatMulInteger", 1, DnnlMatMulIntegerKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateDnnlMatMulInteger(const NodeInfo& node) {
+  return DnnlMatMulIntegerKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels::onednn

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/dnnl/dnnl_ops.h"
 #include "exec/kernels/dnnl/matmul_primitive.h"
 #include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
+#include "exec/kernels/families.h"
 #include "util/hash.h"
 #include "util/status_macros.h"
 
@@ -166,8 +166,8 @@ class DnnlMatMulKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDnnlMatMul(KernelRegistry& registry) {
-  registry.Register("com.epctx", "DnnlMatMul", 1, DnnlMatMulKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateDnnlMatMul(const NodeInfo& node) {
+  return DnnlMatMulKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels::onednn

@@ -12,9 +12,9 @@
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/dnnl/activation_layout.h"
 #include "exec/kernels/dnnl/conv_primitive.h"
-#include "exec/kernels/dnnl/dnnl_ops.h"
 #include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/nn/window.h"
 #include "util/status_macros.h"
 
@@ -198,8 +198,8 @@ class DnnlPoolKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDnnlPool(KernelRegistry& registry) {
-  registry.Register("com.epctx", "DnnlPool", 1, DnnlPoolKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateDnnlPool(const NodeInfo& node) {
+  return DnnlPoolKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels::onednn

@@ -8,9 +8,9 @@
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/dnnl/activation_layout.h"
 #include "exec/kernels/dnnl/conv_primitive.h"
-#include "exec/kernels/dnnl/dnnl_ops.h"
 #include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernels/families.h"
 
 #include "util/status_macros.h"
 
@@ -96,8 +96,8 @@ class ReorderKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDnnlReorder(KernelRegistry& registry) {
-  registry.Register("com.epctx", "Reorder", 1, ReorderKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateReorder(const NodeInfo& node) {
+  return ReorderKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels::onednn

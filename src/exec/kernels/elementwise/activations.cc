@@ -3,11 +3,11 @@
 
 #include "exec/kernels/common/activation.h"
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/elementwise/elementwise_ops.h"
 #include "exec/kernels/elementwise/unary_float.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
-namespace epctx::exec::kernels {
+namespace epctx::exec::kernels::elementwise {
 namespace {
 
 class ActivationKernel final : public Kernel {
@@ -36,13 +36,12 @@ class ActivationKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterActivations(KernelRegistry& registry) {
-  registry.Register("", "Relu", 6, [](const NodeInfo& node) {
-    return ActivationKernel::Create(node, Activation::Kind::kRelu);
-  });
-  registry.Register("", "Sigmoid", 6, [](const NodeInfo& node) {
-    return ActivationKernel::Create(node, Activation::Kind::kSigmoid);
-  });
+Result<std::unique_ptr<Kernel>> CreateRelu(const NodeInfo& node) {
+  return ActivationKernel::Create(node, Activation::Kind::kRelu);
 }
 
-}  // namespace epctx::exec::kernels
+Result<std::unique_ptr<Kernel>> CreateSigmoid(const NodeInfo& node) {
+  return ActivationKernel::Create(node, Activation::Kind::kSigmoid);
+}
+
+}  // namespace epctx::exec::kernels::elementwise

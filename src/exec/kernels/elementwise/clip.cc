@@ -6,12 +6,12 @@
 
 #include "exec/kernels/common/activation.h"
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/elementwise/elementwise_ops.h"
+#include "exec/kernels/elementwise/element_types.h"
 #include "exec/kernels/elementwise/unary_float.h"
-#include "exec/kernels/math/math_types.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
-namespace epctx::exec::kernels {
+namespace epctx::exec::kernels::elementwise {
 namespace {
 
 // Bound input `index` as a T, or `fallback` when omitted.
@@ -34,19 +34,18 @@ Result<T> BoundInput(const KernelContext& ctx, size_t index, const char* name, D
 // One type other than float32; 16-bit floats are compared in float.
 template <typename T>
 Status ClipTyped(KernelContext& ctx, const Tensor& x) {
-  using C = math::Compute<T>;
+  using C = Compute<T>;
+  EPCTX_ASSIGN_OR_RETURN(T lo_bound, BoundInput<T>(ctx, 1, "min", x.dtype(),
+                                                   Store<T>(std::numeric_limits<C>::lowest())));
   EPCTX_ASSIGN_OR_RETURN(
-      T lo_bound,
-      BoundInput<T>(ctx, 1, "min", x.dtype(), math::Store<T>(std::numeric_limits<C>::lowest())));
-  EPCTX_ASSIGN_OR_RETURN(T hi_bound, BoundInput<T>(ctx, 2, "max", x.dtype(),
-                                                   math::Store<T>(std::numeric_limits<C>::max())));
-  const C lo = math::Load(lo_bound);
-  const C hi = math::Load(hi_bound);
+      T hi_bound, BoundInput<T>(ctx, 2, "max", x.dtype(), Store<T>(std::numeric_limits<C>::max())));
+  const C lo = Load(lo_bound);
+  const C hi = Load(hi_bound);
   EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.dtype(), x.shape()));
   const T* in = x.data_as<T>();
   T* out = y->mutable_data_as<T>();
   for (int64_t i = 0; i < x.element_count(); ++i) {
-    out[i] = math::Store<T>(std::min(std::max(math::Load(in[i]), lo), hi));
+    out[i] = Store<T>(std::min(std::max(Load(in[i]), lo), hi));
   }
   return Status::Ok();
 }
@@ -69,9 +68,9 @@ class ClipKernel final : public Kernel {
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
     if (x->dtype() != DataType::kFloat32 && bounds_are_inputs_) {
-      return math::Visit(x->dtype(), [&](auto tag) -> Status {
+      return Visit(x->dtype(), [&](auto tag) -> Status {
         using T = typename decltype(tag)::type;
-        if constexpr (math::kInSet<math::TypeSet::kNumeric, T>) {
+        if constexpr (kInSet<TypeSet::kNumeric, T>) {
           return ClipTyped<T>(ctx, *x);
         } else {
           return EPCTX_ERROR(kUnsupported, "input has type {}, expected a numeric type",
@@ -106,11 +105,8 @@ class ClipKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterClip(KernelRegistry& registry) {
-  registry.Register("", "Clip", 6,
-                    [](const NodeInfo& node) { return ClipKernel::Create(node, false); });
-  registry.Register("", "Clip", 11,
-                    [](const NodeInfo& node) { return ClipKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateClip(const NodeInfo& node) {
+  return ClipKernel::Create(node, node.opset >= 11);
 }
 
-}  // namespace epctx::exec::kernels
+}  // namespace epctx::exec::kernels::elementwise

@@ -6,11 +6,11 @@
 
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/elementwise/elementwise_ops.h"
-#include "exec/kernels/math/math_types.h"
+#include "exec/kernels/elementwise/element_types.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
-namespace epctx::exec::kernels {
+namespace epctx::exec::kernels::elementwise {
 namespace {
 
 class IdentityKernel final : public Kernel {
@@ -71,7 +71,7 @@ Result<double> Ratio(const Tensor* ratio) {
     case DataType::kFloat64:
       return *ratio->data_as<double>();
     case DataType::kFloat16:
-      return static_cast<double>(math::HalfToFloat(*ratio->data_as<math::Half>()));
+      return static_cast<double>(HalfToFloat(*ratio->data_as<Half>()));
     default:
       return EPCTX_ERROR(kInvalidArgument, "input ratio has type {}, expected a float type",
                          DataTypeName(ratio->dtype()));
@@ -127,14 +127,12 @@ class DropoutKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterIdentityDropout(KernelRegistry& registry) {
-  registry.Register("", "Identity", 1, &IdentityKernel::Create);
-  registry.Register("", "Dropout", 7, [](const NodeInfo& node) {
-    return DropoutKernel::Create(node, MaskKind::kSameAsInput);
-  });
-  registry.Register("", "Dropout", 10, [](const NodeInfo& node) {
-    return DropoutKernel::Create(node, MaskKind::kBool);
-  });
+Result<std::unique_ptr<Kernel>> CreateIdentity(const NodeInfo& node) {
+  return IdentityKernel::Create(node);
 }
 
-}  // namespace epctx::exec::kernels
+Result<std::unique_ptr<Kernel>> CreateDropout(const NodeInfo& node) {
+  return DropoutKernel::Create(node, node.opset >= 10 ? MaskKind::kBool : MaskKind::kSameAsInput);
+}
+
+}  // namespace epctx::exec::kernels::elementwise

@@ -9,7 +9,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/image/image_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -137,11 +137,12 @@ class DepthSpaceKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDepthSpace(KernelRegistry& registry) {
-  registry.Register("", "DepthToSpace", 1,
-                    [](const NodeInfo& node) { return DepthSpaceKernel::Create(node, true); });
-  registry.Register("", "SpaceToDepth", 1,
-                    [](const NodeInfo& node) { return DepthSpaceKernel::Create(node, false); });
+Result<std::unique_ptr<Kernel>> CreateDepthToSpace(const NodeInfo& node) {
+  return DepthSpaceKernel::Create(node, true);
+}
+
+Result<std::unique_ptr<Kernel>> CreateSpaceToDepth(const NodeInfo& node) {
+  return DepthSpaceKernel::Create(node, false);
 }
 
 }  // namespace epctx::exec::kernels

@@ -10,7 +10,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/image/image_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -176,8 +176,8 @@ class GridSampleKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterGridSample(KernelRegistry& registry) {
-  registry.Register("", "GridSample", 16, &GridSampleKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateGridSample(const NodeInfo& node) {
+  return GridSampleKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/image/image_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/nn/window.h"
 #include "util/status_macros.h"
 
@@ -97,8 +97,8 @@ class MaxUnpoolKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterMaxUnpool(KernelRegistry& registry) {
-  registry.Register("", "MaxUnpool", 9, &MaxUnpoolKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateMaxUnpool(const NodeInfo& node) {
+  return MaxUnpoolKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

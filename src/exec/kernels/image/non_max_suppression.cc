@@ -13,7 +13,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/image/image_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -187,9 +187,9 @@ class NonMaxSuppressionKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterNonMaxSuppression(KernelRegistry& registry) {
+Result<std::unique_ptr<Kernel>> CreateNonMaxSuppression(const NodeInfo& node) {
   // Opset 11 changed only the wording of the schema, so this kernel serves both versions.
-  registry.Register("", "NonMaxSuppression", 10, &NonMaxSuppressionKernel::Create);
+  return NonMaxSuppressionKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/image/image_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/image/resize_geometry.h"
 #include "exec/kernels/image/resize_sample.h"
 #include "util/status_macros.h"
@@ -285,19 +285,14 @@ class ResizeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterResize(KernelRegistry& registry) {
-  registry.Register("", "Upsample", 7, [](const NodeInfo& node) {
-    return ResizeKernel::Create(node, ResizeInputs::kScalesAttr);
-  });
-  registry.Register("", "Upsample", 9, [](const NodeInfo& node) {
-    return ResizeKernel::Create(node, ResizeInputs::kScalesInput);
-  });
-  registry.Register("", "Resize", 10, [](const NodeInfo& node) {
-    return ResizeKernel::Create(node, ResizeInputs::kScalesInput);
-  });
-  registry.Register("", "Resize", 11, [](const NodeInfo& node) {
-    return ResizeKernel::Create(node, ResizeInputs::kFull);
-  });
+Result<std::unique_ptr<Kernel>> CreateUpsample(const NodeInfo& node) {
+  return ResizeKernel::Create(
+      node, node.opset >= 9 ? ResizeInputs::kScalesInput : ResizeInputs::kScalesAttr);
+}
+
+Result<std::unique_ptr<Kernel>> CreateResize(const NodeInfo& node) {
+  return ResizeKernel::Create(node,
+                              node.opset >= 11 ? ResizeInputs::kFull : ResizeInputs::kScalesInput);
 }
 
 }  // namespace epctx::exec::kernels

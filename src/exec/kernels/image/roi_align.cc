@@ -12,7 +12,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/image/image_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -219,11 +219,8 @@ class RoiAlignKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterRoiAlign(KernelRegistry& registry) {
-  registry.Register("", "RoiAlign", 10,
-                    [](const NodeInfo& node) { return RoiAlignKernel::Create(node, false); });
-  registry.Register("", "RoiAlign", 16,
-                    [](const NodeInfo& node) { return RoiAlignKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateRoiAlign(const NodeInfo& node) {
+  return RoiAlignKernel::Create(node, node.opset >= 16);
 }
 
 }  // namespace epctx::exec::kernels

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -80,8 +80,8 @@ class CompressKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterCompress(KernelRegistry& registry) {
-  registry.Register("", "Compress", 9, &CompressKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateCompress(const NodeInfo& node) {
+  return CompressKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/indexing/indexing_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/strided_copy.h"
 #include "util/status_macros.h"
 
@@ -57,8 +57,8 @@ class ConstantOfShapeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterConstantOfShape(KernelRegistry& registry) {
-  registry.Register("", "ConstantOfShape", 9, &ConstantOfShapeKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateConstantOfShape(const NodeInfo& node) {
+  return ConstantOfShapeKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -6,8 +6,8 @@
 
 #include "exec/kernels/common/broadcast.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "exec/kernels/indexing/strided_copy.h"
 #include "util/status_macros.h"
 
@@ -48,8 +48,8 @@ class ExpandKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterExpand(KernelRegistry& registry) {
-  registry.Register("", "Expand", 8, &ExpandKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateExpand(const NodeInfo& node) {
+  return ExpandKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

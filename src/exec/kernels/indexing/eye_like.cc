@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/indexing/indexing_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -92,8 +92,8 @@ class EyeLikeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterEyeLike(KernelRegistry& registry) {
-  registry.Register("", "EyeLike", 9, &EyeLikeKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateEyeLike(const NodeInfo& node) {
+  return EyeLikeKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

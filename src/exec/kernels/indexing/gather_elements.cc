@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "exec/kernels/indexing/strided_copy.h"
 #include "util/status_macros.h"
 
@@ -93,8 +93,8 @@ class GatherElementsKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterGatherElements(KernelRegistry& registry) {
-  registry.Register("", "GatherElements", 11, &GatherElementsKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateGatherElements(const NodeInfo& node) {
+  return GatherElementsKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

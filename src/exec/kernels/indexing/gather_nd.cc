@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "exec/kernels/indexing/strided_copy.h"
 #include "util/status_macros.h"
 
@@ -89,8 +89,8 @@ class GatherNDKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterGatherND(KernelRegistry& registry) {
-  registry.Register("", "GatherND", 11, &GatherNDKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateGatherND(const NodeInfo& node) {
+  return GatherNDKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

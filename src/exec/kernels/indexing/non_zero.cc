@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/indexing/indexing_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -94,8 +94,8 @@ class NonZeroKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterNonZero(KernelRegistry& registry) {
-  registry.Register("", "NonZero", 9, &NonZeroKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateNonZero(const NodeInfo& node) {
+  return NonZeroKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "exec/kernels/indexing/strided_copy.h"
 #include "util/status_macros.h"
 
@@ -117,8 +117,8 @@ class OneHotKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterOneHot(KernelRegistry& registry) {
-  registry.Register("", "OneHot", 9, &OneHotKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateOneHot(const NodeInfo& node) {
+  return OneHotKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -15,8 +15,8 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "exec/kernels/indexing/strided_copy.h"
 #include "util/status_macros.h"
 
@@ -230,11 +230,8 @@ class PadKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterPad(KernelRegistry& registry) {
-  registry.Register("", "Pad", 2,
-                    [](const NodeInfo& node) { return PadKernel::Create(node, false); });
-  registry.Register("", "Pad", 11,
-                    [](const NodeInfo& node) { return PadKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreatePad(const NodeInfo& node) {
+  return PadKernel::Create(node, node.opset >= 11);
 }
 
 }  // namespace epctx::exec::kernels

@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/indexing/indexing_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -94,8 +94,8 @@ class RangeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterRange(KernelRegistry& registry) {
-  registry.Register("", "Range", 11, &RangeKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateRange(const NodeInfo& node) {
+  return RangeKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

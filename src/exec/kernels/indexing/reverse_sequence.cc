@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -75,8 +75,8 @@ class ReverseSequenceKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterReverseSequence(KernelRegistry& registry) {
-  registry.Register("", "ReverseSequence", 10, &ReverseSequenceKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateReverseSequence(const NodeInfo& node) {
+  return ReverseSequenceKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

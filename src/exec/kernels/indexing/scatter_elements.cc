@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "exec/kernels/indexing/scatter_apply.h"
 #include "exec/kernels/indexing/strided_copy.h"
 #include "util/status_macros.h"
@@ -74,9 +74,9 @@ class ScatterElementsKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterScatterElements(KernelRegistry& registry) {
-  registry.Register("", "Scatter", 9, &ScatterElementsKernel::Create);
-  registry.Register("", "ScatterElements", 11, &ScatterElementsKernel::Create);
+// Scatter (opsets 9 to 10) is ScatterElements under its old name.
+Result<std::unique_ptr<Kernel>> CreateScatterElements(const NodeInfo& node) {
+  return ScatterElementsKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "exec/kernels/indexing/scatter_apply.h"
 #include "exec/kernels/indexing/strided_copy.h"
 #include "util/status_macros.h"
@@ -73,8 +73,8 @@ class ScatterNDKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterScatterND(KernelRegistry& registry) {
-  registry.Register("", "ScatterND", 11, &ScatterNDKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateScatterND(const NodeInfo& node) {
+  return ScatterNDKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

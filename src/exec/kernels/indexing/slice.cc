@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "exec/kernels/indexing/strided_copy.h"
 #include "util/status_macros.h"
 
@@ -126,11 +126,8 @@ class SliceKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterSlice(KernelRegistry& registry) {
-  registry.Register("", "Slice", 1,
-                    [](const NodeInfo& node) { return SliceKernel::Create(node, false); });
-  registry.Register("", "Slice", 10,
-                    [](const NodeInfo& node) { return SliceKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateSlice(const NodeInfo& node) {
+  return SliceKernel::Create(node, node.opset >= 10);
 }
 
 }  // namespace epctx::exec::kernels

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -17,11 +17,11 @@ namespace {
 
 class SplitKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, int64_t version) {
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     auto kernel = std::unique_ptr<SplitKernel>(new SplitKernel());
     EPCTX_RETURN_IF_ERROR(ExpectStaticCopyable(node, 0, "input"));
-    kernel->split_is_input_ = version >= 13;
-    kernel->uneven_ = version >= 18;
+    kernel->split_is_input_ = node.opset >= 13;
+    kernel->uneven_ = node.opset >= 18;
     EPCTX_ASSIGN_OR_RETURN(kernel->axis_, node.attrs->GetInt("axis", 0));
     if (!kernel->split_is_input_) {
       EPCTX_ASSIGN_OR_RETURN(kernel->split_, node.attrs->GetInts("split"));
@@ -107,12 +107,8 @@ class SplitKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterSplit(KernelRegistry& registry) {
-  for (int64_t version : {1, 13, 18}) {
-    registry.Register("", "Split", version, [version](const NodeInfo& node) {
-      return SplitKernel::Create(node, version);
-    });
-  }
+Result<std::unique_ptr<Kernel>> CreateSplit(const NodeInfo& node) {
+  return SplitKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "exec/kernels/indexing/strided_copy.h"
 #include "util/status_macros.h"
 
@@ -62,8 +62,8 @@ class TileKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterTile(KernelRegistry& registry) {
-  registry.Register("", "Tile", 6, &TileKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateTile(const NodeInfo& node) {
+  return TileKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

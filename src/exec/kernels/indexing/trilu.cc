@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -71,8 +71,8 @@ class TriluKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterTrilu(KernelRegistry& registry) {
-  registry.Register("", "Trilu", 14, &TriluKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateTrilu(const NodeInfo& node) {
+  return TriluKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

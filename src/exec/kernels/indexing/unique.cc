@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
-#include "exec/kernels/indexing/indexing_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -177,8 +177,8 @@ class UniqueKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterUnique(KernelRegistry& registry) {
-  registry.Register("", "Unique", 11, &UniqueKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateUnique(const NodeInfo& node) {
+  return UniqueKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

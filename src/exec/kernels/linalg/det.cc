@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/linalg/linalg_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -80,8 +80,8 @@ class DetKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDet(KernelRegistry& registry) {
-  registry.Register("", "Det", 11, &DetKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateDet(const NodeInfo& node) {
+  return DetKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

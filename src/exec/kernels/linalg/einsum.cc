@@ -13,8 +13,8 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/linalg/einsum_equation.h"
-#include "exec/kernels/linalg/linalg_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -275,8 +275,8 @@ class EinsumKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterEinsum(KernelRegistry& registry) {
-  registry.Register("", "Einsum", 12, &EinsumKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateEinsum(const NodeInfo& node) {
+  return EinsumKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -11,7 +11,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/nn/nn_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -165,11 +165,8 @@ class BatchNormKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterBatchNormalization(KernelRegistry& registry) {
-  registry.Register("", "BatchNormalization", 1,
-                    [](const NodeInfo& node) { return BatchNormKernel::Create(node, true); });
-  registry.Register("", "BatchNormalization", 7,
-                    [](const NodeInfo& node) { return BatchNormKernel::Create(node, false); });
+Result<std::unique_ptr<Kernel>> CreateBatchNormalization(const NodeInfo& node) {
+  return BatchNormKernel::Create(node, node.opset < 7);
 }
 
 }  // namespace epctx::exec::kernels

@@ -8,8 +8,8 @@
 #include "exec/kernels/common/activation.h"
 #include "exec/kernels/common/scratch.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/nn/conv_f32.h"
-#include "exec/kernels/nn/nn_ops.h"
 #include "exec/kernels/nn/window.h"
 #include "util/status_macros.h"
 
@@ -149,11 +149,12 @@ class ConvKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterConv(KernelRegistry& registry) {
-  registry.Register("", "Conv", 1,
-                    [](const NodeInfo& node) { return ConvKernel::Create(node, false); });
-  registry.Register("com.epctx", "FusedConv", 1,
-                    [](const NodeInfo& node) { return ConvKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateConv(const NodeInfo& node) {
+  return ConvKernel::Create(node, false);
+}
+
+Result<std::unique_ptr<Kernel>> CreateFusedConv(const NodeInfo& node) {
+  return ConvKernel::Create(node, true);
 }
 
 }  // namespace epctx::exec::kernels

@@ -11,8 +11,8 @@
 #include "exec/kernels/common/scratch.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/nn/gemm_f32.h"
-#include "exec/kernels/nn/nn_ops.h"
 #include "exec/kernels/nn/window.h"
 #include "util/status_macros.h"
 
@@ -222,8 +222,8 @@ class ConvTransposeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterConvTranspose(KernelRegistry& registry) {
-  registry.Register("", "ConvTranspose", 1, &ConvTransposeKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateConvTranspose(const NodeInfo& node) {
+  return ConvTransposeKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

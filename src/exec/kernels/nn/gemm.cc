@@ -6,8 +6,8 @@
 
 #include "exec/kernels/common/activation.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/nn/gemm_f32.h"
-#include "exec/kernels/nn/nn_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -149,13 +149,12 @@ class GemmKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterGemm(KernelRegistry& registry) {
-  registry.Register("", "Gemm", 1,
-                    [](const NodeInfo& node) { return GemmKernel::Create(node, false, true); });
-  registry.Register("", "Gemm", 7,
-                    [](const NodeInfo& node) { return GemmKernel::Create(node, false, false); });
-  registry.Register("com.epctx", "FusedGemm", 1,
-                    [](const NodeInfo& node) { return GemmKernel::Create(node, true, false); });
+Result<std::unique_ptr<Kernel>> CreateGemm(const NodeInfo& node) {
+  return GemmKernel::Create(node, false, node.opset < 7);
+}
+
+Result<std::unique_ptr<Kernel>> CreateFusedGemm(const NodeInfo& node) {
+  return GemmKernel::Create(node, true, false);
 }
 
 }  // namespace epctx::exec::kernels

@@ -7,7 +7,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/nn/nn_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -64,11 +64,12 @@ class GlobalPoolKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterGlobalPool(KernelRegistry& registry) {
-  registry.Register("", "GlobalAveragePool", 1,
-                    [](const NodeInfo& node) { return GlobalPoolKernel::Create(node, false); });
-  registry.Register("", "GlobalMaxPool", 1,
-                    [](const NodeInfo& node) { return GlobalPoolKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateGlobalAveragePool(const NodeInfo& node) {
+  return GlobalPoolKernel::Create(node, false);
+}
+
+Result<std::unique_ptr<Kernel>> CreateGlobalMaxPool(const NodeInfo& node) {
+  return GlobalPoolKernel::Create(node, true);
 }
 
 }  // namespace epctx::exec::kernels

@@ -7,7 +7,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/nn/nn_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/nn/window.h"
 #include "util/status_macros.h"
 
@@ -120,11 +120,12 @@ class LpPoolKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterLpPool(KernelRegistry& registry) {
-  registry.Register("", "LpPool", 2,
-                    [](const NodeInfo& node) { return LpPoolKernel::Create(node, false); });
-  registry.Register("", "GlobalLpPool", 2,
-                    [](const NodeInfo& node) { return LpPoolKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateLpPool(const NodeInfo& node) {
+  return LpPoolKernel::Create(node, false);
+}
+
+Result<std::unique_ptr<Kernel>> CreateGlobalLpPool(const NodeInfo& node) {
+  return LpPoolKernel::Create(node, true);
 }
 
 }  // namespace epctx::exec::kernels

@@ -8,8 +8,8 @@
 #include "exec/kernels/common/broadcast.h"
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/nn/gemm_f32.h"
-#include "exec/kernels/nn/nn_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -113,8 +113,8 @@ class MatMulKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterMatMul(KernelRegistry& registry) {
-  registry.Register("", "MatMul", 1, &MatMulKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateMatMul(const NodeInfo& node) {
+  return MatMulKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -11,7 +11,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/nn/nn_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/nn/window.h"
 #include "util/status_macros.h"
 
@@ -239,12 +239,12 @@ class PoolKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterPool(KernelRegistry& registry) {
-  registry.Register("", "MaxPool", 1,
-                    [](const NodeInfo& node) { return PoolKernel::Create(node, PoolKind::kMax); });
-  registry.Register("", "AveragePool", 1, [](const NodeInfo& node) {
-    return PoolKernel::Create(node, PoolKind::kAverage);
-  });
+Result<std::unique_ptr<Kernel>> CreateMaxPool(const NodeInfo& node) {
+  return PoolKernel::Create(node, PoolKind::kMax);
+}
+
+Result<std::unique_ptr<Kernel>> CreateAveragePool(const NodeInfo& node) {
+  return PoolKernel::Create(node, PoolKind::kAverage);
 }
 
 }  // namespace epctx::exec::kernels

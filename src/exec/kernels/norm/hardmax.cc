@@ -6,7 +6,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/norm/norm_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/norm/softmax_axis_kernel.h"
 #include "util/status_macros.h"
 
@@ -41,8 +41,8 @@ struct HardmaxOp {
 
 }  // namespace
 
-void RegisterHardmax(KernelRegistry& registry) {
-  RegisterSoftmaxAxisOp<HardmaxOp>(registry, "Hardmax");
+Result<std::unique_ptr<Kernel>> CreateHardmax(const NodeInfo& node) {
+  return CreateSoftmaxAxisKernel<HardmaxOp>(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -7,7 +7,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/norm/norm_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/norm/norm_stats.h"
 #include "util/status_macros.h"
 
@@ -72,8 +72,8 @@ class InstanceNormKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterInstanceNormalization(KernelRegistry& registry) {
-  registry.Register("", "InstanceNormalization", 1, &InstanceNormKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateInstanceNormalization(const NodeInfo& node) {
+  return InstanceNormKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

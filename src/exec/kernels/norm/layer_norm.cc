@@ -9,7 +9,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/norm/norm_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/norm/norm_stats.h"
 #include "util/status_macros.h"
 
@@ -98,8 +98,8 @@ class LayerNormKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterLayerNormalization(KernelRegistry& registry) {
-  registry.Register("", "LayerNormalization", 17, &LayerNormKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateLayerNormalization(const NodeInfo& node) {
+  return LayerNormKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

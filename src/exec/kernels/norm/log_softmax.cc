@@ -9,7 +9,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/norm/norm_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/norm/softmax_axis_kernel.h"
 #include "util/status_macros.h"
 
@@ -71,8 +71,8 @@ struct LogSoftmaxOp {
 
 }  // namespace
 
-void RegisterLogSoftmax(KernelRegistry& registry) {
-  RegisterSoftmaxAxisOp<LogSoftmaxOp>(registry, "LogSoftmax");
+Result<std::unique_ptr<Kernel>> CreateLogSoftmax(const NodeInfo& node) {
+  return CreateSoftmaxAxisKernel<LogSoftmaxOp>(node);
 }
 
 }  // namespace epctx::exec::kernels

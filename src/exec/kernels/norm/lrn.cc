@@ -9,7 +9,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/norm/norm_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -79,8 +79,8 @@ class LrnKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterLrn(KernelRegistry& registry) {
-  registry.Register("", "LRN", 1, &LrnKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateLrn(const NodeInfo& node) {
+  return LrnKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/norm/norm_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -84,8 +84,8 @@ class MvnKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterMeanVarianceNormalization(KernelRegistry& registry) {
-  registry.Register("", "MeanVarianceNormalization", 9, &MvnKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateMeanVarianceNormalization(const NodeInfo& node) {
+  return MvnKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -8,7 +8,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/norm/norm_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/norm/softmax_axis.h"
 #include "util/status_macros.h"
 
@@ -90,11 +90,8 @@ class SoftmaxKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterSoftmax(KernelRegistry& registry) {
-  registry.Register("", "Softmax", 1,
-                    [](const NodeInfo& node) { return SoftmaxKernel::Create(node, false); });
-  registry.Register("", "Softmax", 13,
-                    [](const NodeInfo& node) { return SoftmaxKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateSoftmax(const NodeInfo& node) {
+  return SoftmaxKernel::Create(node, node.opset >= 13);
 }
 
 }  // namespace epctx::exec::kernels

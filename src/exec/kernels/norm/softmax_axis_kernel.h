@@ -51,12 +51,8 @@ class SoftmaxAxisKernel final : public Kernel {
 
 // Opsets 1-12 flatten to 2-D at `axis`; 13 and later work along the one dim `axis`.
 template <typename Op>
-void RegisterSoftmaxAxisOp(KernelRegistry& registry, const char* op_type) {
-  registry.Register("", op_type, 1, [](const NodeInfo& node) {
-    return SoftmaxAxisKernel<Op>::Create(node, false);
-  });
-  registry.Register("", op_type, 13,
-                    [](const NodeInfo& node) { return SoftmaxAxisKernel<Op>::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateSoftmaxAxisKernel(const NodeInfo& node) {
+  return SoftmaxAxisKernel<Op>::Create(node, node.opset >= 13);
 }
 
 }  // namespace epctx::exec::kernels

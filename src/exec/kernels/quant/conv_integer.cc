@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/quant/int_conv.h"
-#include "exec/kernels/quant/quant_ops.h"
 #include "exec/kernels/quant/quant_params.h"
 #include "util/status_macros.h"
 
@@ -52,8 +52,8 @@ class ConvIntegerKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterConvInteger(KernelRegistry& registry) {
-  registry.Register("", "ConvInteger", 10, &ConvIntegerKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateConvInteger(const NodeInfo& node) {
+  return ConvIntegerKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

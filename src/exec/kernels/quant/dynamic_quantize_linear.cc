@@ -7,7 +7,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/quant/quant_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/quant/quant_params.h"
 #include "util/status_macros.h"
 
@@ -68,8 +68,8 @@ class DynamicQuantizeLinearKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDynamicQuantizeLinear(KernelRegistry& registry) {
-  registry.Register("", "DynamicQuantizeLinear", 11, &DynamicQuantizeLinearKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateDynamicQuantizeLinear(const NodeInfo& node) {
+  return DynamicQuantizeLinearKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/quant/int_operands.h"
-#include "exec/kernels/quant/quant_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -33,8 +33,8 @@ class MatMulIntegerKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterMatMulInteger(KernelRegistry& registry) {
-  registry.Register("", "MatMulInteger", 10, &MatMulIntegerKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateMatMulInteger(const NodeInfo& node) {
+  return MatMulIntegerKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

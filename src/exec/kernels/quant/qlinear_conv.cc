@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/quant/int_conv.h"
-#include "exec/kernels/quant/quant_ops.h"
 #include "exec/kernels/quant/quant_params.h"
 #include "util/status_macros.h"
 
@@ -106,8 +106,8 @@ class QLinearConvKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterQLinearConv(KernelRegistry& registry) {
-  registry.Register("", "QLinearConv", 10, &QLinearConvKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateQLinearConv(const NodeInfo& node) {
+  return QLinearConvKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

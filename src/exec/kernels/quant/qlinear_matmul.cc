@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/quant/int_operands.h"
-#include "exec/kernels/quant/quant_ops.h"
 #include "exec/kernels/quant/quant_params.h"
 #include "util/status_macros.h"
 
@@ -78,8 +78,8 @@ class QLinearMatMulKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterQLinearMatMul(KernelRegistry& registry) {
-  registry.Register("", "QLinearMatMul", 10, &QLinearMatMulKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateQLinearMatMul(const NodeInfo& node) {
+  return QLinearMatMulKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -7,7 +7,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/quant/quant_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/quant/quant_params.h"
 #include "util/status_macros.h"
 
@@ -175,17 +175,12 @@ class DequantizeLinearKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterQuantizeLinear(KernelRegistry& registry) {
-  registry.Register("", "QuantizeLinear", 10,
-                    [](const NodeInfo& node) { return QuantizeLinearKernel::Create(node, false); });
-  registry.Register("", "QuantizeLinear", 13,
-                    [](const NodeInfo& node) { return QuantizeLinearKernel::Create(node, true); });
-  registry.Register("", "DequantizeLinear", 10, [](const NodeInfo& node) {
-    return DequantizeLinearKernel::Create(node, false);
-  });
-  registry.Register("", "DequantizeLinear", 13, [](const NodeInfo& node) {
-    return DequantizeLinearKernel::Create(node, true);
-  });
+Result<std::unique_ptr<Kernel>> CreateQuantizeLinear(const NodeInfo& node) {
+  return QuantizeLinearKernel::Create(node, node.opset >= 13);
+}
+
+Result<std::unique_ptr<Kernel>> CreateDequantizeLinear(const NodeInfo& node) {
+  return DequantizeLinearKernel::Create(node, node.opset >= 13);
 }
 
 }  // namespace epctx::exec::kernels

@@ -9,7 +9,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/reduce/reduce_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/reduce/reduce_types.h"
 #include "util/status_macros.h"
 
@@ -142,11 +142,12 @@ class ArgReduceKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterArgReduce(KernelRegistry& registry) {
-  registry.Register("", "ArgMax", 1,
-                    [](const NodeInfo& node) { return ArgReduceKernel::Create(node, true); });
-  registry.Register("", "ArgMin", 1,
-                    [](const NodeInfo& node) { return ArgReduceKernel::Create(node, false); });
+Result<std::unique_ptr<Kernel>> CreateArgMax(const NodeInfo& node) {
+  return ArgReduceKernel::Create(node, true);
+}
+
+Result<std::unique_ptr<Kernel>> CreateArgMin(const NodeInfo& node) {
+  return ArgReduceKernel::Create(node, false);
 }
 
 }  // namespace epctx::exec::kernels

@@ -8,8 +8,8 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/reduce/reduce_functors.h"
-#include "exec/kernels/reduce/reduce_ops.h"
 #include "exec/kernels/reduce/reduce_types.h"
 #include "util/status_macros.h"
 
@@ -121,8 +121,8 @@ class CumSumKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterCumSum(KernelRegistry& registry) {
-  registry.Register("", "CumSum", 11, &CumSumKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateCumSum(const NodeInfo& node) {
+  return CumSumKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -5,14 +5,16 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/reduce/reduce_engine.h"
 #include "exec/kernels/reduce/reduce_functors.h"
-#include "exec/kernels/reduce/reduce_ops.h"
 #include "exec/kernels/reduce/reduce_types.h"
 #include "util/status_macros.h"
 
@@ -147,28 +149,29 @@ class ReduceKernel final : public Kernel {
   std::vector<int64_t> axes_;
 };
 
-void RegisterReduce(KernelRegistry& registry, const char* op, ReduceKind kind,
-                    int64_t axes_input_since) {
-  registry.Register(
-      "", op, 1, [kind](const NodeInfo& node) { return ReduceKernel::Create(node, kind, false); });
-  registry.Register("", op, axes_input_since, [kind](const NodeInfo& node) {
-    return ReduceKernel::Create(node, kind, true);
-  });
-}
-
 }  // namespace
 
-void RegisterReductions(KernelRegistry& registry) {
-  RegisterReduce(registry, "ReduceSum", ReduceKind::kSum, 13);
-  RegisterReduce(registry, "ReduceMean", ReduceKind::kMean, 18);
-  RegisterReduce(registry, "ReduceMax", ReduceKind::kMax, 18);
-  RegisterReduce(registry, "ReduceMin", ReduceKind::kMin, 18);
-  RegisterReduce(registry, "ReduceProd", ReduceKind::kProd, 18);
-  RegisterReduce(registry, "ReduceL1", ReduceKind::kL1, 18);
-  RegisterReduce(registry, "ReduceL2", ReduceKind::kL2, 18);
-  RegisterReduce(registry, "ReduceLogSum", ReduceKind::kLogSum, 18);
-  RegisterReduce(registry, "ReduceLogSumExp", ReduceKind::kLogSumExp, 18);
-  RegisterReduce(registry, "ReduceSumSquare", ReduceKind::kSumSquare, 18);
+// All ten ops, told apart by their type. The axes became an input in opset 13 for ReduceSum, in 18
+// for the others.
+Result<std::unique_ptr<Kernel>> CreateReduce(const NodeInfo& node) {
+  static constexpr std::pair<std::string_view, ReduceKind> kKinds[] = {
+      {"ReduceSum", ReduceKind::kSum},
+      {"ReduceMean", ReduceKind::kMean},
+      {"ReduceMax", ReduceKind::kMax},
+      {"ReduceMin", ReduceKind::kMin},
+      {"ReduceProd", ReduceKind::kProd},
+      {"ReduceL1", ReduceKind::kL1},
+      {"ReduceL2", ReduceKind::kL2},
+      {"ReduceLogSum", ReduceKind::kLogSum},
+      {"ReduceLogSumExp", ReduceKind::kLogSumExp},
+      {"ReduceSumSquare", ReduceKind::kSumSquare},
+  };
+  for (const auto& [op, kind] : kKinds) {
+    if (op == node.op_type) {
+      return ReduceKernel::Create(node, kind, node.opset >= (kind == ReduceKind::kSum ? 13 : 18));
+    }
+  }
+  return EPCTX_ERROR(kInternal, "{} is not a reduction", node.op_type);
 }
 
 }  // namespace epctx::exec::kernels

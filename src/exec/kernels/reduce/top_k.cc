@@ -13,7 +13,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/reduce/reduce_ops.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/reduce/reduce_types.h"
 #include "util/status_macros.h"
 
@@ -62,19 +62,19 @@ void TopKSlices(const T* x, int64_t outer, int64_t extent, int64_t inner, int64_
 
 class TopKKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, int64_t version) {
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     auto kernel = std::unique_ptr<TopKKernel>(new TopKKernel());
     EPCTX_RETURN_IF_ERROR(ExpectStaticSupportedType(node, 0, &IsReduceType, "TopK"));
     EPCTX_ASSIGN_OR_RETURN(kernel->axis_, node.attrs->GetInt("axis", -1));
-    if (version < 10) {
+    if (node.opset < 10) {
       EPCTX_ASSIGN_OR_RETURN(const AttributeValue* k, node.attrs->Require("k", AttrType::kInt));
       kernel->k_attr_ = k->i;
     }
-    if (version >= 11) {
+    if (node.opset >= 11) {
       EPCTX_ASSIGN_OR_RETURN(int64_t largest, node.attrs->GetInt("largest", 1));
       kernel->largest_ = largest != 0;
     }
-    kernel->k_from_input_ = version >= 10;
+    kernel->k_from_input_ = node.opset >= 10;
     kernel->want_values_ = OutputPresent(node, 0);
     kernel->want_indices_ = OutputPresent(node, 1);
     return std::unique_ptr<Kernel>(std::move(kernel));
@@ -164,12 +164,8 @@ class TopKKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterTopK(KernelRegistry& registry) {
-  for (int64_t version : {1, 10, 11}) {
-    registry.Register("", "TopK", version, [version](const NodeInfo& node) {
-      return TopKKernel::Create(node, version);
-    });
-  }
+Result<std::unique_ptr<Kernel>> CreateTopK(const NodeInfo& node) {
+  return TopKKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

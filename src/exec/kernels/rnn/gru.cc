@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/rnn/rnn_common.h"
-#include "exec/kernels/rnn/rnn_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -110,8 +110,8 @@ class GruKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterGru(KernelRegistry& registry) {
-  registry.Register("", "GRU", 1, &GruKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateGru(const NodeInfo& node) {
+  return GruKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

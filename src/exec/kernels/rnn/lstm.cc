@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/rnn/rnn_common.h"
-#include "exec/kernels/rnn/rnn_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -104,8 +104,8 @@ class LstmKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterLstm(KernelRegistry& registry) {
-  registry.Register("", "LSTM", 1, &LstmKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateLstm(const NodeInfo& node) {
+  return LstmKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/rnn/rnn_common.h"
-#include "exec/kernels/rnn/rnn_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -65,8 +65,8 @@ class RnnKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterRnn(KernelRegistry& registry) {
-  registry.Register("", "RNN", 1, &RnnKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateRnn(const NodeInfo& node) {
+  return RnnKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -13,11 +13,12 @@
 
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/signal/dft_plan.h"
 #include "exec/kernels/signal/dft_plan_cache.h"
 #include "exec/kernels/signal/lane_transpose.h"
 #include "exec/kernels/signal/line_batches.h"
-#include "exec/kernels/signal/signal_ops.h"
+#include "exec/kernels/signal/scalar_input.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -217,11 +218,8 @@ class DftKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterDft(KernelRegistry& registry) {
-  registry.Register("", "DFT", 17,
-                    [](const NodeInfo& node) { return DftKernel::Create(node, false); });
-  registry.Register("", "DFT", 20,
-                    [](const NodeInfo& node) { return DftKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateDft(const NodeInfo& node) {
+  return DftKernel::Create(node, node.opset >= 20);
 }
 
 }  // namespace epctx::exec::kernels

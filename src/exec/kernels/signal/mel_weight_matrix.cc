@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/signal/signal_ops.h"
+#include "exec/kernels/families.h"
+#include "exec/kernels/signal/scalar_input.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -132,8 +133,8 @@ class MelWeightMatrixKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterMelWeightMatrix(KernelRegistry& registry) {
-  registry.Register("", "MelWeightMatrix", 17, &MelWeightMatrixKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateMelWeightMatrix(const NodeInfo& node) {
+  return MelWeightMatrixKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

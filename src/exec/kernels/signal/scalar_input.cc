@@ -1,7 +1,7 @@
 // Scalar inputs of the signal ops. The ONNX tests pass them both as rank-0 tensors and as
 // one-element vectors, so both are accepted.
+#include "exec/kernels/signal/scalar_input.h"
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/signal/signal_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {

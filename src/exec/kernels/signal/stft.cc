@@ -12,11 +12,12 @@
 
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/signal/dft_plan.h"
 #include "exec/kernels/signal/dft_plan_cache.h"
 #include "exec/kernels/signal/lane_transpose.h"
 #include "exec/kernels/signal/line_batches.h"
-#include "exec/kernels/signal/signal_ops.h"
+#include "exec/kernels/signal/scalar_input.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -184,8 +185,8 @@ class StftKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterStft(KernelRegistry& registry) {
-  registry.Register("", "STFT", 17, &StftKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateStft(const NodeInfo& node) {
+  return StftKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

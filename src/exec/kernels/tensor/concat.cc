@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/tensor/tensor_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -76,8 +76,8 @@ class ConcatKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterConcat(KernelRegistry& registry) {
-  registry.Register("", "Concat", 4, &ConcatKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateConcat(const NodeInfo& node) {
+  return ConcatKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -3,7 +3,7 @@
 
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/tensor/tensor_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -36,8 +36,8 @@ class FlattenKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterFlatten(KernelRegistry& registry) {
-  registry.Register("", "Flatten", 1, &FlattenKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateFlatten(const NodeInfo& node) {
+  return FlattenKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/tensor/tensor_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -78,8 +78,8 @@ class GatherKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterGather(KernelRegistry& registry) {
-  registry.Register("", "Gather", 1, &GatherKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateGather(const NodeInfo& node) {
+  return GatherKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

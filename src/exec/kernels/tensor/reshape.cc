@@ -5,7 +5,7 @@
 
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/tensor/tensor_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -86,8 +86,8 @@ class ReshapeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterReshape(KernelRegistry& registry) {
-  registry.Register("", "Reshape", 5, &ReshapeKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateReshape(const NodeInfo& node) {
+  return ReshapeKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/tensor/tensor_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -42,9 +42,9 @@ class ShapeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterShape(KernelRegistry& registry) {
+Result<std::unique_ptr<Kernel>> CreateShape(const NodeInfo& node) {
   // Opset 1 has no start/end attributes; reading them as absent gives its behavior.
-  registry.Register("", "Shape", 1, &ShapeKernel::Create);
+  return ShapeKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/tensor/tensor_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -28,9 +28,9 @@ class SizeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterSize(KernelRegistry& registry) {
+Result<std::unique_ptr<Kernel>> CreateSize(const NodeInfo& node) {
   // Later opsets only add element types.
-  registry.Register("", "Size", 1, &SizeKernel::Create);
+  return SizeKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

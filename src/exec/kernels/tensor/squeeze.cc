@@ -5,7 +5,7 @@
 
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/tensor/tensor_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -59,11 +59,8 @@ class SqueezeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterSqueeze(KernelRegistry& registry) {
-  registry.Register("", "Squeeze", 1,
-                    [](const NodeInfo& node) { return SqueezeKernel::Create(node, false); });
-  registry.Register("", "Squeeze", 13,
-                    [](const NodeInfo& node) { return SqueezeKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateSqueeze(const NodeInfo& node) {
+  return SqueezeKernel::Create(node, node.opset >= 13);
 }
 
 }  // namespace epctx::exec::kernels

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/tensor/tensor_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -133,8 +133,8 @@ class TransposeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterTranspose(KernelRegistry& registry) {
-  registry.Register("", "Transpose", 1, &TransposeKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateTranspose(const NodeInfo& node) {
+  return TransposeKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

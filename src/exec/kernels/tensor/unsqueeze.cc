@@ -5,7 +5,7 @@
 
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
-#include "exec/kernels/tensor/tensor_ops.h"
+#include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -57,11 +57,8 @@ class UnsqueezeKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterUnsqueeze(KernelRegistry& registry) {
-  registry.Register("", "Unsqueeze", 1,
-                    [](const NodeInfo& node) { return UnsqueezeKernel::Create(node, false); });
-  registry.Register("", "Unsqueeze", 13,
-                    [](const NodeInfo& node) { return UnsqueezeKernel::Create(node, true); });
+Result<std::unique_ptr<Kernel>> CreateUnsqueeze(const NodeInfo& node) {
+  return UnsqueezeKernel::Create(node, node.opset >= 13);
 }
 
 }  // namespace epctx::exec::kernels

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
 #include "exec/kernels/text/ngram_pool.h"
-#include "exec/kernels/text/text_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -184,8 +184,8 @@ class TfIdfVectorizerKernel final : public Kernel {
 
 }  // namespace
 
-void RegisterTfIdfVectorizer(KernelRegistry& registry) {
-  registry.Register("", "TfIdfVectorizer", 9, &TfIdfVectorizerKernel::Create);
+Result<std::unique_ptr<Kernel>> CreateTfIdfVectorizer(const NodeInfo& node) {
+  return TfIdfVectorizerKernel::Create(node);
 }
 
 }  // namespace epctx::exec::kernels

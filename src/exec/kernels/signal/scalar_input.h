@@ -1,5 +1,4 @@
-// Registration functions of the signal files, called by RegisterSignalKernels, and the input
-// readers they share.
+// Readers of the scalar inputs the signal kernels share (scalar_input.cc).
 #pragma once
 
 #include <cstdint>
@@ -7,13 +6,8 @@
 
 #include "epctx/status.h"
 #include "epctx/tensor.h"
-#include "exec/kernel.h"
 
 namespace epctx::exec::kernels {
-
-void RegisterDft(KernelRegistry& registry);              // dft.cc
-void RegisterStft(KernelRegistry& registry);             // stft.cc
-void RegisterMelWeightMatrix(KernelRegistry& registry);  // mel_weight_matrix.cc
 
 // The value of an int32 or int64 input holding one element (rank 0, or rank 1 of size 1).
 Result<int64_t> ReadIntScalar(const Tensor& t, std::string_view name);

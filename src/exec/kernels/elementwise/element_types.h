@@ -1,5 +1,5 @@
-// Element types of the math kernels: float16/bfloat16 storage with float compute, a visitor over
-// the numeric DataTypes, and the type sets an op accepts.
+// Element types of the element-wise kernels: float16/bfloat16 storage with float compute, a visitor
+// over the numeric DataTypes, and the type sets an op accepts.
 #pragma once
 
 #include <bit>
@@ -10,7 +10,7 @@
 #include "epctx/tensor.h"
 #include "util/status_macros.h"
 
-namespace epctx::exec::kernels::math {
+namespace epctx::exec::kernels::elementwise {
 
 struct Half {
   uint16_t bits;
@@ -117,6 +117,10 @@ inline constexpr bool kInSet = S == TypeSet::kFloat ? kIsFloat<T>
                                : S == TypeSet::kInt     ? kIsInt<T>
                                                         : kIsInt<T>&& std::is_unsigned_v<T>;
 
+inline Status UnsupportedType(DataType t) {
+  return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(t));
+}
+
 template <typename T>
 struct Tag {
   using type = T;
@@ -153,8 +157,20 @@ Status Visit(DataType t, Fn&& fn) {
     case DataType::kBool:
       return fn(Tag<bool>{});
     default:
-      return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(t));
+      return UnsupportedType(t);
   }
 }
 
-}  // namespace epctx::exec::kernels::math
+// Ok when `t` is in S; kUnsupported naming it otherwise.
+template <TypeSet S>
+Status ExpectTypeIn(DataType t) {
+  return Visit(t, [t](auto tag) -> Status {
+    if constexpr (kInSet<S, typename decltype(tag)::type>) {
+      return Status::Ok();
+    } else {
+      return UnsupportedType(t);
+    }
+  });
+}
+
+}  // namespace epctx::exec::kernels::elementwise
