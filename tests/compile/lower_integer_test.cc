@@ -158,27 +158,26 @@ int CountOp(const IrGraph& g, const std::string& op) {
   return n;
 }
 
-TEST(LowerQdqMatMuls, BecomeAnIntegerMatMulCastAndScale) {
+TEST(LowerQdqMatMuls, BecomeAnIntegerMatMulWithOutputScales) {
   for (const std::vector<float>& scales : std::vector<std::vector<float>>{{0.5f, 0.25f}, {0.5f}}) {
     IrGraph g = LowerQdq({scales});
     ASSERT_EQ(CountOp(g, "MatMul"), 0);
-    ASSERT_EQ(g.nodes.size(), 5u);  // the two DequantizeLinear stay for dead-node elimination
+    ASSERT_EQ(g.nodes.size(), 3u);  // the two DequantizeLinear stay for dead-node elimination
     const IrNode& mm = g.nodes[2];
     EXPECT_EQ(mm.op_type, "DnnlMatMulInteger");
     EXPECT_EQ(mm.domain, "com.epctx");
     EXPECT_EQ(g.values[static_cast<size_t>(mm.inputs[0])].name, "x_q");
     EXPECT_EQ(g.values[static_cast<size_t>(mm.inputs[1])].name, "w_q");
     EXPECT_EQ(g.values[static_cast<size_t>(mm.inputs[2])].name, "x_z");
-    EXPECT_EQ(g.nodes[3].op_type, "Cast");
-    const IrNode& mul = g.nodes[4];
-    EXPECT_EQ(mul.op_type, "Mul");
-    EXPECT_EQ(mul.outputs[0], g.outputs[0]);
-    const IrValue& product = g.values[static_cast<size_t>(mul.inputs[1])];
-    ASSERT_TRUE(product.constant);
-    const float* p = reinterpret_cast<const float*>(product.constant->bytes.data());
+    EXPECT_EQ(mm.outputs[0], g.outputs[0]);
+    ASSERT_NE(mm.FindAttr("output_scales"), nullptr);
     std::vector<float> want;
     for (float s : scales) want.push_back(0.1f * s);
-    EXPECT_EQ(std::vector<float>(p, p + want.size()), want);
+    EXPECT_EQ(mm.FindAttr("output_scales")->floats, want);
+    const IrValue& sums = g.values[static_cast<size_t>(mm.inputs[3])];
+    ASSERT_TRUE(sums.constant);
+    const int32_t* sp = reinterpret_cast<const int32_t*>(sums.constant->bytes.data());
+    EXPECT_EQ(std::vector<int32_t>(sp, sp + 2), (std::vector<int32_t>{1 + 3 - 5, -2 + 4 + 6}));
   }
 }
 

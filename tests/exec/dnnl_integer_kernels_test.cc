@@ -95,6 +95,50 @@ TEST(DnnlMatMulInteger, MatchesTheIntegerProduct) {
   }
 }
 
+// With output_scales the product comes out as float32, scaled per column (or by one value).
+TEST(DnnlMatMulInteger, OutputScalesGiveTheScaledProductInFloat) {
+  std::mt19937 rng(10);
+  PackedMatMul p = Pack(40, 24, rng);
+  for (const bool per_column : {true, false}) {
+    std::vector<float> scales(per_column ? 24 : 1);
+    for (size_t j = 0; j < scales.size(); ++j) scales[j] = 0.01f * static_cast<float>(j + 1);
+    AttrBuilder attrs;
+    attrs.Ints("weights_shape", {40, 24})
+        .Ints("weights_format", p.packed.format)
+        .Floats("output_scales", scales);
+    const auto a = RandomValues<uint8_t>(5 * 40, rng, 0, 255);
+    const Tensor ta = MakeTensor(DataType::kUint8, {5, 40}, a.data());
+    const uint8_t z = 131;
+    const Tensor tz = MakeTensor(DataType::kUint8, {}, &z);
+    for (int threads : {1, 2}) {
+      NodeSpec spec("DnnlMatMulInteger", 1, "com.epctx");
+      spec.threads = threads;
+      auto r = RunNode(spec, attrs, {&ta, &p.packed.bytes, &tz, &p.colsum});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_EQ((*r)[0].dtype(), DataType::kFloat32);
+      std::vector<double> ref(5 * 24);
+      for (int64_t i = 0; i < 5; ++i) {
+        for (int64_t j = 0; j < 24; ++j) {
+          int32_t acc = 0;
+          for (int64_t t = 0; t < 40; ++t) acc += (a[i * 40 + t] - z) * p.w[t * 24 + j];
+          ref[i * 24 + j] = static_cast<float>(acc) * scales[per_column ? j : 0];
+        }
+      }
+      ExpectClose((*r)[0], std::vector<int64_t>{5, 24}, ref, 0, 0, "scaled integer product");
+    }
+  }
+  AttrBuilder bad;
+  bad.Ints("weights_shape", {40, 24})
+      .Ints("weights_format", p.packed.format)
+      .Floats("output_scales", {1.0f, 2.0f});
+  const std::vector<uint8_t> a(40, 1);
+  const Tensor ta = MakeTensor(DataType::kUint8, {1, 40}, a.data());
+  ExpectError(RunNode(NodeSpec("DnnlMatMulInteger", 1, "com.epctx"), bad,
+                      {&ta, &p.packed.bytes, nullptr, &p.colsum})
+                  .status(),
+              StatusCode::kInvalidArgument, "2 output_scales for 24 columns");
+}
+
 TEST(DnnlMatMulInteger, Refusals) {
   std::mt19937 rng(8);
   const PackedMatMul p = Pack(16, 8, rng);

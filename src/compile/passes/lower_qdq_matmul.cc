@@ -1,8 +1,8 @@
 // A MatMul between two DequantizeLinear nodes (the QDQ format of static quantization: a uint8
 // activation and a constant int8 weight) is computed in integers: com.epctx DnnlMatMulInteger on
-// the quantized activation and the int8 weight (packed later, as int8, by PackWeights), then Cast
-// to float and one Mul by x_scale * w_scale. The weight stays int8 in the blob instead of being
-// folded into float32 by FoldConstants, which is why this runs first.
+// the quantized activation and the int8 weight (packed later, as int8, by PackWeights), writing
+// float32 scaled by x_scale * w_scale (`output_scales`). The weight stays int8 in the blob instead
+// of being folded into float32 by FoldConstants, which is why this runs first.
 #include <optional>
 
 #include "compile/passes/passes.h"
@@ -38,39 +38,26 @@ std::optional<QdqMatMul> Match(const IrGraph& g, const std::vector<int>& produce
   return QdqMatMul{*x, std::move(*w)};
 }
 
-// DnnlMatMulInteger -> Cast -> Mul, writing the MatMul's output.
-void Rewrite(IrGraph& graph, const IrNode& mm, const QdqMatMul& m, std::vector<IrNode>& out) {
-  // Copies: adding values below may move graph.values.
-  const IrValue w = graph.values[static_cast<size_t>(m.w.q)];
-  const IrValue y = graph.values[static_cast<size_t>(mm.outputs[0])];
+// One DnnlMatMulInteger with output_scales, writing the MatMul's output.
+IrNode Rewrite(IrGraph& graph, const IrNode& mm, const QdqMatMul& m) {
+  const IrValue& w = graph.values[static_cast<size_t>(m.w.q)];
   const int64_t k = w.shape[0], cols = w.shape[1];
   const int8_t* wp = reinterpret_cast<const int8_t*>(w.constant->bytes.data());
   std::vector<int32_t> colsum(static_cast<size_t>(cols), 0);
   for (int64_t i = 0; i < k; ++i) {
     for (int64_t j = 0; j < cols; ++j) colsum[static_cast<size_t>(j)] += wp[i * cols + j];
   }
-  std::vector<float> scale(m.w.scale.size());
-  for (size_t j = 0; j < scale.size(); ++j) scale[j] = m.x.scale * m.w.scale[j];
-  const std::vector<int64_t> scale_shape =
-      scale.size() == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{cols};
+  const std::string name = w.name + "_colsum";  // before AddConstant may move graph.values
   const int sums = graph.AddConstant(
-      w.name + "_colsum",
-      ConstantData::FromVector<int32_t>(DataType::kInt32, {cols}, std::move(colsum)));
-  const int scales = graph.AddConstant(
-      w.name + "_product_scale",
-      ConstantData::FromVector<float>(DataType::kFloat32, scale_shape, std::move(scale)));
-  const int acc = qdq::AddValueLike(graph, y, y.name + "_int32", DataType::kInt32);
-  const int accf = qdq::AddValueLike(graph, y, y.name + "_float", DataType::kFloat32);
-  out.push_back(qdq::MakeNode(mm.name, "DnnlMatMulInteger", "com.epctx",
-                              {m.x.q, m.w.q, m.x.zero, sums}, acc));
-  IrNode cast = qdq::MakeNode(mm.name + "_to_float", "Cast", "", {acc}, accf);
-  IrAttribute to;
-  to.name = "to";
-  to.type = exec::AttrType::kInt;
-  to.i = 1;  // FLOAT
-  cast.attrs.push_back(to);
-  out.push_back(std::move(cast));
-  out.push_back(qdq::MakeNode(mm.name + "_scale", "Mul", "", {accf, scales}, mm.outputs[0]));
+      name, ConstantData::FromVector<int32_t>(DataType::kInt32, {cols}, std::move(colsum)));
+  IrNode out = qdq::MakeNode(mm.name, "DnnlMatMulInteger", "com.epctx",
+                             {m.x.q, m.w.q, m.x.zero, sums}, mm.outputs[0]);
+  IrAttribute scales;
+  scales.name = "output_scales";
+  scales.type = exec::AttrType::kFloats;
+  for (float s : m.w.scale) scales.floats.push_back(m.x.scale * s);
+  out.attrs.push_back(std::move(scales));
+  return out;
 }
 
 }  // namespace
@@ -79,23 +66,18 @@ Result<PassStats> LowerQdqMatMulsToInteger(IrGraph& graph) {
   PassStats stats{"lower-qdq-matmul-integer", 0};
   // Per-axis DequantizeLinear and the broadcasting Mul this writes need opset 13.
   if (graph.OpsetOf("") < 13) return stats;
-  // Every match first (they read the producers), then the rewritten list.
+  // Every match first (they read the producers), then the rewrites.
   const std::vector<int> producer = qdq::Producers(graph);
   std::vector<std::optional<QdqMatMul>> matches(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     matches[i] = Match(graph, producer, graph.nodes[i]);
   }
-  std::vector<IrNode> old = std::move(graph.nodes);
-  std::vector<IrNode> nodes;
-  for (size_t i = 0; i < old.size(); ++i) {
-    if (!matches[i]) {
-      nodes.push_back(std::move(old[i]));
-      continue;
-    }
-    Rewrite(graph, old[i], *matches[i], nodes);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (!matches[i]) continue;
+    IrNode rewritten = Rewrite(graph, graph.nodes[i], *matches[i]);
+    graph.nodes[i] = std::move(rewritten);
     stats.changed++;
   }
-  graph.nodes = std::move(nodes);
   if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
   return stats;
 }

@@ -18,8 +18,8 @@ struct PassStats {
 // Identity, inference-mode Dropout and Pad by zero: consumers read the input directly.
 Result<PassStats> EliminateIdentityLike(IrGraph& graph);
 // MatMul of DequantizeLinear(uint8 activation) by DequantizeLinear(constant int8 weight, zero
-// point 0) becomes com.epctx DnnlMatMulInteger, Cast and a Mul by the product of the scales, so
-// the weight stays int8 (runs before FoldConstants, which would fold it to float32).
+// point 0) becomes com.epctx DnnlMatMulInteger with float32 output scaled by the product of the
+// scales, so the weight stays int8 (runs before FoldConstants, which would fold it to float32).
 Result<PassStats> LowerQdqMatMulsToInteger(IrGraph& graph);
 // A 2-D Conv of DequantizeLinear(uint8 activation) by DequantizeLinear(constant int8 filter,
 // zero point 0), with a float or DequantizeLinear(int32) bias, becomes com.epctx DnnlIntegerConv

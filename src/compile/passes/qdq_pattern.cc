@@ -100,16 +100,6 @@ std::optional<QuantizedWeight> MatchWeight(const IrGraph& graph, const IrNode& d
   return out;
 }
 
-int AddValueLike(IrGraph& graph, const IrValue& like, const std::string& hint, DataType type) {
-  IrValue v;
-  v.name = graph.UniqueName(hint);
-  v.dtype = type;
-  v.shape_known = like.shape_known;
-  v.shape = like.shape;
-  v.dim_names = like.dim_names;
-  return graph.AddValue(std::move(v));
-}
-
 IrNode MakeNode(const std::string& name, const std::string& op, const std::string& domain,
                 std::vector<int> inputs, int output) {
   IrNode n;

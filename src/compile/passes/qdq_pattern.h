@@ -36,8 +36,6 @@ std::optional<QuantizedActivation> MatchActivation(const IrGraph& graph, const I
 std::optional<QuantizedWeight> MatchWeight(const IrGraph& graph, const IrNode& dq,
                                            int64_t channel_axis);
 
-// A new value with `like`'s shape, named after `hint`.
-int AddValueLike(IrGraph& graph, const IrValue& like, const std::string& hint, DataType type);
 IrNode MakeNode(const std::string& name, const std::string& op, const std::string& domain,
                 std::vector<int> inputs, int output);
 

@@ -7,10 +7,15 @@
 // (int32 [N], each column's sum, from the compiler). The zero point is applied after the
 // primitive, as y -= a_zero_point * colsum: oneDNN's own source zero point would add
 // compensation data to the packed layout, which the blob does not record.
+//
+// With `output_scales` (one value, or one per column: a QDQ MatMul's x_scale * w_scale) the
+// output is float32 instead: y = float(int32 product) * scale, what Cast and Mul after the int32
+// product would compute, in the same pass.
 #include <memory>
 #include <vector>
 
 #include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/common/scratch.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/dnnl/matmul_primitive.h"
@@ -37,6 +42,11 @@ class DnnlMatMulIntegerKernel final : public Kernel {
     }
     if (k->format_.empty()) return EPCTX_ERROR(kInvalidArgument, "weights_format is missing");
     if (!InputPresent(node, 3)) return EPCTX_ERROR(kInvalidArgument, "input W_colsum is missing");
+    EPCTX_ASSIGN_OR_RETURN(k->output_scales_, attrs.GetFloats("output_scales"));
+    const size_t scales = k->output_scales_.size();
+    if (scales > 1 && static_cast<int64_t>(scales) != dims[1]) {
+      return EPCTX_ERROR(kInvalidArgument, "{} output_scales for {} columns", scales, dims[1]);
+    }
     k->k_ = dims[0];
     k->n_ = dims[1];
     k->config_.integer = true;
@@ -75,8 +85,17 @@ class DnnlMatMulIntegerKernel final : public Kernel {
     std::vector<int64_t> y_shape(as.begin(), as.end() - 1);
     y_shape.push_back(n_);
     const MatMulGeometry g{DimProduct(as) / k_, k_, n_};
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kInt32, y_shape));
+    const bool scaled = !output_scales_.empty();
+    EPCTX_ASSIGN_OR_RETURN(
+        Tensor * y, ctx.AllocateOutput(0, scaled ? DataType::kFloat32 : DataType::kInt32, y_shape));
     if (y->element_count() == 0) return Status::Ok();
+    // The int32 product: the output itself, or this thread's scratch when the output is scaled.
+    void* product = y->mutable_data();
+    if (scaled) {
+      EPCTX_ASSIGN_OR_RETURN(float* scratch,
+                             ThreadScratchF32(static_cast<size_t>(y->element_count())));
+      product = scratch;
+    }
     const int threads = ctx.num_threads();
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            PrimitiveFor(as, g, threads));
@@ -92,25 +111,35 @@ class DnnlMatMulIntegerKernel final : public Kernel {
                    Wrap(memory::desc({g.m, g.k}, memory::data_type::u8, tag::ab), a->data()));
       args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w->data()));
       args.emplace(DNNL_ARG_DST,
-                   Wrap(memory::desc({g.m, g.n}, memory::data_type::s32, tag::ab), y->data()));
+                   Wrap(memory::desc({g.m, g.n}, memory::data_type::s32, tag::ab), product));
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "preparing an integer matmul");
     }
     EPCTX_RETURN_IF_ERROR(ExecutePrimitive(*prim, args, threads, "an integer matmul"));
-    if (zero_point != 0) {
-      // Wrapping arithmetic, as the int32 accumulation of MatMulInteger itself wraps.
-      const uint32_t* sums = reinterpret_cast<const uint32_t*>(colsum->data());
-      uint32_t* out = reinterpret_cast<uint32_t*>(y->mutable_data());
-      const uint32_t z = static_cast<uint32_t>(zero_point);
-      const int64_t n = n_;
-      const int nt = ThreadsFor(threads, g.m * n, int64_t{1} << 16);
-      ParallelForRanges(nt, g.m, 1, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          uint32_t* row = out + r * n;
+    if (zero_point == 0 && !scaled) return Status::Ok();
+    // Wrapping arithmetic, as the int32 accumulation of MatMulInteger itself wraps.
+    const uint32_t* sums = reinterpret_cast<const uint32_t*>(colsum->data());
+    uint32_t* acc = static_cast<uint32_t*>(product);
+    float* out = scaled ? y->mutable_data_as<float>() : nullptr;
+    const uint32_t z = static_cast<uint32_t>(zero_point);
+    const int64_t n = n_;
+    const float* scale = output_scales_.data();
+    const bool per_column = output_scales_.size() > 1;
+    const int nt = ThreadsFor(threads, g.m * n, int64_t{1} << 16);
+    ParallelForRanges(nt, g.m, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        uint32_t* row = acc + r * n;
+        if (!scaled) {
           for (int64_t j = 0; j < n; ++j) row[j] -= z * sums[j];
+          continue;
         }
-      });
-    }
+        float* dst = out + r * n;
+        for (int64_t j = 0; j < n; ++j) {
+          const int32_t v = static_cast<int32_t>(row[j] - z * sums[j]);
+          dst[j] = static_cast<float>(v) * scale[per_column ? j : 0];
+        }
+      }
+    });
     return Status::Ok();
   }
 
@@ -173,6 +202,7 @@ class DnnlMatMulIntegerKernel final : public Kernel {
   std::vector<int64_t> format_;
   uint64_t format_hash_ = 0;
   MatMulConfig config_;
+  std::vector<float> output_scales_;  // empty: int32 output
   PrimitiveMemo memo_;
 };
 
