@@ -196,6 +196,28 @@ void AddIntsAttr(IrNode& n, std::string name, std::vector<int64_t> v) {
   n.attrs.push_back(std::move(a));
 }
 
+// The rows of a matmul's activation A [..., K] when its leading dims are known, else the
+// representative count.
+int64_t PackingRows(const IrValue& a) {
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < a.shape.size(); ++i) {
+    if (!a.shape_known || a.shape[i] < 0) return kRepresentativeRows;
+    rows *= std::max<int64_t>(a.shape[i], 1);
+  }
+  return a.shape_known ? rows : kRepresentativeRows;
+}
+
+// Input 1 of `n` (its weight) becomes the packed bytes; weights_shape and weights_format say what
+// they hold.
+void AttachPacked(IrGraph& graph, IrNode& n, onednn::PackedWeight packed) {
+  const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
+  std::vector<int64_t> shape = w.shape;
+  const std::string name = w.name + "_packed";
+  n.inputs[1] = graph.AddConstant(name, PackedConstant(std::move(packed.bytes)));
+  AddIntsAttr(n, "weights_shape", std::move(shape));
+  AddIntsAttr(n, "weights_format", std::move(packed.format));
+}
+
 Result<bool> PackDnnlMatMul(IrGraph& graph, IrNode& n) {
   if (n.FindAttr("weights_format") != nullptr) return false;  // packed already
   const IrValue& a = graph.values[static_cast<size_t>(n.inputs[0])];
@@ -204,24 +226,14 @@ Result<bool> PackDnnlMatMul(IrGraph& graph, IrNode& n) {
   onednn::MatMulConfig config;
   EPCTX_ASSIGN_OR_RETURN(config.post_ops, onednn::ParsePostOps(attrs));
   config.has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
-  int64_t rows = 1;
-  bool known = a.shape_known;
-  for (size_t i = 0; known && i + 1 < a.shape.size(); ++i) {
-    if (a.shape[i] < 0) known = false;
-    rows *= std::max<int64_t>(a.shape[i], 1);
-  }
-  const onednn::MatMulGeometry geometry{known ? rows : kRepresentativeRows, w.shape[0], w.shape[1]};
+  const onednn::MatMulGeometry geometry{PackingRows(a), w.shape[0], w.shape[1]};
   EPCTX_ASSIGN_OR_RETURN(
       onednn::PackedWeight packed,
       onednn::PackMatMulWeights(
           geometry, config, reinterpret_cast<const float*>(w.constant->bytes.data()), false, 1.0f));
   Logger().debug("{}: weight {} packed for {} as {}", n.name, ShapeToString(w.shape),
                  packed.implementation, onednn::DescribeWeightFormat(packed.format));
-  std::vector<int64_t> shape = w.shape;
-  const std::string name = w.name + "_packed";
-  n.inputs[1] = graph.AddConstant(name, PackedConstant(std::move(packed.bytes)));
-  AddIntsAttr(n, "weights_shape", std::move(shape));
-  AddIntsAttr(n, "weights_format", std::move(packed.format));
+  AttachPacked(graph, n, std::move(packed));
   return true;
 }
 
@@ -231,24 +243,14 @@ Result<bool> PackDnnlMatMulInteger(IrGraph& graph, IrNode& n) {
   const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
   onednn::MatMulConfig config;
   config.integer = true;
-  int64_t rows = 1;
-  bool known = a.shape_known;
-  for (size_t i = 0; known && i + 1 < a.shape.size(); ++i) {
-    if (a.shape[i] < 0) known = false;
-    rows *= std::max<int64_t>(a.shape[i], 1);
-  }
-  const onednn::MatMulGeometry geometry{known ? rows : kRepresentativeRows, w.shape[0], w.shape[1]};
+  const onednn::MatMulGeometry geometry{PackingRows(a), w.shape[0], w.shape[1]};
   EPCTX_ASSIGN_OR_RETURN(
       onednn::PackedWeight packed,
       onednn::PackIntegerMatMulWeights(geometry, config,
                                        reinterpret_cast<const int8_t*>(w.constant->bytes.data())));
   Logger().debug("{}: int8 weight {} packed for {} as {}", n.name, ShapeToString(w.shape),
                  packed.implementation, onednn::DescribeWeightFormat(packed.format));
-  std::vector<int64_t> shape = w.shape;
-  const std::string name = w.name + "_packed";
-  n.inputs[1] = graph.AddConstant(name, PackedConstant(std::move(packed.bytes)));
-  AddIntsAttr(n, "weights_shape", std::move(shape));
-  AddIntsAttr(n, "weights_format", std::move(packed.format));
+  AttachPacked(graph, n, std::move(packed));
   return true;
 }
 
@@ -286,10 +288,7 @@ Result<bool> PackDnnlIntegerConv(IrGraph& graph, IrNode& n) {
                                      reinterpret_cast<const int8_t*>(w.constant->bytes.data())));
   Logger().debug("{}: int8 filter {} packed for {} as {}", n.name, ShapeToString(w.shape),
                  packed.implementation, onednn::DescribeWeightFormat(packed.format));
-  std::vector<int64_t> shape = w.shape;
-  n.inputs[1] = graph.AddConstant(w.name + "_packed", PackedConstant(std::move(packed.bytes)));
-  AddIntsAttr(n, "weights_shape", std::move(shape));
-  AddIntsAttr(n, "weights_format", std::move(packed.format));
+  AttachPacked(graph, n, std::move(packed));
   return true;
 }
 

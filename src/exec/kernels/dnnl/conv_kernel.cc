@@ -161,21 +161,11 @@ class DnnlConvKernel final : public Kernel {
       }
     }
     if (wanted != format_) {
-      // Another shape than the one packed for (or another CPU tier): ask for a primitive that
-      // reads the stored layout.
-      auto stored = DecodeBlockedWeightFormat(format_);
-      if (!stored.ok()) {
-        return EPCTX_ERROR(kUnsupported,
-                           "the weights were packed as {}, but for this input oneDNN wants {} "
-                           "and the stored layout cannot be used instead: {}",
-                           DescribeWeightFormat(format_), DescribeWeightFormat(wanted),
-                           stored.status().message());
-      }
-      if (stored->data_type() != dnnl::memory::data_type::f32) {
-        return EPCTX_ERROR(kInvalidArgument, "weights_format {} is not a float32 layout",
-                           DescribeWeightFormat(format_));
-      }
-      EPCTX_ASSIGN_OR_RETURN(pd, MakeConvPrimitiveDesc(g, config_, &*stored));
+      // Another shape than the one packed for (or another CPU tier): a primitive that reads the
+      // stored layout.
+      EPCTX_ASSIGN_OR_RETURN(dnnl::memory::desc stored,
+                             StoredWeightLayout(format_, wanted, dnnl::memory::data_type::f32));
+      EPCTX_ASSIGN_OR_RETURN(pd, MakeConvPrimitiveDesc(g, config_, &stored));
     }
     try {
       CachedPrimitive out;

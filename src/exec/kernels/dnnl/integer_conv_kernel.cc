@@ -209,19 +209,11 @@ class DnnlIntegerConvKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, config_, nullptr));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> wanted, EncodeWeightFormat(pd.weights_desc()));
     if (wanted != format_) {
-      auto stored = DecodeBlockedWeightFormat(format_);
-      if (!stored.ok()) {
-        return EPCTX_ERROR(kUnsupported,
-                           "the weights were packed as {}, but for this input oneDNN wants {} "
-                           "and the stored layout cannot be used instead: {}",
-                           DescribeWeightFormat(format_), DescribeWeightFormat(wanted),
-                           stored.status().message());
-      }
-      if (stored->data_type() != dnnl::memory::data_type::s8) {
-        return EPCTX_ERROR(kInvalidArgument, "weights_format {} is not an int8 layout",
-                           DescribeWeightFormat(format_));
-      }
-      EPCTX_ASSIGN_OR_RETURN(pd, MakeConvPrimitiveDesc(g, config_, &*stored));
+      // Another shape than the one packed for (or another CPU tier): a primitive that reads the
+      // stored layout.
+      EPCTX_ASSIGN_OR_RETURN(dnnl::memory::desc stored,
+                             StoredWeightLayout(format_, wanted, dnnl::memory::data_type::s8));
+      EPCTX_ASSIGN_OR_RETURN(pd, MakeConvPrimitiveDesc(g, config_, &stored));
     }
     try {
       CachedPrimitive out;

@@ -176,6 +176,25 @@ Result<dnnl::memory::desc> DecodeBlockedWeightFormat(std::span<const int64_t> en
   return desc;
 }
 
+Result<dnnl::memory::desc> StoredWeightLayout(std::span<const int64_t> format,
+                                              std::span<const int64_t> wanted,
+                                              dnnl::memory::data_type type) {
+  auto stored = DecodeBlockedWeightFormat(format);
+  if (!stored.ok()) {
+    return EPCTX_ERROR(kUnsupported,
+                       "the weights were packed as {}, but for this input oneDNN wants {} and the "
+                       "stored layout cannot be used instead: {}",
+                       DescribeWeightFormat(format), DescribeWeightFormat(wanted),
+                       stored.status().message());
+  }
+  if (stored->data_type() != type) {
+    return EPCTX_ERROR(kInvalidArgument, "weights_format {} is not {} layout",
+                       DescribeWeightFormat(format),
+                       type == dnnl::memory::data_type::s8 ? "an int8" : "a float32");
+  }
+  return stored;
+}
+
 std::string DescribeWeightFormat(std::span<const int64_t> encoding) {
   if (encoding.size() < kHeader) return "malformed";
   const int64_t kind = encoding[1];

@@ -29,6 +29,14 @@ Result<std::vector<int64_t>> EncodeWeightFormat(const dnnl::memory::desc& desc);
 // for Winograd layouts (which oneDNN only produces for the shape they were packed for).
 Result<dnnl::memory::desc> DecodeBlockedWeightFormat(std::span<const int64_t> encoding);
 
+// The stored layout `format` decoded, for a primitive that wants `wanted` instead (an input
+// shape other than the one packed for, or another CPU tier), so the kernel can ask for one that
+// reads the stored bytes: kUnsupported naming both layouts when the stored one cannot be used,
+// kInvalidArgument when its element type is not `type` (a forged or mixed-up blob).
+Result<dnnl::memory::desc> StoredWeightLayout(std::span<const int64_t> format,
+                                              std::span<const int64_t> wanted,
+                                              dnnl::memory::data_type type);
+
 // Human-readable name of an encoding, e.g. "blocked OIhw16i16o-like [64,3,7,7] 37632 B" or
 // "winograd 4x3".
 std::string DescribeWeightFormat(std::span<const int64_t> encoding);
