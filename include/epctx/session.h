@@ -45,6 +45,10 @@ Status CheckConfigEntry(const std::string& key, const std::string& value);
 // symbolic name of such a dim where the model gives one (empty string otherwise).
 struct ValueInfo {
   std::string name;
+  // kTensor or kSequence (dtype is then the element type, shape empty); `optional`: an ONNX
+  // optional of that kind, which a run may be given or return as ValueKind::kNone.
+  ValueKind kind = ValueKind::kTensor;
+  bool optional = false;
   DataType dtype = DataType::kUndefined;
   std::vector<int64_t> shape;
   std::vector<std::string> dim_names;

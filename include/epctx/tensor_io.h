@@ -19,6 +19,12 @@ Status WriteNpy(const std::string& path, const Tensor& tensor);
 // Raw data and typed fields are both accepted; external data is rejected.
 Result<Tensor> ReadTensorProto(const std::string& path);
 
+// ONNX's other value files, as its test data stores sequence and optional inputs and outputs: a
+// SequenceProto (tensor elements only) becomes a sequence Tensor, an OptionalProto an empty
+// optional (ValueKind::kNone) or the tensor or sequence it holds. `kind` says which proto the
+// file holds (kTensor: a TensorProto; kNone: an OptionalProto).
+Result<Tensor> ReadValueProto(const std::string& path, ValueKind kind);
+
 // By extension: ".npy" or ".pb"; anything else is an error naming the accepted extensions.
 Result<Tensor> ReadTensorFile(const std::string& path);
 

@@ -139,6 +139,8 @@ exec::NodeInfo IrGraph::NodeInfoOf(const IrNode& node, const exec::Attributes& a
       return d;
     }
     const IrValue& v = values[static_cast<size_t>(index)];
+    d.kind = v.kind;
+    d.optional = v.optional;
     d.dtype = v.dtype;
     d.shape_known = v.shape_known;
     d.shape = v.shape;

@@ -34,6 +34,10 @@ struct ConstantData {
 
 struct IrValue {
   std::string name;
+  // kTensor or kSequence (ONNX seq(tensor)); `optional`: ONNX optional(...) of that kind. For a
+  // sequence, dtype is the element type and the shape is unknown.
+  ValueKind kind = ValueKind::kTensor;
+  bool optional = false;
   DataType dtype = DataType::kUndefined;
   bool shape_known = false;
   std::vector<int64_t> shape;              // -1 for unknown dims
@@ -41,6 +45,7 @@ struct IrValue {
   std::shared_ptr<ConstantData> constant;  // set for weights
 
   bool is_constant() const { return constant != nullptr; }
+  bool is_plain_tensor() const { return kind == ValueKind::kTensor && !optional; }
   bool fully_static() const;
 };
 

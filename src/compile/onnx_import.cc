@@ -47,18 +47,29 @@ Status RunShapeInference(onnx::ModelProto& model, const std::string& name) {
 }
 
 Status FillType(const onnx::TypeProto& type, IrValue& value, const std::string& name) {
-  if (!type.has_tensor_type()) {
+  const onnx::TypeProto* held = &type;
+  value.kind = ValueKind::kTensor;
+  value.optional = false;
+  if (held->has_optional_type() && held->optional_type().has_elem_type()) {
+    value.optional = true;
+    held = &held->optional_type().elem_type();
+  }
+  if (held->has_sequence_type() && held->sequence_type().has_elem_type()) {
+    value.kind = ValueKind::kSequence;
+    held = &held->sequence_type().elem_type();
+  }
+  if (!held->has_tensor_type()) {
     return EPCTX_ERROR(kUnsupported,
-                       "'{}': value '{}' is not a tensor (sequence, map and "
-                       "optional types are not supported)",
+                       "'{}': value '{}' is not a tensor, a sequence of tensors or an optional of "
+                       "either (maps, sparse tensors and nested sequences are not supported)",
                        name, value.name);
   }
-  const auto& tt = type.tensor_type();
+  const auto& tt = held->tensor_type();
   value.dtype = static_cast<DataType>(tt.elem_type());
-  value.shape_known = tt.has_shape();
+  value.shape_known = value.kind == ValueKind::kTensor && tt.has_shape();
   value.shape.clear();
   value.dim_names.clear();
-  if (tt.has_shape()) {
+  if (value.shape_known) {
     for (const auto& dim : tt.shape().dim()) {
       value.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
       value.dim_names.push_back(dim.has_dim_param() ? dim.dim_param() : "");
@@ -231,8 +242,10 @@ class GraphImporter {
     std::vector<IrGraph*> bodies;
     std::vector<int> captures;
     for (int k = 0; k < np.attribute_size(); ++k) {
-      IrAttribute& attr = node.attrs[static_cast<size_t>(k)];
-      if (!attr.body) continue;
+      if (np.attribute(k).type() != onnx::AttributeProto::GRAPH) continue;
+      IrAttribute* found = node.FindAttr(np.attribute(k).name());
+      if (found == nullptr || !found->body) continue;
+      IrAttribute& attr = *found;
       attr.body->opsets = g_.opsets;
       auto importer = std::make_unique<GraphImporter>(ctx_, *attr.body, this);
       EPCTX_RETURN_IF_ERROR(importer->Import(np.attribute(k).g(), nullptr));
@@ -278,6 +291,12 @@ class GraphImporter {
     node.op_type = np.op_type();
     node.domain = domain;
     for (const auto& a : np.attribute()) {
+      // Optional's `type` says what an Optional without input holds; the output's inferred type
+      // says the same, and the kernel reads that.
+      if (domain.empty() && np.op_type() == "Optional" &&
+          a.type() == onnx::AttributeProto::TYPE_PROTO) {
+        continue;
+      }
       EPCTX_ASSIGN_OR_RETURN(IrAttribute attr, ImportAttribute(a, node_name));
       node.attrs.push_back(std::move(attr));
     }

@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -34,7 +35,10 @@ Result<DataType> CheckedDataType(const onnx::TensorProto& proto, const std::stri
     case DataType::kUndefined:
       return EPCTX_ERROR(kCorrupt, "{}: TensorProto has no data_type", where);
     case DataType::kString:
-      return EPCTX_ERROR(kUnsupported, "{}: string tensors are not supported", where);
+      return EPCTX_ERROR(kUnsupported,
+                         "{}: string constants (initializers, Constant nodes, tensor attributes) "
+                         "are not supported; strings may only come in as inputs",
+                         where);
   }
   std::string name = onnx::TensorProto_DataType_IsValid(data_type)
                          ? onnx::TensorProto_DataType_Name(data_type)
@@ -310,6 +314,33 @@ Result<std::shared_ptr<ConstantData>> ConstantFromTensorProto(const onnx::Tensor
   std::vector<std::byte> bytes(byte_size);
   EPCTX_RETURN_IF_ERROR(CopyFromTypedField(where, proto, dtype, bytes.data()));
   return ConstantData::FromVector<std::byte>(dtype, std::move(shape), std::move(bytes));
+}
+
+Result<Tensor> StringTensorFromProto(const onnx::TensorProto& proto, const std::string& where) {
+  if (proto.data_type() != onnx::TensorProto_DataType_STRING) {
+    return EPCTX_ERROR(kInternal, "{}: not a string tensor", where);
+  }
+  if (IsExternal(proto) || proto.has_raw_data()) {
+    return EPCTX_ERROR(kCorrupt, "{}: string values belong in string_data, not in {}", where,
+                       IsExternal(proto) ? kExternal : kRaw);
+  }
+  std::vector<int64_t> shape(proto.dims().begin(), proto.dims().end());
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return EPCTX_ERROR(kCorrupt, "{}: dims {} has a negative dimension", where,
+                         ShapeToString(shape));
+    }
+  }
+  auto count = CheckedElementCount(shape);
+  if (!count.ok() || *count != proto.string_data_size()) {
+    return EPCTX_ERROR(kCorrupt, "{}: string_data has {} values; shape {} needs {}", where,
+                       proto.string_data_size(), ShapeToString(shape),
+                       count.ok() ? fmt::format("{}", *count) : std::string("too many"));
+  }
+  EPCTX_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(DataType::kString, std::move(shape)));
+  std::copy(proto.string_data().begin(), proto.string_data().end(),
+            t.mutable_data_as<std::string>());
+  return t;
 }
 
 }  // namespace epctx::compile

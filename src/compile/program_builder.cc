@@ -111,7 +111,9 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
   std::vector<size_t> planned;
   for (size_t p = 0; p < count; ++p) {
     const IrValue& v = graph.values[static_cast<size_t>(index.program_to_ir[p])];
-    if (is_io[p] || v.is_constant() || !v.fully_static() || first[p] < 0) continue;
+    if (is_io[p] || v.is_constant() || !v.is_plain_tensor() || !v.fully_static() || first[p] < 0) {
+      continue;
+    }
     size_t elem = DataTypeSize(v.dtype);
     auto elements = CheckedElementCount(v.shape);
     uint64_t bytes = 0;
@@ -208,6 +210,8 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
     vb.add_weight(weight);
     vb.add_arena_offset(arena_offset[p]);
     vb.add_arena_bytes(arena_bytes[p]);
+    vb.add_kind(static_cast<uint8_t>(v.kind));
+    vb.add_optional(v.optional);
     values.push_back(vb.Finish());
   }
 

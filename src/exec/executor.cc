@@ -170,6 +170,8 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
     const fb::Value* v = program.values()->Get(static_cast<uint32_t>(i));
     bound->slots_[i].arena_offset = v->arena_offset();
     bound->slots_[i].arena_bytes = v->arena_bytes();
+    bound->slots_[i].kind = static_cast<ValueKind>(v->kind());
+    bound->slots_[i].optional = v->optional();
     bound->slots_[i].dtype = static_cast<DataType>(v->dtype());
     bound->slots_[i].shape_known = v->shape() != nullptr;
     bound->slots_[i].shape = SpanOf(v->shape());
@@ -192,6 +194,8 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
       return d;
     }
     const fb::Value* v = program.values()->Get(static_cast<uint32_t>(index));
+    d.kind = static_cast<ValueKind>(v->kind());
+    d.optional = v->optional();
     d.dtype = static_cast<DataType>(v->dtype());
     d.shape_known = v->shape() != nullptr;
     auto shape = SpanOf(v->shape());
@@ -309,6 +313,17 @@ class BoundProgram::RunContext final : public KernelContext {
     }
     return &values_[v];
   }
+  Status SetOutput(size_t index, Tensor value) override {
+    if (index >= node_->outputs.size() || node_->outputs[index] < 0) {
+      return EPCTX_ERROR(kInternal, "node '{}' set output {} that the program omits",
+                         ViewOf(node_->node->name()), index);
+    }
+    const size_t v = static_cast<size_t>(node_->outputs[index]);
+    values_[v] = std::move(value);
+    // Owned (or outliving the run) by the contract of SetOutput: handed out as it is.
+    heap_owned_[v] = 1;
+    return Status::Ok();
+  }
   int num_threads() const override { return program_.num_threads_; }
   const RunControl& run_control() const override { return control_; }
 
@@ -363,8 +378,52 @@ bool BoundProgram::HasDeclaredShape(int32_t v, const Tensor& t) const {
   return true;
 }
 
+namespace {
+
+std::string_view KindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kTensor:
+      return "a tensor";
+    case ValueKind::kSequence:
+      return "a sequence";
+    case ValueKind::kNone:
+      return "an empty optional";
+  }
+  return "a value of unknown kind";
+}
+
+}  // namespace
+
+Status BoundProgram::CheckKindAndType(int32_t v, const Tensor& t) const {
+  const Slot& slot = slots_[static_cast<size_t>(v)];
+  const std::string_view name =
+      program_->values()->Get(static_cast<uint32_t>(v))->name()->string_view();
+  if (t.kind() == ValueKind::kNone) {
+    if (slot.optional) return Status::Ok();
+    return EPCTX_ERROR(kInvalidArgument,
+                       "value '{}' is an empty optional, but the program "
+                       "declares {} that is not optional",
+                       name, KindName(slot.kind));
+  }
+  if (t.kind() != slot.kind) {
+    return EPCTX_ERROR(kInvalidArgument, "value '{}' is {}, but the program declares {}{}", name,
+                       KindName(t.kind()), slot.optional ? "an optional of " : "",
+                       KindName(slot.kind));
+  }
+  if (slot.dtype != DataType::kUndefined && t.dtype() != slot.dtype &&
+      !(t.kind() == ValueKind::kSequence && t.dtype() == DataType::kUndefined &&
+        t.elements().empty())) {
+    return EPCTX_ERROR(kInvalidArgument, "value '{}' is {} of {}, but the program declares {}",
+                       name, KindName(t.kind()), DataTypeName(t.dtype()), DataTypeName(slot.dtype));
+  }
+  return Status::Ok();
+}
+
 Status BoundProgram::CheckDeclared(int32_t v, const Tensor& t, bool check_shape) const {
   const Slot& slot = slots_[static_cast<size_t>(v)];
+  if (!t.is_tensor() || slot.kind != ValueKind::kTensor || slot.optional) {
+    return CheckKindAndType(v, t);
+  }
   const bool type_fits = slot.dtype == DataType::kUndefined || t.dtype() == slot.dtype;
   if (type_fits && (!check_shape || HasDeclaredShape(v, t))) return Status::Ok();
   std::vector<int64_t> declared(slot.shape.begin(), slot.shape.end());
@@ -391,7 +450,9 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
   for (size_t i = 0; i < inputs.size(); ++i) {
     // Bodies get their inputs from the node running them, not from a checked session input.
     const Slot& slot = slots_[static_cast<size_t>(inputs_[i])];
-    if (slot.dtype != DataType::kUndefined && inputs[i].dtype() != slot.dtype) {
+    if (!inputs[i].is_tensor() || slot.kind != ValueKind::kTensor || slot.optional) {
+      EPCTX_RETURN_IF_ERROR(CheckKindAndType(inputs_[i], inputs[i]));
+    } else if (slot.dtype != DataType::kUndefined && inputs[i].dtype() != slot.dtype) {
       return EPCTX_ERROR(kInvalidArgument, "input {} is {}, but the program declares {}", i,
                          DataTypeName(inputs[i].dtype()), DataTypeName(slot.dtype));
     }
@@ -462,8 +523,7 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
       continue;
     }
     // Weights, inputs and arena memory are not the caller's to keep: hand out a copy.
-    EPCTX_ASSIGN_OR_RETURN(Tensor copy, Tensor::Allocate(t.dtype(), t.shape()));
-    if (t.byte_size() > 0) std::memcpy(copy.mutable_data(), t.data(), t.byte_size());
+    EPCTX_ASSIGN_OR_RETURN(Tensor copy, t.Clone());
     outputs.push_back(std::move(copy));
   }
   return outputs;

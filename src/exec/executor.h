@@ -105,10 +105,15 @@ class BoundProgram {
     int last_use = -1;  // node index after which the value can be released
     // What the program declares; kernels were bound against it, so a tensor that disagrees is
     // refused before another kernel reads it.
+    ValueKind kind = ValueKind::kTensor;  // kTensor or kSequence
+    bool optional = false;                // may be ValueKind::kNone
     DataType dtype = DataType::kUndefined;
     bool shape_known = false;
     std::span<const int64_t> shape;  // -1 for dims unknown at compile time
   };
+  // kInvalidArgument when `t` is not of the kind (tensor, sequence, optional) and element type
+  // value `v` declares.
+  Status CheckKindAndType(int32_t v, const Tensor& t) const;
   // Whether `t` has the rank and static dims value `v` declares.
   bool HasDeclaredShape(int32_t v, const Tensor& t) const;
   // kInvalidArgument when `t` is not of the type value `v` declares, or (with `check_shape`)

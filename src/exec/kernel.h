@@ -22,6 +22,10 @@ namespace epctx::exec {
 // compiler could infer it, and its data when it is a weight (constant).
 struct ValueDesc {
   bool present = true;  // false for an omitted optional input
+  // Declared kind (kTensor or kSequence) and whether it is an ONNX optional of it (which may be
+  // ValueKind::kNone at run time). dtype: for a sequence, its element type.
+  ValueKind kind = ValueKind::kTensor;
+  bool optional = false;
   DataType dtype = DataType::kUndefined;
   bool shape_known = false;
   std::vector<int64_t> shape;  // -1 for unknown dims when shape_known
@@ -73,6 +77,10 @@ class KernelContext {
   // Contents are unspecified; the kernel must write every element.
   virtual Result<Tensor*> AllocateOutput(size_t index, DataType type,
                                          std::vector<int64_t> shape) = 0;
+  // Makes output `index` the value `value` (a sequence, an empty optional, or a tensor the kernel
+  // did not get from AllocateOutput). The value must own its memory or view memory that outlives
+  // the run (sequence elements always own theirs: see Tensor::Clone).
+  virtual Status SetOutput(size_t index, Tensor value) = 0;
   // Threads the kernel may use (ParallelFor's thread count).
   virtual int num_threads() const = 0;
   // Makes output `output` the memory of input `input` seen with `shape` (same element count),
@@ -114,12 +122,21 @@ class Kernel {
 // between opsets, it reads node.opset.
 using KernelCreateFn = Result<std::unique_ptr<Kernel>>(const NodeInfo& node);
 
+// What a kernel accepts beyond numeric tensors (KernelEntry::accepts); the registry refuses a
+// node whose inputs or outputs are of another sort before its factory sees it.
+enum KernelAccepts : uint8_t {
+  kNumericTensors = 0,
+  kStringTensors = 1,  // string tensors in any input or output
+  kAnyValueKind = 2,   // sequences and optionals in any input or output
+};
+
 // A row of a kernel family's registration table (src/exec/kernels/register_all.cc).
 struct KernelEntry {
   std::string_view op_type;
   int64_t since_version = 0;  // the first opset of `domain` that `create` implements
   KernelCreateFn* create = nullptr;
-  std::string_view domain = {};  // "" for the ONNX domain
+  std::string_view domain = {};       // "" for the ONNX domain
+  uint8_t accepts = kNumericTensors;  // KernelAccepts flags
 };
 
 class KernelRegistry {
@@ -136,8 +153,12 @@ class KernelRegistry {
   bool Supports(std::string_view domain, std::string_view op_type, int64_t opset) const;
 
  private:
+  struct Factory {
+    KernelCreateFn* create = nullptr;
+    uint8_t accepts = kNumericTensors;
+  };
   // "domain/op_type" -> since_version -> factory
-  std::map<std::string, std::map<int64_t, KernelCreateFn*>, std::less<>> factories_;
+  std::map<std::string, std::map<int64_t, Factory>, std::less<>> factories_;
 };
 
 // Runs one node on given inputs with heap outputs; used by constant folding and tests.

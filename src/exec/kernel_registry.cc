@@ -24,9 +24,23 @@ const KernelRegistry& KernelRegistry::Global() {
 
 void KernelRegistry::Register(std::span<const KernelEntry> table) {
   for (const KernelEntry& row : table) {
-    factories_[KeyOf(row.domain, row.op_type)][row.since_version] = row.create;
+    factories_[KeyOf(row.domain, row.op_type)][row.since_version] = {row.create, row.accepts};
   }
 }
+
+namespace {
+
+// Why a kernel accepting `accepts` cannot take value `d` ("" when it can).
+std::string_view RefusedSort(const ValueDesc& d, uint8_t accepts) {
+  if (!d.present) return {};
+  if ((d.kind != ValueKind::kTensor || d.optional) && !(accepts & kAnyValueKind)) {
+    return d.kind == ValueKind::kSequence ? "sequence" : "optional";
+  }
+  if (d.dtype == DataType::kString && !(accepts & kStringTensors)) return "string";
+  return {};
+}
+
+}  // namespace
 
 Result<std::unique_ptr<Kernel>> KernelRegistry::Create(const NodeInfo& node) const {
   auto it = factories_.find(KeyOf(node.domain, node.op_type));
@@ -34,7 +48,18 @@ Result<std::unique_ptr<Kernel>> KernelRegistry::Create(const NodeInfo& node) con
     auto version = it->second.upper_bound(node.opset);
     if (version != it->second.begin()) {
       --version;
-      auto kernel = version->second(node);
+      const Factory& factory = version->second;
+      for (const auto* values : {&node.inputs, &node.outputs}) {
+        for (size_t i = 0; i < values->size(); ++i) {
+          std::string_view sort = RefusedSort((*values)[i], factory.accepts);
+          if (sort.empty()) continue;
+          return EPCTX_ERROR(kUnsupported,
+                             "{} node '{}': {} {} is a {} value, which {} does not take",
+                             node.op_type, node.name, values == &node.inputs ? "input" : "output",
+                             i, sort, node.op_type);
+        }
+      }
+      auto kernel = factory.create(node);
       if (!kernel.ok()) {
         return Status(kernel.status().code(), fmt::format("{} node '{}': {}", node.op_type,
                                                           node.name, kernel.status().message()));
@@ -70,6 +95,13 @@ class HeapKernelContext final : public KernelContext {
     }
     EPCTX_ASSIGN_OR_RETURN(outputs_[index], Tensor::Allocate(type, std::move(shape)));
     return &outputs_[index];
+  }
+  Status SetOutput(size_t index, Tensor value) override {
+    if (index >= outputs_.size()) {
+      return EPCTX_ERROR(kInternal, "output {} of {} set", index, outputs_.size());
+    }
+    outputs_[index] = std::move(value);
+    return Status::Ok();
   }
   int num_threads() const override { return threads_; }
   std::vector<Tensor> TakeOutputs() { return std::move(outputs_); }

@@ -154,6 +154,17 @@ Status ValidateProgram(const fb::Program& program, const fb::Manifest& manifest,
       EPCTX_RETURN_IF_ERROR(CheckValueMatchesWeight(
           *v, *manifest.weights()->Get(static_cast<uint32_t>(v->weight()))));
     }
+    if (v->kind() > static_cast<uint8_t>(ValueKind::kSequence)) {
+      return EPCTX_ERROR(kCorrupt, "value '{}' has kind {} (0: tensor, 1: sequence)",
+                         v->name()->string_view(), v->kind());
+    }
+    const bool plain_tensor = v->kind() == 0 && !v->optional();
+    if (!plain_tensor && (v->weight() >= 0 || v->arena_offset() != -1)) {
+      return EPCTX_ERROR(kCorrupt,
+                         "value '{}' is a sequence or an optional but has a weight or an arena "
+                         "place",
+                         v->name()->string_view());
+    }
     if (v->arena_offset() != -1) {
       if (v->arena_offset() < 0 || v->arena_bytes() < 0 ||
           !RangeInside(static_cast<uint64_t>(v->arena_offset()),

@@ -25,9 +25,46 @@ std::string ShapeToString(const ValueInfo& value) {
   return out + "]";
 }
 
+namespace {
+
+std::string_view KindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kTensor:
+      return "a tensor";
+    case ValueKind::kSequence:
+      return "a sequence";
+    case ValueKind::kNone:
+      return "an empty optional";
+  }
+  return "a value of unknown kind";
+}
+
+}  // namespace
+
 Status CheckInput(const ValueInfo& declared, const Tensor& given, const std::string& subject) {
   const std::string who = subject.empty() ? fmt::format("input '{}'", declared.name) : subject;
   if (given.empty()) return EPCTX_ERROR(kInvalidArgument, "{} is an empty tensor", who);
+  // Sequences and optionals: the kind and the element type, as ONNX Runtime checks them (its
+  // ValidateInputs compares the element type of sequence inputs; an optional input may be given
+  // without a value).
+  if (given.kind() == ValueKind::kNone) {
+    if (declared.optional) return Status::Ok();
+    return EPCTX_ERROR(kInvalidArgument, "{} is an empty optional, expected {}", who,
+                       KindName(declared.kind));
+  }
+  if (given.kind() != declared.kind) {
+    return EPCTX_ERROR(kInvalidArgument, "{} is {}, expected {}{}", who, KindName(given.kind()),
+                       declared.optional ? "an optional of " : "", KindName(declared.kind));
+  }
+  if (given.kind() == ValueKind::kSequence) {
+    for (size_t i = 0; i < given.elements().size(); ++i) {
+      if (given.elements()[i].dtype() != declared.dtype || !given.elements()[i].is_tensor()) {
+        return EPCTX_ERROR(kInvalidArgument, "{} element {} has type {}, expected {}", who, i,
+                           DataTypeName(given.elements()[i].dtype()), DataTypeName(declared.dtype));
+      }
+    }
+    return Status::Ok();
+  }
   if (given.dtype() != declared.dtype) {
     return EPCTX_ERROR(kInvalidArgument, "{} has type {}, expected {}", who,
                        DataTypeName(given.dtype()), DataTypeName(declared.dtype));

@@ -10,6 +10,8 @@ namespace {
 ValueInfo DescribeValue(const fb::Value& v) {
   ValueInfo info;
   info.name = v.name()->str();
+  info.kind = static_cast<ValueKind>(v.kind());
+  info.optional = v.optional();
   info.dtype = static_cast<DataType>(v.dtype());
   if (v.shape() != nullptr) info.shape.assign(v.shape()->begin(), v.shape()->end());
   info.dim_names.assign(info.shape.size(), "");

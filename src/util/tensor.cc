@@ -1,5 +1,8 @@
+#include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <new>
 
 #include "epctx/tensor.h"
 #include "util/overflow.h"
@@ -88,6 +91,22 @@ std::string ShapeToString(const std::vector<int64_t>& shape) {
 }
 
 Result<Tensor> Tensor::Allocate(DataType type, std::vector<int64_t> shape) {
+  if (type == DataType::kString) {
+    EPCTX_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(shape));
+    // Each element is a std::string object; a bound on the count keeps a hostile shape from
+    // asking for more than memory can hold.
+    if (static_cast<uint64_t>(count) > (uint64_t{1} << 40) / sizeof(std::string)) {
+      return EPCTX_ERROR(kInvalidArgument, "string tensor of shape {} is too large",
+                         ShapeToString(shape));
+    }
+    auto strings =
+        std::shared_ptr<std::string[]>(new (std::nothrow) std::string[static_cast<size_t>(count)]);
+    if (strings == nullptr) {
+      return EPCTX_ERROR(kInternal, "out of memory allocating {} strings", count);
+    }
+    const void* data = strings.get();
+    return Tensor(type, std::move(shape), count, data, std::shared_ptr<const void>(strings, data));
+  }
   size_t elem = DataTypeSize(type);
   if (elem == 0) {
     return EPCTX_ERROR(kUnsupported, "cannot allocate a tensor of type {}", DataTypeName(type));
@@ -114,6 +133,53 @@ Tensor Tensor::View(DataType type, std::vector<int64_t> shape, const void* data,
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
   return Tensor(type, std::move(shape), count, data, std::move(owner));
+}
+
+Tensor Tensor::Sequence(DataType element_type, std::vector<Tensor> elements) {
+  Tensor t;
+  t.kind_ = ValueKind::kSequence;
+  t.dtype_ = element_type;
+  t.elements_ = std::make_shared<const std::vector<Tensor>>(std::move(elements));
+  return t;
+}
+
+Tensor Tensor::None(DataType element_type, ValueKind of) {
+  Tensor t;
+  t.kind_ = ValueKind::kNone;
+  t.none_of_ = of;
+  t.dtype_ = element_type;
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::elements() const {
+  static const std::vector<Tensor> kNoElements;
+  return elements_ != nullptr ? *elements_ : kNoElements;
+}
+
+Result<Tensor> Tensor::Clone() const {
+  switch (kind_) {
+    case ValueKind::kNone:
+      return *this;
+    case ValueKind::kSequence: {
+      std::vector<Tensor> copies;
+      copies.reserve(elements().size());
+      for (const Tensor& e : elements()) {
+        EPCTX_ASSIGN_OR_RETURN(Tensor c, e.Clone());
+        copies.push_back(std::move(c));
+      }
+      return Sequence(dtype_, std::move(copies));
+    }
+    case ValueKind::kTensor:
+      break;
+  }
+  if (empty()) return Tensor();
+  EPCTX_ASSIGN_OR_RETURN(Tensor copy, Allocate(dtype_, shape_));
+  if (dtype_ == DataType::kString) {
+    std::copy_n(data_as<std::string>(), element_count_, copy.mutable_data_as<std::string>());
+  } else if (byte_size() > 0) {
+    std::memcpy(copy.mutable_data(), data_, byte_size());
+  }
+  return copy;
 }
 
 Tensor Tensor::Reshaped(std::vector<int64_t> shape) const {

@@ -241,7 +241,10 @@ TEST(OnnxTensorTest, UnsupportedAndMissingDataTypes) {
   EXPECT_EQ(ErrorFor(p, StatusCode::kCorrupt), kWhere + ": TensorProto has no data_type");
   p = Proto(onnx::TensorProto_DataType_STRING, {1});
   p.add_string_data("hello");
-  EXPECT_EQ(ErrorFor(p, StatusCode::kUnsupported), kWhere + ": string tensors are not supported");
+  EXPECT_EQ(ErrorFor(p, StatusCode::kUnsupported),
+            kWhere +
+                ": string constants (initializers, Constant nodes, tensor attributes) are not "
+                "supported; strings may only come in as inputs");
   p = Float23();
   p.mutable_segment()->set_begin(0);
   EXPECT_EQ(ErrorFor(p, StatusCode::kUnsupported),

@@ -69,9 +69,11 @@ Result<std::vector<Tensor>> RunNode(const NodeSpec& spec, const AttrBuilder& att
     ValueDesc d;
     d.present = t != nullptr;
     if (t != nullptr && spec.describe_inputs) {
+      d.kind = t->kind() == ValueKind::kNone ? t->none_of() : t->kind();
+      d.optional = t->kind() == ValueKind::kNone;
       d.dtype = t->dtype();
-      d.shape_known = true;
-      d.shape = t->shape();
+      d.shape_known = t->is_tensor();
+      if (t->is_tensor()) d.shape = t->shape();
     }
     node.inputs.push_back(d);
   }

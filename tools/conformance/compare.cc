@@ -144,6 +144,27 @@ Status CompareExactly(const Tensor& actual, const Tensor& expected) {
 }  // namespace
 
 Status CompareTensors(const Tensor& actual, const Tensor& expected, const Tolerance& tolerance) {
+  if (actual.kind() != expected.kind()) {
+    auto name = [](ValueKind k) {
+      return k == ValueKind::kSequence ? "a sequence"
+             : k == ValueKind::kNone   ? "an empty optional"
+                                       : "a tensor";
+    };
+    return EPCTX_ERROR(kFailedPrecondition, "{}, expected {}", name(actual.kind()),
+                       name(expected.kind()));
+  }
+  if (expected.kind() == ValueKind::kNone) return Status::Ok();
+  if (expected.kind() == ValueKind::kSequence) {
+    const auto& a = actual.elements();
+    const auto& e = expected.elements();
+    if (a.size() != e.size()) {
+      return EPCTX_ERROR(kFailedPrecondition, "a sequence of {}, expected {}", a.size(), e.size());
+    }
+    for (size_t i = 0; i < e.size(); ++i) {
+      EPCTX_RETURN_IF_ERROR_CTX(CompareTensors(a[i], e[i], tolerance), "element {}", i);
+    }
+    return Status::Ok();
+  }
   if (actual.dtype() != expected.dtype()) {
     return EPCTX_ERROR(kFailedPrecondition, "dtype {}, expected {}", DataTypeName(actual.dtype()),
                        DataTypeName(expected.dtype()));
@@ -153,6 +174,16 @@ Status CompareTensors(const Tensor& actual, const Tensor& expected, const Tolera
                        ShapeToString(expected.shape()));
   }
   if (IsFloating(expected.dtype())) return CompareFloating(actual, expected, tolerance);
+  if (expected.dtype() == DataType::kString) {
+    for (int64_t i = 0; i < expected.element_count(); ++i) {
+      const std::string& a = actual.data_as<std::string>()[i];
+      const std::string& e = expected.data_as<std::string>()[i];
+      if (a != e) {
+        return EPCTX_ERROR(kFailedPrecondition, "element {} is \"{}\", expected \"{}\"", i, a, e);
+      }
+    }
+    return Status::Ok();
+  }
   if (DataTypeSize(expected.dtype()) == 0) {
     return EPCTX_ERROR(kFailedPrecondition, "the runner cannot compare {} tensors",
                        DataTypeName(expected.dtype()));

@@ -51,7 +51,7 @@ Result<std::unordered_map<std::string, Tensor>> ReadInputs(const ModelInfo& info
   std::unordered_map<std::string, Tensor> inputs;
   for (size_t i = 0; i < count; ++i) {
     std::string path = fmt::format("{}/input_{}.pb", data_set, i);
-    EPCTX_ASSIGN_OR_RETURN(Tensor t, ReadTensorProto(path));
+    EPCTX_ASSIGN_OR_RETURN(Tensor t, ReadValueProto(path, info.input_files[i]));
     inputs.emplace(info.input_names[i], AsDeclaredType(std::move(t), info.input_dtypes, i));
   }
   return inputs;
@@ -70,8 +70,10 @@ Status RunDataSet(Session& session, const ModelInfo& info, const std::string& da
   const std::vector<ValueInfo>& infos = session.outputs();
   for (size_t i = 0; i < expected_count; ++i) {
     std::string name = i < infos.size() ? infos[i].name : std::to_string(i);
-    EPCTX_ASSIGN_OR_RETURN(Tensor expected,
-                           ReadTensorProto(fmt::format("{}/output_{}.pb", data_set, i)));
+    EPCTX_ASSIGN_OR_RETURN(
+        Tensor expected,
+        ReadValueProto(fmt::format("{}/output_{}.pb", data_set, i),
+                       i < info.output_files.size() ? info.output_files[i] : ValueKind::kTensor));
     expected = AsDeclaredType(std::move(expected), info.output_dtypes, i);
     EPCTX_RETURN_IF_ERROR_CTX(CompareTensors((*outputs)[i], expected, tolerance), "output '{}'",
                               name);

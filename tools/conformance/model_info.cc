@@ -66,6 +66,17 @@ DataType DtypeOf(const onnx::ValueInfoProto& v) {
   return static_cast<DataType>(v.type().tensor_type().elem_type());
 }
 
+ValueKind FileKindOf(const onnx::ValueInfoProto& v) {
+  switch (v.type().value_case()) {
+    case onnx::TypeProto::kSequenceType:
+      return ValueKind::kSequence;
+    case onnx::TypeProto::kOptionalType:
+      return ValueKind::kNone;
+    default:
+      return ValueKind::kTensor;
+  }
+}
+
 }  // namespace
 
 Result<ModelInfo> ReadModelInfo(const std::string& model_path) {
@@ -79,10 +90,12 @@ Result<ModelInfo> ReadModelInfo(const std::string& model_path) {
   for (const onnx::ValueInfoProto& v : graph.input()) {
     info.input_names.push_back(v.name());
     info.input_dtypes.push_back(DtypeOf(v));
+    info.input_files.push_back(FileKindOf(v));
   }
   for (const onnx::ValueInfoProto& v : graph.output()) {
     info.output_names.push_back(v.name());
     info.output_dtypes.push_back(DtypeOf(v));
+    info.output_files.push_back(FileKindOf(v));
   }
   for (const onnx::NodeProto& node : graph.node()) {
     if (std::find(info.op_types.begin(), info.op_types.end(), node.op_type()) ==

@@ -17,6 +17,10 @@ struct ModelInfo {
   // Their element types (kUndefined for values that are not tensors).
   std::vector<DataType> input_dtypes;
   std::vector<DataType> output_dtypes;
+  // Which ONNX value file each holds: kTensor (TensorProto), kSequence (SequenceProto) or kNone
+  // (OptionalProto).
+  std::vector<ValueKind> input_files;
+  std::vector<ValueKind> output_files;
   std::vector<std::string> op_types;  // distinct op types of the main graph, in order of use
   // A sequence, optional, map or sparse value, or a string tensor, anywhere in the model
   // (graph inputs, outputs, value infos and initializers, subgraphs included).

@@ -74,6 +74,14 @@ Result<PassStats> FoldConstants(IrGraph& graph) {
       if (!graph.values[static_cast<size_t>(i)].is_constant()) all_constant = false;
     }
     if (!all_constant || !any_input) continue;
+    // Only numeric tensors can become weights.
+    bool numeric_outputs = true;
+    for (int o : n.outputs) {
+      if (o < 0) continue;
+      const IrValue& v = graph.values[static_cast<size_t>(o)];
+      if (!v.is_plain_tensor() || v.dtype == DataType::kString) numeric_outputs = false;
+    }
+    if (!numeric_outputs) continue;
     if (!exec::KernelRegistry::Global().Supports(n.domain, n.op_type, graph.OpsetOf(n.domain))) {
       continue;
     }
@@ -96,11 +104,13 @@ Result<PassStats> FoldConstants(IrGraph& graph) {
       Logger().debug("constant folding skipped node '{}': {}", n.name, outputs.status().ToString());
       continue;
     }
-    bool too_big = false;
+    bool not_a_weight = false;
     for (const Tensor& t : *outputs) {
-      if (t.byte_size() > kMaxFoldedBytes) too_big = true;
+      if (t.byte_size() > kMaxFoldedBytes || !t.is_tensor() || t.dtype() == DataType::kString) {
+        not_a_weight = true;
+      }
     }
-    if (too_big) continue;
+    if (not_a_weight) continue;
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       if (n.outputs[o] < 0 || o >= outputs->size() || (*outputs)[o].empty()) continue;
       IrValue& out = graph.values[static_cast<size_t>(n.outputs[o])];

@@ -75,6 +75,14 @@ KernelCreateFn CreateDft, CreateMelWeightMatrix, CreateStft;
 // node's kernel is created
 KernelCreateFn CreateIf, CreateLoop, CreateScan;
 
+// sequence/: sequence values (SequenceEmpty/Construct/At/Insert/Erase/Length, SplitToSequence,
+// ConcatFromSequence, SequenceMap) and optional values (Optional, OptionalHasElement,
+// OptionalGetElement)
+KernelCreateFn CreateConcatFromSequence, CreateOptional, CreateOptionalGetElement,
+    CreateOptionalHasElement, CreateSequenceAt, CreateSequenceConstruct, CreateSequenceEmpty,
+    CreateSequenceErase, CreateSequenceInsert, CreateSequenceLength, CreateSequenceMap,
+    CreateSplitToSequence;
+
 // text/: TfIdfVectorizer (integer tokens)
 KernelCreateFn CreateTfIdfVectorizer;
 

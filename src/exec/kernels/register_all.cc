@@ -38,7 +38,7 @@ constexpr KernelEntry kElementwiseKernels[] = {
     {"GreaterOrEqual", 12, CreateGreaterOrEqual},
     {"HardSigmoid", 6, CreateHardSigmoid},
     {"HardSwish", 14, CreateHardSwish},
-    {"Identity", 1, CreateIdentity},
+    {"Identity", 1, CreateIdentity, "", kStringTensors | kAnyValueKind},
     {"IsInf", 10, CreateIsInf},
     {"IsNaN", 9, CreateIsNaN},
     {"LeakyRelu", 6, CreateLeakyRelu},
@@ -94,11 +94,15 @@ constexpr KernelEntry kNnKernels[] = {
 };
 
 constexpr KernelEntry kTensorKernels[] = {
-    {"Concat", 4, CreateConcat},       {"Flatten", 1, CreateFlatten},
-    {"Gather", 1, CreateGather},       {"Reshape", 5, CreateReshape},
-    {"Shape", 1, CreateShape},         {"Size", 1, CreateSize},
-    {"Squeeze", 1, CreateSqueeze},     {"Transpose", 1, CreateTranspose},
-    {"Unsqueeze", 1, CreateUnsqueeze},
+    {"Concat", 4, CreateConcat},
+    {"Flatten", 1, CreateFlatten, "", kStringTensors},
+    {"Gather", 1, CreateGather},
+    {"Reshape", 5, CreateReshape, "", kStringTensors},
+    {"Shape", 1, CreateShape, "", kStringTensors},
+    {"Size", 1, CreateSize, "", kStringTensors},
+    {"Squeeze", 1, CreateSqueeze, "", kStringTensors},
+    {"Transpose", 1, CreateTranspose},
+    {"Unsqueeze", 1, CreateUnsqueeze, "", kStringTensors},
 };
 
 constexpr KernelEntry kReduceKernels[] = {
@@ -182,9 +186,26 @@ constexpr KernelEntry kSignalKernels[] = {
 };
 
 constexpr KernelEntry kControlKernels[] = {
-    {"If", 1, CreateIf},
-    {"Loop", 1, CreateLoop},
+    {"If", 1, CreateIf, "", kStringTensors | kAnyValueKind},
+    {"Loop", 1, CreateLoop, "", kAnyValueKind},
     {"Scan", 8, CreateScan},
+};
+
+// Sequences and optionals of any element type, strings included.
+constexpr uint8_t kAnyValue = kStringTensors | kAnyValueKind;
+constexpr KernelEntry kSequenceKernels[] = {
+    {"ConcatFromSequence", 11, CreateConcatFromSequence, "", kAnyValue},
+    {"Optional", 15, CreateOptional, "", kAnyValue},
+    {"OptionalGetElement", 15, CreateOptionalGetElement, "", kAnyValue},
+    {"OptionalHasElement", 15, CreateOptionalHasElement, "", kAnyValue},
+    {"SequenceAt", 11, CreateSequenceAt, "", kAnyValue},
+    {"SequenceConstruct", 11, CreateSequenceConstruct, "", kAnyValue},
+    {"SequenceEmpty", 11, CreateSequenceEmpty, "", kAnyValue},
+    {"SequenceErase", 11, CreateSequenceErase, "", kAnyValue},
+    {"SequenceInsert", 11, CreateSequenceInsert, "", kAnyValue},
+    {"SequenceLength", 11, CreateSequenceLength, "", kAnyValue},
+    {"SequenceMap", 17, CreateSequenceMap, "", kAnyValue},
+    {"SplitToSequence", 11, CreateSplitToSequence, "", kAnyValue},
 };
 
 constexpr KernelEntry kTextKernels[] = {
@@ -221,6 +242,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   registry.Register(kernels::kLinalgKernels);
   registry.Register(kernels::kSignalKernels);
   registry.Register(kernels::kControlKernels);
+  registry.Register(kernels::kSequenceKernels);
   registry.Register(kernels::kTextKernels);
   registry.Register(kernels::onednn::kDnnlKernels);
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/threads.h"
@@ -11,6 +12,18 @@ namespace epctx::exec::kernels {
 
 Status CopyToOutput(KernelContext& ctx, size_t index, const Tensor& in,
                     std::vector<int64_t> shape) {
+  // A sequence or an empty optional is immutable and owns its elements: the output is the same
+  // value.
+  if (!in.is_tensor()) return ctx.SetOutput(index, in);
+  if (in.dtype() == DataType::kString) {
+    EPCTX_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(index, in.dtype(), std::move(shape)));
+    if (out->element_count() != in.element_count()) {
+      return EPCTX_ERROR(kInternal, "copy of {} strings into an output of {}", in.element_count(),
+                         out->element_count());
+    }
+    std::copy_n(in.data_as<std::string>(), in.element_count(), out->mutable_data_as<std::string>());
+    return Status::Ok();
+  }
   if (DataTypeSize(in.dtype()) == 0) {
     return EPCTX_ERROR(kUnsupported, "cannot copy a tensor of type {}", DataTypeName(in.dtype()));
   }
@@ -35,6 +48,7 @@ Status CopyToOutput(KernelContext& ctx, size_t index, const Tensor& in,
 
 Status ViewOrCopy(KernelContext& ctx, size_t index, size_t input, const Tensor& in,
                   std::vector<int64_t> shape) {
+  if (!in.is_tensor()) return ctx.SetOutput(index, in);
   if (ctx.ShareInput(index, input, shape)) return Status::Ok();
   return CopyToOutput(ctx, index, in, std::move(shape));
 }
