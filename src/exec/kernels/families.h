@@ -86,6 +86,12 @@ KernelCreateFn CreateConcatFromSequence, CreateOptional, CreateOptionalGetElemen
 // text/: TfIdfVectorizer (integer tokens)
 KernelCreateFn CreateTfIdfVectorizer;
 
+// training/: the ai.onnx.preview.training optimizers: one update step of Adagrad, Adam and
+// Momentum (standard and Nesterov) on N tensors
+namespace training {
+KernelCreateFn CreateAdagrad, CreateAdam, CreateMomentum;
+}  // namespace training
+
 // dnnl/: the com.epctx ops the compiler lowers to oneDNN primitives, on weights it packed
 namespace onednn {
 KernelCreateFn CreateChannelAffine, CreateDnnlBatchMatMul, CreateDnnlConv, CreateDnnlIntegerConv,

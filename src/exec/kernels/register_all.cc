@@ -212,6 +212,15 @@ constexpr KernelEntry kTextKernels[] = {
     {"TfIdfVectorizer", 9, CreateTfIdfVectorizer},
 };
 
+namespace training {
+constexpr std::string_view kDomain = "ai.onnx.preview.training";
+constexpr KernelEntry kTrainingKernels[] = {
+    {"Adagrad", 1, CreateAdagrad, kDomain},
+    {"Adam", 1, CreateAdam, kDomain},
+    {"Momentum", 1, CreateMomentum, kDomain},
+};
+}  // namespace training
+
 namespace onednn {
 constexpr KernelEntry kDnnlKernels[] = {
     {"ChannelAffine", 1, CreateChannelAffine, "com.epctx"},
@@ -244,6 +253,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   registry.Register(kernels::kControlKernels);
   registry.Register(kernels::kSequenceKernels);
   registry.Register(kernels::kTextKernels);
+  registry.Register(kernels::training::kTrainingKernels);
   registry.Register(kernels::onednn::kDnnlKernels);
 }
 
