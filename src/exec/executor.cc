@@ -380,6 +380,12 @@ bool BoundProgram::HasDeclaredShape(int32_t v, const Tensor& t) const {
 
 namespace {
 
+// A value of `given` type may fill a slot declared `declared`: the same type, or any numeric type
+// where the compiler did not know it (a string never reaches a kernel not bound for strings).
+bool TypeFits(DataType declared, DataType given) {
+  return given == declared || (declared == DataType::kUndefined && given != DataType::kString);
+}
+
 std::string_view KindName(ValueKind kind) {
   switch (kind) {
     case ValueKind::kTensor:
@@ -410,7 +416,7 @@ Status BoundProgram::CheckKindAndType(int32_t v, const Tensor& t) const {
                        KindName(t.kind()), slot.optional ? "an optional of " : "",
                        KindName(slot.kind));
   }
-  if (slot.dtype != DataType::kUndefined && t.dtype() != slot.dtype &&
+  if (!TypeFits(slot.dtype, t.dtype()) &&
       !(t.kind() == ValueKind::kSequence && t.dtype() == DataType::kUndefined &&
         t.elements().empty())) {
     return EPCTX_ERROR(kInvalidArgument, "value '{}' is {} of {}, but the program declares {}",
@@ -424,7 +430,7 @@ Status BoundProgram::CheckDeclared(int32_t v, const Tensor& t, bool check_shape)
   if (!t.is_tensor() || slot.kind != ValueKind::kTensor || slot.optional) {
     return CheckKindAndType(v, t);
   }
-  const bool type_fits = slot.dtype == DataType::kUndefined || t.dtype() == slot.dtype;
+  const bool type_fits = TypeFits(slot.dtype, t.dtype());
   if (type_fits && (!check_shape || HasDeclaredShape(v, t))) return Status::Ok();
   std::vector<int64_t> declared(slot.shape.begin(), slot.shape.end());
   return EPCTX_ERROR(kInvalidArgument, "value '{}' is {} {}, but the program declares {} {}",
@@ -452,7 +458,7 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
     const Slot& slot = slots_[static_cast<size_t>(inputs_[i])];
     if (!inputs[i].is_tensor() || slot.kind != ValueKind::kTensor || slot.optional) {
       EPCTX_RETURN_IF_ERROR(CheckKindAndType(inputs_[i], inputs[i]));
-    } else if (slot.dtype != DataType::kUndefined && inputs[i].dtype() != slot.dtype) {
+    } else if (!TypeFits(slot.dtype, inputs[i].dtype())) {
       return EPCTX_ERROR(kInvalidArgument, "input {} is {}, but the program declares {}", i,
                          DataTypeName(inputs[i].dtype()), DataTypeName(slot.dtype));
     }

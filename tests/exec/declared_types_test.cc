@@ -94,5 +94,85 @@ TEST(DeclaredTypes, ProgramInputOfAnotherTypeIsRefused) {
               HasSubstr("input 0 is int8, but the program declares float32"));
 }
 
+// x -> Identity -> y, each declared with its own kind, optional flag and element type; no shapes.
+std::vector<uint8_t> IdentityProgram(ValueKind x_kind, bool x_optional, ValueKind y_kind,
+                                     bool y_optional, DataType y_type = DataType::kFloat32,
+                                     DataType x_type = DataType::kFloat32) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto value = [&](const char* name, ValueKind kind, bool optional, DataType type) {
+    auto n = fbb.CreateString(name);
+    fb::ValueBuilder v(fbb);
+    v.add_name(n);
+    v.add_dtype(static_cast<int32_t>(type));
+    v.add_kind(static_cast<uint8_t>(kind));
+    v.add_optional(optional);
+    return v.Finish();
+  };
+  std::vector<flatbuffers::Offset<fb::Value>> values = {value("x", x_kind, x_optional, x_type),
+                                                        value("y", y_kind, y_optional, y_type)};
+  std::vector<flatbuffers::Offset<fb::Node>> nodes = {fb::CreateNode(
+      fbb, fbb.CreateString("id"), fbb.CreateString("Identity"), fbb.CreateString(""),
+      fbb.CreateVector(std::vector<int32_t>{0}), fbb.CreateVector(std::vector<int32_t>{1}))};
+  std::vector<flatbuffers::Offset<fb::OpsetImport>> opsets = {
+      fb::CreateOpsetImport(fbb, fbb.CreateString(""), 17)};
+  fbb.Finish(fb::CreateProgram(fbb, fbb.CreateString("p"), fbb.CreateVector(values),
+                               fbb.CreateVector(nodes), fbb.CreateVector(std::vector<int32_t>{0}),
+                               fbb.CreateVector(std::vector<int32_t>{1}), 0,
+                               fbb.CreateVector(opsets)));
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+Tensor FloatSequence() {
+  return Tensor::Sequence(DataType::kFloat32, {FloatPair()});
+}
+
+TEST(DeclaredTypes, SequencesAndOptionalsRunWhereDeclared) {
+  auto seq = RunRelu(IdentityProgram(ValueKind::kSequence, false, ValueKind::kSequence, false),
+                     FloatSequence());
+  ASSERT_TRUE(seq.ok()) << seq.status().ToString();
+  ASSERT_EQ((*seq)[0].kind(), ValueKind::kSequence);
+  EXPECT_EQ((*seq)[0].elements().size(), 1u);
+  auto none = RunRelu(IdentityProgram(ValueKind::kTensor, true, ValueKind::kTensor, true),
+                      Tensor::None(DataType::kFloat32));
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ((*none)[0].kind(), ValueKind::kNone);
+}
+
+TEST(DeclaredTypes, ValueOfAnotherKindIsRefused) {
+  // An input of the wrong kind, and a node output whose kind disagrees with its declaration (a
+  // forged program): both refused before a kernel reads them.
+  auto input = RunRelu(IdentityProgram(ValueKind::kTensor, false, ValueKind::kTensor, false),
+                       FloatSequence());
+  ASSERT_FALSE(input.ok());
+  EXPECT_EQ(input.status().message(), "value 'x' is a sequence, but the program declares a tensor");
+  auto output = RunRelu(IdentityProgram(ValueKind::kSequence, false, ValueKind::kTensor, true),
+                        FloatSequence());
+  ASSERT_FALSE(output.ok());
+  EXPECT_EQ(output.status().message(),
+            "Identity node 'id': value 'y' is a sequence, but the program declares an optional of "
+            "a tensor");
+  auto none = RunRelu(IdentityProgram(ValueKind::kTensor, false, ValueKind::kTensor, false),
+                      Tensor::None(DataType::kFloat32));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().message(),
+            "value 'x' is an empty optional, but the program declares a tensor that is not "
+            "optional");
+}
+
+TEST(DeclaredTypes, StringNeverFillsASlotOfUnknownType) {
+  // x and y of types unknown at compile time: a numeric tensor may fill them, a string may not
+  // (kernels bound for an unknown type are not bound for strings).
+  auto text = Tensor::Allocate(DataType::kString, {1});
+  ASSERT_TRUE(text.ok());
+  auto bytes =
+      IdentityProgram(ValueKind::kTensor, false, ValueKind::kTensor, false, DataType::kUndefined);
+  EXPECT_TRUE(RunRelu(bytes, FloatPair()).ok());
+  auto out = RunRelu(
+      IdentityProgram(ValueKind::kTensor, false, ValueKind::kTensor, false, DataType::kUndefined),
+      *text);
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("input 0 is string, but the program declares"));
+}
+
 }  // namespace
 }  // namespace epctx::exec
