@@ -26,7 +26,7 @@
 extern "C" {
 #endif
 
-#define EPCTX_C_API_VERSION 1
+#define EPCTX_C_API_VERSION 2 /* 2: sequence, optional and string values */
 
 #if defined(__GNUC__)
 #define EPCTX_C_EXPORT __attribute__((visibility("default")))
@@ -64,7 +64,7 @@ typedef enum epctx_data_type {
   EPCTX_TYPE_INT16 = 5,
   EPCTX_TYPE_INT32 = 6,
   EPCTX_TYPE_INT64 = 7,
-  EPCTX_TYPE_STRING = 8, /* not supported as a tensor element type yet */
+  EPCTX_TYPE_STRING = 8, /* elements are byte strings: epctx_tensor_create_strings, _get_string */
   EPCTX_TYPE_BOOL = 9,
   EPCTX_TYPE_FLOAT16 = 10,
   EPCTX_TYPE_FLOAT64 = 11,
@@ -72,6 +72,14 @@ typedef enum epctx_data_type {
   EPCTX_TYPE_UINT64 = 13,
   EPCTX_TYPE_BFLOAT16 = 16
 } epctx_data_type;
+
+/* What a value (an epctx_tensor) holds: a tensor, a sequence of tensors of one element type
+ * (ONNX's seq(tensor)), or nothing (an ONNX optional without a value). */
+typedef enum epctx_value_kind {
+  EPCTX_VALUE_TENSOR = 0,
+  EPCTX_VALUE_SEQUENCE = 1,
+  EPCTX_VALUE_NONE = 2
+} epctx_value_kind;
 
 /* Which side of a session a value is on. */
 typedef enum epctx_io_kind { EPCTX_INPUT = 0, EPCTX_OUTPUT = 1 } epctx_io_kind;
@@ -144,6 +152,12 @@ EPCTX_C_EXPORT epctx_status* epctx_session_get_io_type(const epctx_session* sess
                                                        epctx_io_kind kind, size_t index,
                                                        epctx_data_type* type);
 /* `*dims` holds `*rank` dims; -1 is a dim the model leaves open. */
+/* The declared kind (EPCTX_VALUE_TENSOR or EPCTX_VALUE_SEQUENCE; get_io_type then gives the
+ * element type) and whether the value is an ONNX optional (`*optional` 1), which a run may be
+ * given or return as EPCTX_VALUE_NONE. (C API version 2) */
+EPCTX_C_EXPORT epctx_status* epctx_session_get_io_kind(const epctx_session* session,
+                                                       epctx_io_kind kind, size_t index,
+                                                       epctx_value_kind* value_kind, int* optional);
 EPCTX_C_EXPORT epctx_status* epctx_session_get_io_shape(const epctx_session* session,
                                                         epctx_io_kind kind, size_t index,
                                                         const int64_t** dims, size_t* rank);
@@ -185,9 +199,39 @@ EPCTX_C_EXPORT epctx_status* epctx_tensor_get_type(const epctx_tensor* tensor,
 EPCTX_C_EXPORT epctx_status* epctx_tensor_get_shape(const epctx_tensor* tensor,
                                                     const int64_t** dims, size_t* rank);
 /* The elements, C order; `*data_size` in bytes. An output tensor's memory is its own (the
- * engine's), valid until the tensor is released. */
+ * engine's), valid until the tensor is released. Fails for string tensors (epctx_tensor_get_string)
+ * and for sequences and empty optionals. */
 EPCTX_C_EXPORT epctx_status* epctx_tensor_get_data(const epctx_tensor* tensor, const void** data,
                                                    size_t* data_size);
+
+/* Sequences, optionals and strings (C API version 2). A value of another kind than a tensor
+ * reports its element type through epctx_tensor_get_type and an empty shape. */
+EPCTX_C_EXPORT epctx_status* epctx_tensor_get_kind(const epctx_tensor* tensor,
+                                                   epctx_value_kind* kind);
+/* A string tensor holding copies of `count` strings (`lengths[i]` bytes each, any bytes; `count`
+ * must be the shape's element count). */
+EPCTX_C_EXPORT epctx_status* epctx_tensor_create_strings(const int64_t* shape, size_t rank,
+                                                         const char* const* strings,
+                                                         const size_t* lengths, size_t count,
+                                                         epctx_tensor** out);
+/* String element `index` (C order) of a string tensor: `*length` bytes at `*data`, not
+ * NUL-terminated, valid until the tensor is released. */
+EPCTX_C_EXPORT epctx_status* epctx_tensor_get_string(const epctx_tensor* tensor, size_t index,
+                                                     const char** data, size_t* length);
+/* A sequence of copies of `count` tensors, each of `element_type` (`elements` may be NULL when
+ * `count` is 0); the elements may be released afterwards. */
+EPCTX_C_EXPORT epctx_status* epctx_tensor_create_sequence(epctx_data_type element_type,
+                                                          const epctx_tensor* const* elements,
+                                                          size_t count, epctx_tensor** out);
+/* An optional without a value, for an optional input of that element type. */
+EPCTX_C_EXPORT epctx_status* epctx_tensor_create_none(epctx_data_type element_type,
+                                                      epctx_tensor** out);
+EPCTX_C_EXPORT epctx_status* epctx_tensor_get_sequence_length(const epctx_tensor* tensor,
+                                                              size_t* length);
+/* Element `index` of a sequence as a new tensor (sharing the sequence's memory) the caller
+ * releases. */
+EPCTX_C_EXPORT epctx_status* epctx_tensor_get_sequence_element(const epctx_tensor* tensor,
+                                                               size_t index, epctx_tensor** out);
 
 /* ---- Compiling original models into context models and blobs ---- */
 

@@ -115,6 +115,22 @@ epctx_status* epctx_session_get_io_type(const epctx_session* session, epctx_io_k
   });
 }
 
+epctx_status* epctx_session_get_io_kind(const epctx_session* session, epctx_io_kind kind,
+                                        size_t index, epctx_value_kind* value_kind, int* optional) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(session);
+    EPCTX_C_REQUIRE(value_kind);
+    EPCTX_C_REQUIRE(optional);
+    const epctx::ValueInfo* info = nullptr;
+    Status found = FindValue(fn, session, kind, index, &info);
+    if (found.ok()) {
+      *value_kind = static_cast<epctx_value_kind>(info->kind);
+      *optional = info->optional ? 1 : 0;
+    }
+    return found;
+  });
+}
+
 epctx_status* epctx_session_get_io_shape(const epctx_session* session, epctx_io_kind kind,
                                          size_t index, const int64_t** dims, size_t* rank) {
   return Guard(__func__, [&](const char* fn) {

@@ -429,6 +429,119 @@ static int file_exists(const char* path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* Strings, sequences and optionals across the C API: string tensors made and read back byte for
+ * byte (embedded NUL included), ONNX's SequenceInsert test model run on a sequence built in C
+ * (element types checked), and an empty optional given to OptionalHasElement. */
+static void test_value_kinds(void) {
+  const char* words[3] = {"a", "b\0c", ""};
+  size_t lengths[3] = {1, 3, 0};
+  int64_t three = 3;
+  epctx_tensor* text = NULL;
+  if (CHECK_OK(epctx_tensor_create_strings(&three, 1, words, lengths, 3, &text))) {
+    const char* s = NULL;
+    size_t n = 0;
+    CHECK_OK(epctx_tensor_get_string(text, 1, &s, &n));
+    CHECK(n == 3 && memcmp(s, "b\0c", 3) == 0, "string 1 did not round-trip");
+    CHECK_ERROR(epctx_tensor_get_string(text, 3, &s, &n), EPCTX_INVALID_ARGUMENT,
+                "index 3 of 3 strings");
+    const void* data = NULL;
+    CHECK_ERROR(epctx_tensor_get_data(text, &data, &n), EPCTX_INVALID_ARGUMENT,
+                "read its elements with epctx_tensor_get_string");
+  }
+  epctx_tensor_release(text);
+  CHECK_ERROR(epctx_tensor_create_strings(&three, 1, words, lengths, 2, &text),
+              EPCTX_INVALID_ARGUMENT, "2 strings for shape [3], which holds 3");
+
+  const char* model =
+      "/usr/share/libonnx-testdata/data/node/test_sequence_insert_at_front/model.onnx";
+  epctx_session_options* options = NULL;
+  epctx_session* session = NULL;
+  CHECK_OK(epctx_session_options_create(&options));
+  CHECK_OK(epctx_session_options_add_config_entry(options, "epctx.fallback", "deny"));
+  if (CHECK_OK(epctx_compile_model(model, out_file("seq_ctx.onnx"), NULL)) &&
+      CHECK_OK(epctx_session_create(out_file("seq_ctx.onnx"), options, &session))) {
+    epctx_value_kind kind = EPCTX_VALUE_TENSOR;
+    int optional = 1;
+    CHECK_OK(epctx_session_get_io_kind(session, EPCTX_INPUT, 0, &kind, &optional));
+    CHECK(kind == EPCTX_VALUE_SEQUENCE && optional == 0, "input 0 is kind %d optional %d",
+          (int)kind, optional);
+    /* int64: seq = [[1, 2]], tensor = [7, 8, 9], position = 0 -> [[7, 8, 9], [1, 2]] */
+    int64_t pair[2] = {1, 2};
+    int64_t seven[3] = {7, 8, 9};
+    int64_t two = 2, three_elements = 3, one = 1, zero = 0;
+    epctx_tensor* element = NULL;
+    epctx_tensor* seq = NULL;
+    epctx_tensor* inputs[3] = {NULL, NULL, NULL};
+    epctx_tensor* output = NULL;
+    CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_INT64, &two, 1, pair, sizeof pair, &element));
+    CHECK_ERROR(epctx_tensor_create_sequence(EPCTX_TYPE_FLOAT32,
+                                             (const epctx_tensor* const*)&element, 1, &seq),
+                EPCTX_INVALID_ARGUMENT, "elements[0] is int64, the sequence holds float32");
+    CHECK_OK(epctx_tensor_create_sequence(EPCTX_TYPE_INT64, (const epctx_tensor* const*)&element, 1,
+                                          &inputs[0]));
+    epctx_tensor_release(element); /* the sequence holds a copy */
+    CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_INT64, &three_elements, 1, seven, sizeof seven,
+                                      &inputs[1]));
+    CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_INT64, &one, 1, &zero, sizeof zero, &inputs[2]));
+    const char* names[3] = {"sequence", "tensor", "position"};
+    if (CHECK_OK(epctx_session_run(session, names, (const epctx_tensor* const*)inputs, 3, NULL, 1,
+                                   &output))) {
+      size_t length = 0;
+      CHECK_OK(epctx_tensor_get_kind(output, &kind));
+      CHECK(kind == EPCTX_VALUE_SEQUENCE, "output kind %d", (int)kind);
+      CHECK_OK(epctx_tensor_get_sequence_length(output, &length));
+      CHECK(length == 2, "sequence of %zu, expected 2", length);
+      epctx_tensor* first = NULL;
+      if (CHECK_OK(epctx_tensor_get_sequence_element(output, 0, &first))) {
+        const void* data = NULL;
+        size_t size = 0;
+        CHECK_OK(epctx_tensor_get_data(first, &data, &size));
+        CHECK(size == sizeof seven && memcmp(data, seven, sizeof seven) == 0,
+              "element 0 is not [7, 8, 9]");
+      }
+      epctx_tensor_release(first);
+      CHECK_ERROR(epctx_tensor_get_sequence_element(output, 2, &first), EPCTX_INVALID_ARGUMENT,
+                  "index 2 of a sequence of 2");
+      const void* data = NULL;
+      CHECK_ERROR(epctx_tensor_get_data(output, &data, &length), EPCTX_INVALID_ARGUMENT,
+                  "the value is a sequence");
+    }
+    epctx_tensor_release(output);
+    for (int i = 0; i < 3; ++i) epctx_tensor_release(inputs[i]);
+  }
+  epctx_session_release(session);
+  session = NULL;
+
+  model = "/usr/share/libonnx-testdata/data/node/test_optional_has_element_empty/model.onnx";
+  if (CHECK_OK(epctx_compile_model(model, out_file("opt_ctx.onnx"), NULL)) &&
+      CHECK_OK(epctx_session_create(out_file("opt_ctx.onnx"), options, &session))) {
+    epctx_value_kind kind = EPCTX_VALUE_TENSOR;
+    int optional = 0;
+    CHECK_OK(epctx_session_get_io_kind(session, EPCTX_INPUT, 0, &kind, &optional));
+    CHECK(optional == 1, "input 0 is not optional");
+    epctx_tensor* none = NULL;
+    epctx_tensor* output = NULL;
+    epctx_data_type type = EPCTX_TYPE_UNDEFINED;
+    CHECK_OK(epctx_session_get_io_type(session, EPCTX_INPUT, 0, &type));
+    CHECK_OK(epctx_tensor_create_none(type, &none));
+    const char* name = "optional_input";
+    if (CHECK_OK(epctx_session_run(session, &name, (const epctx_tensor* const*)&none, 1, NULL, 1,
+                                   &output))) {
+      const void* data = NULL;
+      size_t size = 0;
+      CHECK_OK(epctx_tensor_get_data(output, &data, &size));
+      CHECK(size == 1 && *(const unsigned char*)data == 0,
+            "OptionalHasElement of none is not false");
+    }
+    epctx_tensor_release(output);
+    epctx_tensor_release(none);
+  }
+  epctx_session_release(session);
+  epctx_session_options_release(options);
+  const char* written[4] = {"seq_ctx.onnx", "seq_ctx.epctx", "opt_ctx.onnx", "opt_ctx.epctx"};
+  for (int i = 0; i < 4; ++i) unlink(out_file(written[i]));
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s MODELS_DIR\n", argv[0]);
@@ -445,6 +558,7 @@ int main(int argc, char** argv) {
   test_null_arguments();
   test_options();
   test_tensor_errors();
+  test_value_kinds();
 
   /* Two models with one trunk into one shared blob. */
   const char* models[2] = {model_file("resnet18_cls.onnx"), model_file("resnet18_reg.onnx")};
