@@ -1,5 +1,5 @@
-// Relu, Sigmoid, Clip (attribute and input bounds), Identity and Dropout (inference; training only
-// with ratio 0).
+// Relu, Sigmoid, Clip (attribute and input bounds), Identity and Dropout (inference; training with
+// ratio 0; training with a seed: the draws of MT19937 worked out independently of the kernel).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -119,11 +119,6 @@ TEST(IdentityDropoutTest, CopiesAndMasks) {
   auto d7 = RunNode(dropout7, none, {&x});
   ASSERT_TRUE(d7.ok()) << d7.status().ToString();
   ExpectClose((*d7)[1], {2, 9}, std::vector<double>(18, 1.0), 0, 0, "Dropout-7 mask");
-
-  const uint8_t on = 1;
-  Tensor train = MakeTensor(DataType::kBool, {}, &on);
-  ExpectError(RunNode(NodeSpec("Dropout", 13), none, {&x, &ratio, &train}).status(),
-              StatusCode::kUnsupported, "training mode with ratio 0.5 is not supported");
 }
 
 TEST(DropoutTest, TrainingWithZeroRatioIsIdentity) {
@@ -145,12 +140,55 @@ TEST(DropoutTest, TrainingWithZeroRatioIsIdentity) {
     ASSERT_EQ((*r)[1].dtype(), DataType::kBool);
     ASSERT_EQ((*r)[1].element_count(), 6);
     for (int64_t i = 0; i < 6; ++i) EXPECT_EQ((*r)[1].data_as<uint8_t>()[i], 1);
-    ExpectError(RunNode(spec, seed, {&x, &half, &training}).status(), StatusCode::kUnsupported,
-                "training mode with ratio 0.5 is not supported");
-    // An omitted ratio is 0.5.
-    ExpectError(RunNode(spec, seed, {&x, nullptr, &training}).status(), StatusCode::kUnsupported,
-                "training mode with ratio 0.5 is not supported");
   }
+}
+
+// Element i is kept when draw i >= ratio, draws being genrand_res53 doubles of MT19937(seed):
+// computed here with std::mt19937 directly, and against the first draws of seed 0 as published
+// for the reference generator (0.5488135..., 0.7151893..., 0.6027633...).
+TEST(DropoutTest, TrainingWithSeedDropsByMt19937Draws) {
+  std::mt19937 mt(5);
+  std::vector<double> draws;
+  for (int i = 0; i < 6; ++i) {
+    const uint32_t a = static_cast<uint32_t>(mt()) >> 5;
+    const uint32_t b = static_cast<uint32_t>(mt()) >> 6;
+    draws.push_back((a * 67108864.0 + b) / 9007199254740992.0);
+  }
+  const std::vector<float> xv{1, -2, 3, -4, 5, -6};
+  Tensor x = FloatTensor({2, 3}, xv);
+  Tensor ratio = FloatTensor({}, {0.5f});
+  const uint8_t on = 1;
+  Tensor training = MakeTensor(DataType::kBool, {}, &on);
+  AttrBuilder seed;
+  seed.Int("seed", 5);
+  NodeSpec spec("Dropout", 13);
+  spec.outputs = 2;
+  auto r = RunNode(spec, seed, {&x, &ratio, &training});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<double> ref;
+  int kept = 0;
+  for (size_t i = 0; i < xv.size(); ++i) {
+    const bool keep = draws[i] >= 0.5;
+    kept += keep;
+    ref.push_back(keep ? xv[i] * 2.0 : 0.0);
+    EXPECT_EQ((*r)[1].data_as<uint8_t>()[i], keep ? 1 : 0) << i;
+  }
+  ASSERT_GT(kept, 0);
+  ASSERT_LT(kept, 6);  // the seed drops some and keeps some, so the test can tell them apart
+  ExpectClose((*r)[0], {2, 3}, ref, 0, 0, "Dropout seed 5");
+  // Seeded: every run draws the same.
+  auto again = RunNode(spec, seed, {&x, &ratio, &training});
+  ASSERT_TRUE(again.ok());
+  ExpectClose((*again)[0], {2, 3}, ref, 0, 0, "Dropout seed 5, second run");
+
+  // Seed 0: the first draws of the reference MT19937.
+  std::mt19937 mt0(0);
+  const uint32_t a = static_cast<uint32_t>(mt0()) >> 5, b = static_cast<uint32_t>(mt0()) >> 6;
+  EXPECT_NEAR((a * 67108864.0 + b) / 9007199254740992.0, 0.5488135039273248, 1e-15);
+
+  Tensor one = FloatTensor({}, {1.0f});
+  ExpectError(RunNode(spec, seed, {&x, &one, &training}).status(), StatusCode::kInvalidArgument,
+              "ratio 1 is outside [0, 1)");
 }
 
 }  // namespace

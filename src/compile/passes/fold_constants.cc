@@ -15,7 +15,12 @@ bool IsNondeterministic(const IrNode& n) {
   static const std::set<std::string> kOps = {"RandomNormal",  "RandomNormalLike",
                                              "RandomUniform", "RandomUniformLike",
                                              "Multinomial",   "Bernoulli"};
-  return n.domain.empty() && kOps.count(n.op_type) > 0;
+  if (!n.domain.empty()) return false;
+  // Training-mode Dropout without a seed draws differently every run.
+  if (n.op_type == "Dropout" && n.inputs.size() > 2 && n.inputs[2] >= 0 && !n.FindAttr("seed")) {
+    return true;
+  }
+  return kOps.count(n.op_type) > 0;
 }
 
 // Shape of a statically shaped value, honouring Shape-15's start/end.

@@ -1,8 +1,12 @@
-// Identity, and Dropout in inference mode (or training mode with ratio 0), where it is an identity
-// with an all-kept mask.
+// Identity, and Dropout: in inference mode (or training mode with ratio 0) an identity with an
+// all-kept mask; in training mode, elements dropped at random (seeded: reproducibly).
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <type_traits>
 
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
@@ -78,40 +82,65 @@ Result<double> Ratio(const Tensor* ratio) {
   }
 }
 
-// Training mode drops elements at random, which only ratio 0 makes deterministic (everything
-// kept, so training and inference agree); any other ratio is refused rather than faked.
-Status CheckDeterministic(const Tensor* ratio, const Tensor* training_mode) {
-  EPCTX_ASSIGN_OR_RETURN(bool training, TrainingMode(training_mode));
-  if (!training) return Status::Ok();
-  EPCTX_ASSIGN_OR_RETURN(double r, Ratio(ratio));
-  if (r != 0.0) {
-    return EPCTX_ERROR(kUnsupported,
-                       "training mode with ratio {} is not supported (its output is random; only "
-                       "ratio 0 is)",
-                       r);
+// Uniform doubles in [0, 1) from MT19937 (std::mt19937's algorithm and seeding), 53 bits from
+// two draws as the reference MT19937's genrand_res53 makes them. NumPy's legacy generator is the
+// same, so a seeded Dropout draws what ONNX's reference implementation draws.
+class UniformDraws {
+ public:
+  explicit UniformDraws(uint32_t seed) : engine_(seed) {}
+  double Next() {
+    const uint32_t a = static_cast<uint32_t>(engine_()) >> 5;
+    const uint32_t b = static_cast<uint32_t>(engine_()) >> 6;
+    return (a * 67108864.0 + b) / 9007199254740992.0;
   }
-  return Status::Ok();
+
+ private:
+  std::mt19937 engine_;
+};
+
+// y = x * keep / (1 - ratio), keep[i] = draw[i] >= ratio, draws in element order.
+template <typename T>
+void DropWithDraws(const Tensor& x, double ratio, UniformDraws& draws, Tensor& y, Tensor* mask) {
+  const T* in = x.data_as<T>();
+  T* out = y.mutable_data_as<T>();
+  bool* keep = mask != nullptr ? mask->mutable_data_as<bool>() : nullptr;
+  const double scale = 1.0 / (1.0 - ratio);
+  for (int64_t i = 0; i < x.element_count(); ++i) {
+    const bool kept = draws.Next() >= ratio;
+    if constexpr (std::is_same_v<T, Half>) {
+      out[i] = FloatToHalf(kept ? static_cast<float>(HalfToFloat(in[i]) * scale) : 0.0f);
+    } else {
+      out[i] = kept ? static_cast<T>(in[i] * scale) : T(0) * in[i];  // keeps the sign of zero
+    }
+    if (keep != nullptr) keep[i] = kept;
+  }
 }
 
 class DropoutKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, MaskKind mask_kind) {
-    const bool ratio_known = !InputPresent(node, 1) || node.inputs[1].constant != nullptr;
-    if (InputPresent(node, 2) && node.inputs[2].constant != nullptr && ratio_known) {
-      EPCTX_RETURN_IF_ERROR(CheckDeterministic(
-          InputPresent(node, 1) ? node.inputs[1].constant : nullptr, node.inputs[2].constant));
-    }
     auto kernel = std::unique_ptr<DropoutKernel>(new DropoutKernel());
     kernel->mask_kind_ = mask_kind;
     kernel->want_mask_ = OutputPresent(node, 1);
+    if (const AttributeValue* seed = node.attrs->Find("seed"); seed != nullptr) {
+      kernel->seed_ = static_cast<uint32_t>(
+          seed->type == AttrType::kFloat ? static_cast<int64_t>(seed->f) : seed->i);
+      kernel->seeded_ = true;
+    } else {
+      kernel->unseeded_ = std::make_unique<UniformDraws>(std::random_device()());
+    }
     return std::unique_ptr<Kernel>(std::move(kernel));
   }
 
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "data"));
+    bool training = false;
+    double ratio = 0;
     if (ctx.input_count() > 2) {
-      EPCTX_RETURN_IF_ERROR(CheckDeterministic(ctx.input(1), ctx.input(2)));
+      EPCTX_ASSIGN_OR_RETURN(training, TrainingMode(ctx.input(2)));
+      EPCTX_ASSIGN_OR_RETURN(ratio, Ratio(ctx.input(1)));
     }
+    if (training && ratio != 0.0) return RunTraining(ctx, *x, ratio);
     EPCTX_RETURN_IF_ERROR(ViewOrCopy(ctx, 0, 0, *x, x->shape()));
     if (!want_mask_) return Status::Ok();
     const DataType type = mask_kind_ == MaskKind::kBool ? DataType::kBool : x->dtype();
@@ -121,8 +150,50 @@ class DropoutKernel final : public Kernel {
 
  private:
   DropoutKernel() = default;
+
+  // Training mode (opset 12+, where the mask is bool): elements dropped at random. A seeded node
+  // draws anew from its seed every run, so its output is reproducible; an unseeded one continues
+  // one generator seeded from std::random_device.
+  Status RunTraining(KernelContext& ctx, const Tensor& x, double ratio) {
+    if (!(ratio > 0.0 && ratio < 1.0)) {
+      return EPCTX_ERROR(kInvalidArgument, "ratio {} is outside [0, 1)", ratio);
+    }
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.dtype(), x.shape()));
+    Tensor* mask = nullptr;
+    if (want_mask_) {
+      EPCTX_ASSIGN_OR_RETURN(mask, ctx.AllocateOutput(1, DataType::kBool, x.shape()));
+    }
+    std::optional<UniformDraws> fresh;
+    std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+    UniformDraws* draws = nullptr;
+    if (seeded_) {
+      draws = &fresh.emplace(seed_);
+    } else {
+      lock.lock();
+      draws = unseeded_.get();
+    }
+    switch (x.dtype()) {
+      case DataType::kFloat32:
+        DropWithDraws<float>(x, ratio, *draws, *y, mask);
+        return Status::Ok();
+      case DataType::kFloat64:
+        DropWithDraws<double>(x, ratio, *draws, *y, mask);
+        return Status::Ok();
+      case DataType::kFloat16:
+        DropWithDraws<Half>(x, ratio, *draws, *y, mask);
+        return Status::Ok();
+      default:
+        return EPCTX_ERROR(kUnsupported, "training-mode Dropout of {} is not supported",
+                           DataTypeName(x.dtype()));
+    }
+  }
+
   MaskKind mask_kind_ = MaskKind::kBool;
   bool want_mask_ = false;
+  bool seeded_ = false;
+  uint32_t seed_ = 0;
+  std::mutex mutex_;  // guards unseeded_ (runs of one kernel may overlap)
+  std::unique_ptr<UniformDraws> unseeded_;
 };
 
 }  // namespace
