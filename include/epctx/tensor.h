@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "epctx/status.h"
@@ -43,6 +44,8 @@ enum class ValueKind : uint8_t {
 size_t DataTypeSize(DataType type);
 // "float32", "int64", ...; "unknown(<n>)" for values outside the enum.
 std::string DataTypeName(DataType type);
+// "a tensor", "a sequence", "an empty optional" (for messages).
+std::string_view ValueKindName(ValueKind kind);
 // "[1,3,224,224]"; negative dims print as "?".
 std::string ShapeToString(const std::vector<int64_t>& shape);
 

@@ -386,18 +386,6 @@ bool TypeFits(DataType declared, DataType given) {
   return given == declared || (declared == DataType::kUndefined && given != DataType::kString);
 }
 
-std::string_view KindName(ValueKind kind) {
-  switch (kind) {
-    case ValueKind::kTensor:
-      return "a tensor";
-    case ValueKind::kSequence:
-      return "a sequence";
-    case ValueKind::kNone:
-      return "an empty optional";
-  }
-  return "a value of unknown kind";
-}
-
 }  // namespace
 
 Status BoundProgram::CheckKindAndType(int32_t v, const Tensor& t) const {
@@ -409,18 +397,19 @@ Status BoundProgram::CheckKindAndType(int32_t v, const Tensor& t) const {
     return EPCTX_ERROR(kInvalidArgument,
                        "value '{}' is an empty optional, but the program "
                        "declares {} that is not optional",
-                       name, KindName(slot.kind));
+                       name, ValueKindName(slot.kind));
   }
   if (t.kind() != slot.kind) {
     return EPCTX_ERROR(kInvalidArgument, "value '{}' is {}, but the program declares {}{}", name,
-                       KindName(t.kind()), slot.optional ? "an optional of " : "",
-                       KindName(slot.kind));
+                       ValueKindName(t.kind()), slot.optional ? "an optional of " : "",
+                       ValueKindName(slot.kind));
   }
   if (!TypeFits(slot.dtype, t.dtype()) &&
       !(t.kind() == ValueKind::kSequence && t.dtype() == DataType::kUndefined &&
         t.elements().empty())) {
     return EPCTX_ERROR(kInvalidArgument, "value '{}' is {} of {}, but the program declares {}",
-                       name, KindName(t.kind()), DataTypeName(t.dtype()), DataTypeName(slot.dtype));
+                       name, ValueKindName(t.kind()), DataTypeName(t.dtype()),
+                       DataTypeName(slot.dtype));
   }
   return Status::Ok();
 }
@@ -467,7 +456,9 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
     // rate): the shapes computed from it then differ from those inferred at compile time, so
     // this run checks only element types. Kernels check the shapes they are given either way,
     // and an output larger than its planned arena range goes to the heap.
-    if (!HasDeclaredShape(inputs_[i], inputs[i])) shapes_as_declared = false;
+    if (inputs[i].is_tensor() && !HasDeclaredShape(inputs_[i], inputs[i])) {
+      shapes_as_declared = false;
+    }
   }
 
   ActiveObserver active = observer != nullptr ? ActiveObserver{observer, 0}

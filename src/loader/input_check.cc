@@ -25,22 +25,6 @@ std::string ShapeToString(const ValueInfo& value) {
   return out + "]";
 }
 
-namespace {
-
-std::string_view KindName(ValueKind kind) {
-  switch (kind) {
-    case ValueKind::kTensor:
-      return "a tensor";
-    case ValueKind::kSequence:
-      return "a sequence";
-    case ValueKind::kNone:
-      return "an empty optional";
-  }
-  return "a value of unknown kind";
-}
-
-}  // namespace
-
 Status CheckInput(const ValueInfo& declared, const Tensor& given, const std::string& subject) {
   const std::string who = subject.empty() ? fmt::format("input '{}'", declared.name) : subject;
   if (given.empty()) return EPCTX_ERROR(kInvalidArgument, "{} is an empty tensor", who);
@@ -50,11 +34,12 @@ Status CheckInput(const ValueInfo& declared, const Tensor& given, const std::str
   if (given.kind() == ValueKind::kNone) {
     if (declared.optional) return Status::Ok();
     return EPCTX_ERROR(kInvalidArgument, "{} is an empty optional, expected {}", who,
-                       KindName(declared.kind));
+                       ValueKindName(declared.kind));
   }
   if (given.kind() != declared.kind) {
-    return EPCTX_ERROR(kInvalidArgument, "{} is {}, expected {}{}", who, KindName(given.kind()),
-                       declared.optional ? "an optional of " : "", KindName(declared.kind));
+    return EPCTX_ERROR(kInvalidArgument, "{} is {}, expected {}{}", who,
+                       ValueKindName(given.kind()), declared.optional ? "an optional of " : "",
+                       ValueKindName(declared.kind));
   }
   if (given.kind() == ValueKind::kSequence) {
     for (size_t i = 0; i < given.elements().size(); ++i) {

@@ -81,6 +81,18 @@ std::string DataTypeName(DataType type) {
   return fmt::format("unknown({})", static_cast<int>(type));
 }
 
+std::string_view ValueKindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kTensor:
+      return "a tensor";
+    case ValueKind::kSequence:
+      return "a sequence";
+    case ValueKind::kNone:
+      return "an empty optional";
+  }
+  return "a value of unknown kind";
+}
+
 std::string ShapeToString(const std::vector<int64_t>& shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -14,16 +14,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// x -> Relu -> y, with y declared as `y_type` `y_shape`.
-std::vector<uint8_t> ReluProgram(DataType y_type, std::vector<int64_t> y_shape) {
-  flatbuffers::FlatBufferBuilder fbb;
-  std::vector<flatbuffers::Offset<fb::Value>> values = {
-      fb::CreateValue(fbb, fbb.CreateString("x"), static_cast<int32_t>(DataType::kFloat32),
-                      fbb.CreateVector(std::vector<int64_t>{2})),
-      fb::CreateValue(fbb, fbb.CreateString("y"), static_cast<int32_t>(y_type),
-                      fbb.CreateVector(y_shape))};
+// Finishes the program x -> `op` -> y over `values` (x and y) in `fbb`.
+std::vector<uint8_t> OneNodeProgram(flatbuffers::FlatBufferBuilder& fbb,
+                                    const std::vector<flatbuffers::Offset<fb::Value>>& values,
+                                    const char* op, const char* node_name) {
   std::vector<flatbuffers::Offset<fb::Node>> nodes = {fb::CreateNode(
-      fbb, fbb.CreateString("relu"), fbb.CreateString("Relu"), fbb.CreateString(""),
+      fbb, fbb.CreateString(node_name), fbb.CreateString(op), fbb.CreateString(""),
       fbb.CreateVector(std::vector<int32_t>{0}), fbb.CreateVector(std::vector<int32_t>{1}))};
   std::vector<flatbuffers::Offset<fb::OpsetImport>> opsets = {
       fb::CreateOpsetImport(fbb, fbb.CreateString(""), 17)};
@@ -32,6 +28,17 @@ std::vector<uint8_t> ReluProgram(DataType y_type, std::vector<int64_t> y_shape) 
                                fbb.CreateVector(std::vector<int32_t>{1}), 0,
                                fbb.CreateVector(opsets)));
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+// x -> Relu -> y, with y declared as `y_type` `y_shape`.
+std::vector<uint8_t> ReluProgram(DataType y_type, std::vector<int64_t> y_shape) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::Value>> values = {
+      fb::CreateValue(fbb, fbb.CreateString("x"), static_cast<int32_t>(DataType::kFloat32),
+                      fbb.CreateVector(std::vector<int64_t>{2})),
+      fb::CreateValue(fbb, fbb.CreateString("y"), static_cast<int32_t>(y_type),
+                      fbb.CreateVector(y_shape))};
+  return OneNodeProgram(fbb, values, "Relu", "relu");
 }
 
 Result<std::vector<Tensor>> RunRelu(const std::vector<uint8_t>& bytes, const Tensor& x) {
@@ -110,16 +117,7 @@ std::vector<uint8_t> IdentityProgram(ValueKind x_kind, bool x_optional, ValueKin
   };
   std::vector<flatbuffers::Offset<fb::Value>> values = {value("x", x_kind, x_optional, x_type),
                                                         value("y", y_kind, y_optional, y_type)};
-  std::vector<flatbuffers::Offset<fb::Node>> nodes = {fb::CreateNode(
-      fbb, fbb.CreateString("id"), fbb.CreateString("Identity"), fbb.CreateString(""),
-      fbb.CreateVector(std::vector<int32_t>{0}), fbb.CreateVector(std::vector<int32_t>{1}))};
-  std::vector<flatbuffers::Offset<fb::OpsetImport>> opsets = {
-      fb::CreateOpsetImport(fbb, fbb.CreateString(""), 17)};
-  fbb.Finish(fb::CreateProgram(fbb, fbb.CreateString("p"), fbb.CreateVector(values),
-                               fbb.CreateVector(nodes), fbb.CreateVector(std::vector<int32_t>{0}),
-                               fbb.CreateVector(std::vector<int32_t>{1}), 0,
-                               fbb.CreateVector(opsets)));
-  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+  return OneNodeProgram(fbb, values, "Identity", "id");
 }
 
 Tensor FloatSequence() {

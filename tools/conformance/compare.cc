@@ -145,13 +145,8 @@ Status CompareExactly(const Tensor& actual, const Tensor& expected) {
 
 Status CompareTensors(const Tensor& actual, const Tensor& expected, const Tolerance& tolerance) {
   if (actual.kind() != expected.kind()) {
-    auto name = [](ValueKind k) {
-      return k == ValueKind::kSequence ? "a sequence"
-             : k == ValueKind::kNone   ? "an empty optional"
-                                       : "a tensor";
-    };
-    return EPCTX_ERROR(kFailedPrecondition, "{}, expected {}", name(actual.kind()),
-                       name(expected.kind()));
+    return EPCTX_ERROR(kFailedPrecondition, "{}, expected {}", ValueKindName(actual.kind()),
+                       ValueKindName(expected.kind()));
   }
   if (expected.kind() == ValueKind::kNone) return Status::Ok();
   if (expected.kind() == ValueKind::kSequence) {
