@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,16 +62,42 @@ void PrintTimes(std::vector<double> seconds) {
               FormatSeconds(seconds.back()).c_str());
 }
 
+// DIR/<escaped name>.npy for a tensor; DIR/<escaped name>@<i>.npy for element i of a sequence.
+// '@' is never left as it is by EscapeFileName, so no output name's file is another's element.
+std::string OutputPath(const std::string& dir, const std::string& name,
+                       std::optional<size_t> element = std::nullopt) {
+  std::string file = EscapeFileName(name);
+  if (element.has_value()) file += "@" + std::to_string(*element);
+  return (std::filesystem::path(dir) / (file + ".npy")).string();
+}
+
 Status WriteOutputs(const std::string& dir, const std::vector<ValueInfo>& infos,
                     const std::vector<Tensor>& outputs) {
   EPCTX_RETURN_IF_ERROR(CreateDirectories(dir));
   for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string path =
-        (std::filesystem::path(dir) / (EscapeFileName(infos[i].name) + ".npy")).string();
-    EPCTX_RETURN_IF_ERROR_CTX(WriteNpy(path, outputs[i]), "output '{}'", infos[i].name);
-    std::printf("%s: %s %s -> %s\n", infos[i].name.c_str(),
-                DataTypeName(outputs[i].dtype()).c_str(), ShapeToString(outputs[i].shape()).c_str(),
-                path.c_str());
+    const std::string& name = infos[i].name;
+    const Tensor& output = outputs[i];
+    if (output.kind() == ValueKind::kNone) {
+      std::printf("%s: empty optional, no file written\n", name.c_str());
+      continue;
+    }
+    if (output.kind() == ValueKind::kSequence) {
+      const std::vector<Tensor>& elements = output.elements();
+      std::printf("%s: sequence of %zu %s tensor%s%s\n", name.c_str(), elements.size(),
+                  DataTypeName(output.dtype()).c_str(), elements.size() == 1 ? "" : "s",
+                  elements.empty() ? ", no file written" : "");
+      for (size_t e = 0; e < elements.size(); ++e) {
+        std::string path = OutputPath(dir, name, e);
+        EPCTX_RETURN_IF_ERROR_CTX(WriteNpy(path, elements[e]), "output '{}' element {}", name, e);
+        std::printf("  [%zu] %s %s -> %s\n", e, DataTypeName(elements[e].dtype()).c_str(),
+                    ShapeToString(elements[e].shape()).c_str(), path.c_str());
+      }
+      continue;
+    }
+    std::string path = OutputPath(dir, name);
+    EPCTX_RETURN_IF_ERROR_CTX(WriteNpy(path, output), "output '{}'", name);
+    std::printf("%s: %s %s -> %s\n", name.c_str(), DataTypeName(output.dtype()).c_str(),
+                ShapeToString(output.shape()).c_str(), path.c_str());
   }
   return Status::Ok();
 }
@@ -126,13 +153,16 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
       "");
   app->add_option("-i,--input", args->inputs,
                   "Model input NAME from FILE, a NumPy .npy or ONNX TensorProto .pb file "
-                  "(repeat for each input)")
+                  "(repeat for each input); a sequence input from an ONNX SequenceProto .pb file; "
+                  "an optional input left out is run as an empty optional")
       ->type_name("NAME=FILE")
       ->check(name_equals_file)
       ->allow_extra_args(false);
   app->add_option("--output-dir", args->output_dir,
-                  "Write each output to DIR/<escaped output name>.npy (DIR is created); without "
-                  "it, print a summary of each output")
+                  "Write each output to DIR/<escaped output name>.npy (DIR is created; strings as "
+                  "'<U' unicode arrays), each element i of a sequence output to "
+                  "DIR/<escaped output name>@<i>.npy, and no file for an empty optional output "
+                  "(a line says so); without it, print a summary of each output")
       ->type_name("DIR");
   CLI::Option* repeat =
       app->add_option("--repeat", args->repeat, "Run N times and print min/median/mean/max times")
@@ -143,7 +173,9 @@ Command AddRunCommand(CLI::App& parent, const GlobalOptions& global) {
       "Output file names: the output name with every byte outside A-Z a-z 0-9 . _ - written as\n"
       "%XX (upper-case hex), then \".npy\"; the names \".\", \"..\" and \"\" become \"%2E\", "
       "\"%2E%2E\"\nand \"%\". Distinct output names always give distinct files, e.g. "
-      "\"a/b\" -> a%2Fb.npy,\n\"a%2Fb\" -> a%252Fb.npy.\n"
+      "\"a/b\" -> a%2Fb.npy,\n\"a%2Fb\" -> a%252Fb.npy. Element i of a sequence output goes to\n"
+      "<escaped name>@<i>.npy (a%2Fb@0.npy, ...): '@' is always escaped in names, so these never\n"
+      "meet another output's file. An empty optional output writes no file.\n"
       "With -v, how the session was created (from the context blob, or compiled from the\n"
       "original model, and why) is printed on stderr.");
   return {app, [args, repeat, &global] {

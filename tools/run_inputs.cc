@@ -1,5 +1,8 @@
 #include "run_inputs.h"
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <optional>
 #include <string_view>
 
@@ -39,10 +42,29 @@ Result<InputArg> SplitInputArg(const std::vector<ValueInfo>& expected, const std
                      arg.substr(0, arg.find('=')), ExpectedInputList(expected));
 }
 
+// A sequence input comes from an ONNX SequenceProto file (as ONNX's test data stores one); a
+// tensor input from a .npy or TensorProto .pb file.
+Result<Tensor> ReadInputFile(const ValueInfo& info, const std::string& file) {
+  if (info.kind != ValueKind::kSequence) return ReadTensorFile(file);
+  std::string extension = std::filesystem::path(file).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (extension != ".pb") {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "input '{}' is a sequence: give it as an ONNX SequenceProto .pb file, not "
+                       "'{}'",
+                       info.name, file);
+  }
+  return ReadValueProto(file, ValueKind::kSequence);
+}
+
 }  // namespace
 
 std::string DescribeValue(const ValueInfo& value) {
-  return fmt::format("{}: {} {}", value.name, DataTypeName(value.dtype), ShapeToString(value));
+  std::string type = value.kind == ValueKind::kSequence
+                         ? fmt::format("sequence of {}", DataTypeName(value.dtype))
+                         : fmt::format("{} {}", DataTypeName(value.dtype), ShapeToString(value));
+  return fmt::format("{}: {}{}", value.name, value.optional ? "optional " : "", type);
 }
 
 Result<std::unordered_map<std::string, Tensor>> LoadInputs(const std::vector<ValueInfo>& expected,
@@ -54,7 +76,7 @@ Result<std::unordered_map<std::string, Tensor>> LoadInputs(const std::vector<Val
     if (inputs.contains(info.name)) {
       return EPCTX_ERROR(kInvalidArgument, "input '{}' is given twice", info.name);
     }
-    EPCTX_ASSIGN_OR_RETURN(Tensor tensor, ReadTensorFile(input.file));
+    EPCTX_ASSIGN_OR_RETURN(Tensor tensor, ReadInputFile(info, input.file));
     // The session's own rule, checked here to name the file.
     EPCTX_RETURN_IF_ERROR(
         CheckInput(info, tensor, fmt::format("input '{}' from '{}'", info.name, input.file)));
@@ -62,7 +84,12 @@ Result<std::unordered_map<std::string, Tensor>> LoadInputs(const std::vector<Val
   }
   std::vector<std::string> missing;
   for (const ValueInfo& value : expected) {
-    if (!inputs.contains(value.name)) missing.push_back("'" + value.name + "'");
+    if (inputs.contains(value.name)) continue;
+    if (value.optional) {
+      inputs.emplace(value.name, Tensor::None(value.dtype, value.kind));
+    } else {
+      missing.push_back("'" + value.name + "'");
+    }
   }
   if (!missing.empty()) {
     return EPCTX_ERROR(kInvalidArgument,

@@ -1,3 +1,5 @@
+// What `epctx run` prints for an output when it writes no files: numbers as min/max/mean and the
+// first values, strings as the first strings, sequences as their elements, empty optionals as such.
 #include "tensor_summary.h"
 
 #include <fmt/format.h>
@@ -7,12 +9,80 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 namespace epctx::cli {
 namespace {
 
 constexpr int64_t kShownValues = 8;
+constexpr size_t kShownElements = 4;      // of a sequence
+constexpr size_t kShownStringBytes = 40;  // of each string
+
+// Bytes of the well-formed UTF-8 sequence of a printable character (U+00A0 and up) at s[i], or 0.
+size_t PrintableUtf8Length(const std::string& s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  size_t length = byte(0) >= 0xF0 ? 4 : byte(0) >= 0xE0 ? 3 : byte(0) >= 0xC0 ? 2 : 0;
+  if (length == 0 || byte(0) > 0xF4 || length > s.size() - i) return 0;
+  uint32_t c = byte(0) & (0x7F >> length);
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(k) & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (byte(k) & 0x3F);
+  }
+  constexpr uint32_t kMin[] = {0, 0, 0xA0, 0x800, 0x10000};  // shortest form, C1 controls out
+  bool valid = c >= kMin[length] && c <= 0x10FFFF && (c < 0xD800 || c > 0xDFFF);
+  return valid ? length : 0;
+}
+
+// A string as a C-style literal: quotes, backslashes, control characters and bytes that are not
+// UTF-8 escaped (so that no output byte can move the terminal), cut after about
+// kShownStringBytes bytes.
+std::string QuoteString(const std::string& s) {
+  std::string out = "\"";
+  size_t i = 0;
+  for (; i < s.size() && i < kShownStringBytes; ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (size_t length = c >= 0x80 ? PrintableUtf8Length(s, i) : 0; length > 0) {
+      out += s.substr(i, length);
+      i += length - 1;
+    } else if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("\\x{:02x}", c);
+    }
+  }
+  out += '"';
+  if (i < s.size()) out += fmt::format("... ({} bytes)", s.size());
+  return out;
+}
+
+std::string SummarizeStrings(const Tensor& tensor) {
+  const std::string* strings = tensor.data_as<std::string>();
+  int64_t count = tensor.element_count();
+  std::string out = "  values [";
+  for (int64_t i = 0; i < count && i < kShownValues; ++i) {
+    if (i > 0) out += ", ";
+    out += QuoteString(strings[i]);
+  }
+  if (count > kShownValues) out += fmt::format(", ... ({} in all)", count);
+  return out + "]\n";
+}
+
+// Every line of `text` indented by two more spaces.
+std::string Indent(const std::string& text) {
+  std::string out;
+  bool line_start = true;
+  for (char c : text) {
+    if (line_start) out += "  ";
+    out += c;
+    line_start = c == '\n';
+  }
+  return out;
+}
 
 float HalfToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
@@ -138,8 +208,9 @@ std::string SummarizeValues(const Tensor& tensor) {
       return Summarize<uint64_t>(tensor);
     case DataType::kBool:
       return Summarize<BoolByte>(tensor);
-    case DataType::kUndefined:
     case DataType::kString:
+      return SummarizeStrings(tensor);
+    case DataType::kUndefined:
       break;
   }
   return "  (values of this type are not shown)\n";
@@ -148,6 +219,22 @@ std::string SummarizeValues(const Tensor& tensor) {
 }  // namespace
 
 std::string SummarizeTensor(const std::string& name, const Tensor& tensor) {
+  if (tensor.kind() == ValueKind::kNone) {
+    return fmt::format("{}: empty optional (no {})\n", name,
+                       tensor.none_of() == ValueKind::kSequence ? "sequence" : "tensor");
+  }
+  if (tensor.kind() == ValueKind::kSequence) {
+    const std::vector<Tensor>& elements = tensor.elements();
+    std::string out = fmt::format("{}: sequence of {} {} tensor{}\n", name, elements.size(),
+                                  DataTypeName(tensor.dtype()), elements.size() == 1 ? "" : "s");
+    for (size_t i = 0; i < elements.size() && i < kShownElements; ++i) {
+      out += Indent(SummarizeTensor(fmt::format("[{}]", i), elements[i]));
+    }
+    if (elements.size() > kShownElements) {
+      out += fmt::format("  ... ({} in all)\n", elements.size());
+    }
+    return out;
+  }
   std::string out =
       fmt::format("{}: {} {}\n", name, DataTypeName(tensor.dtype()), ShapeToString(tensor.shape()));
   if (tensor.element_count() == 0) return out + "  (no elements)\n";

@@ -10,9 +10,12 @@
 namespace epctx {
 
 // NumPy format versions 1.0-3.0, little-endian or byte-order-free dtypes, C order
-// (fortran_order True is rejected with a message saying so).
+// (fortran_order True is rejected with a message saying so). Unicode arrays ('<U<n>', '>U<n>')
+// and byte-string arrays ('|S<n>') become string tensors of UTF-8 (byte strings: the bytes as
+// they are), trailing NULs dropped as NumPy drops them; object arrays ('|O', pickled) are refused.
 Result<Tensor> ReadNpy(const std::string& path);
-// Writes format 1.0, C order, atomically.
+// Writes format 1.0, C order, atomically. A string tensor is written as '<U<n>', n the longest
+// element in code points (at least 1); an element that is not UTF-8 is an error.
 Status WriteNpy(const std::string& path, const Tensor& tensor);
 
 // An ONNX TensorProto serialized to a file (the ONNX test data format: input_0.pb, ...).

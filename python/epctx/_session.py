@@ -43,7 +43,8 @@ def _check_providers(providers, provider_options):
 
 class NodeArg:
     """One model input or output: name, shape (ints; a str for a symbolic dim, None for an
-    unnamed open one) and type ('tensor(float)', ...)."""
+    unnamed open one; [] for a sequence) and type ('tensor(float)', 'tensor(string)',
+    'seq(tensor(float))', 'optional(tensor(float))', ...)."""
 
     def __init__(self, name, type, shape):
         self.name = name
@@ -125,7 +126,12 @@ class InferenceSession:
     def run(self, output_names, input_feed, run_options=None):
         """Runs the model: output_names (None or [] = all, in model order), input_feed
         {input name: numpy array}. Returns a list of numpy arrays, which own the engine's
-        buffers (no copy)."""
+        buffers (no copy).
+
+        As in onnxruntime: string tensors are given as '<U' arrays or object arrays of str (or
+        bytes) and returned as object arrays of str; a sequence is a list of arrays both ways;
+        an empty optional is None both ways (an optional input left out of the feed is None).
+        """
         if run_options is not None:
             raise _epctx.Unsupported("epctx has no run options: pass run_options=None")
         if not isinstance(input_feed, dict):

@@ -1,32 +1,52 @@
-// NumPy arrays <-> epctx tensors without copies where that is safe.
+// NumPy arrays <-> epctx tensors without copies where that is safe; strings, sequences (lists)
+// and empty optionals (None) as onnxruntime's Python API passes them.
 #pragma once
 
 #include <pybind11/numpy.h>
 
 #include <string>
+#include <unordered_set>
 
 #include "bindings.h"
 
 namespace epctx::python {
 
-// An input as the engine reads it: a view of `array`'s memory, which `array` keeps alive.
+// An input as the engine reads it: numeric arrays are viewed in place and kept alive by `owner`
+// (the caller's array, or a contiguous native-order copy of it; a list of them for a sequence).
 struct InputArray {
-  py::array array;  // the caller's array, or a contiguous native-order copy of it
+  py::object owner;
   Tensor tensor;
 };
 
 // Whether the engine can read `array` in place: C-contiguous, aligned for its element type, in
-// native byte order, of a type epctx knows.
+// native byte order, of a numeric type epctx knows.
 bool CanReadInPlace(const py::array& array);
 
-// `value` (an array, or anything numpy.asarray accepts) as input `name`: read in place when
-// CanReadInPlace, else copied once into a contiguous native-order array. Raises
-// epctx.InvalidArgument for a dtype epctx does not take.
-InputArray ToInput(const std::string& name, py::handle value);
+// `value` as input `name`, declared as `declared` (null when the model has no such input; the
+// engine then reports the name). Numeric arrays (or anything numpy.asarray accepts) are read in
+// place when CanReadInPlace, else copied once into a contiguous native-order array. Strings:
+// NumPy '<U'/'S' arrays and object arrays of str (encoded UTF-8) or bytes (taken as they are),
+// copied into a string tensor. A list or tuple of arrays for a sequence input; None for an
+// optional input. Raises epctx.InvalidArgument for what epctx does not take.
+InputArray ToInput(const std::string& name, py::handle value, const ValueInfo* declared);
 
-// Hands the tensor's memory to a new array without copying: the array's base owns the tensor.
-// Raises epctx.Unsupported for element types NumPy lacks (bfloat16).
-py::array ToNumpy(const std::string& name, Tensor tensor);
+// Output values set free of each other: every numeric array owns its buffer (the engine's
+// tensor, without a copy, unless another array already holds that buffer).
+class OutputConverter {
+ public:
+  // A tensor as a NumPy array (strings: an object array of str, as onnxruntime returns them);
+  // a sequence as a list of arrays; an empty optional as None. Raises epctx.Unsupported for
+  // element types NumPy lacks (bfloat16), epctx.InvalidArgument for a string that is not UTF-8.
+  py::object ToPython(const std::string& name, Tensor value);
+
+ private:
+  py::object ToNumpy(const std::string& name, Tensor tensor);
+  std::unordered_set<const void*> handed_out_;
+};
+
+// onnxruntime's type string of a value: 'tensor(float)', 'seq(tensor(float))',
+// 'optional(tensor(int64))', 'optional(seq(tensor(string)))'.
+std::string OnnxTypeString(const ValueInfo& value);
 
 // ONNX's name of an element type, as onnxruntime prints it in 'tensor(float)'.
 std::string OnnxTypeName(DataType type);

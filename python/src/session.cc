@@ -1,11 +1,10 @@
-// epctx._epctx._Session: a loaded model that runs NumPy inputs. The GIL is released while the
+// epctx._epctx._Session: a loaded model that runs NumPy inputs (and lists of them for sequences,
+// None for empty optionals). The GIL is released while the
 // engine creates the session and runs it, so several Python threads can work at once (runs of
 // one session are serialized inside the engine).
 #include <pybind11/stl.h>
 
-#include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "arrays.h"
 #include "bindings.h"
@@ -40,6 +39,7 @@ std::unique_ptr<Session> CreateFromBytes(const py::bytes& bytes, const SessionOp
 }
 
 // (name, 'tensor(float)', [1, 3, 'height', None]) per value; None for an open dim without name.
+// Sequences have no shape ([]), as in onnxruntime.
 py::list Describe(const std::vector<ValueInfo>& values) {
   py::list out;
   for (const ValueInfo& v : values) {
@@ -53,9 +53,16 @@ py::list Describe(const std::vector<ValueInfo>& values) {
         shape.append(py::none());
       }
     }
-    out.append(py::make_tuple(v.name, "tensor(" + OnnxTypeName(v.dtype) + ")", shape));
+    out.append(py::make_tuple(v.name, OnnxTypeString(v), shape));
   }
   return out;
+}
+
+const ValueInfo* FindInput(const Session& session, const std::string& name) {
+  for (const ValueInfo& v : session.inputs()) {
+    if (v.name == name) return &v;
+  }
+  return nullptr;
 }
 
 py::list Run(Session& session, const std::vector<std::string>& output_names, const py::dict& feed) {
@@ -68,8 +75,13 @@ py::list Run(Session& session, const std::vector<std::string>& output_names, con
                            py::repr(key).cast<std::string>());
     }
     std::string name = key.cast<std::string>();
-    held.push_back(ToInput(name, value));
+    held.push_back(ToInput(name, value, FindInput(session, name)));
     inputs.emplace(name, held.back().tensor);
+  }
+  // An optional input left out of the feed is an empty optional, as in onnxruntime.
+  for (const ValueInfo& v : session.inputs()) {
+    if (v.optional && !inputs.contains(v.name))
+      inputs.emplace(v.name, Tensor::None(v.dtype, v.kind));
   }
   Result<std::vector<Tensor>> result = Status(StatusCode::kInternal, "not run");
   {
@@ -79,20 +91,13 @@ py::list Run(Session& session, const std::vector<std::string>& output_names, con
   }
   std::vector<Tensor> outputs = ValueOrThrow(std::move(result));
   const std::vector<ValueInfo>& infos = session.outputs();
-  py::list arrays;
-  std::unordered_set<const void*> handed_out;
+  py::list values;
+  OutputConverter converter;
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string name = output_names.empty() ? infos[i].name : output_names[i];
-    Tensor& t = outputs[i];
-    // One name asked for twice yields one buffer twice; arrays never share memory.
-    if (t.byte_size() > 0 && !handed_out.insert(t.data()).second) {
-      Tensor copy = ValueOrThrow(Tensor::Allocate(t.dtype(), t.shape()));
-      std::memcpy(copy.mutable_data(), t.data(), t.byte_size());
-      t = std::move(copy);
-    }
-    arrays.append(ToNumpy(name, std::move(t)));
+    values.append(converter.ToPython(name, std::move(outputs[i])));
   }
-  return arrays;
+  return values;
 }
 
 py::dict Origin(const Session& session) {

@@ -1,18 +1,24 @@
 // NumPy .npy files, read and written: format versions 1.0-3.0, little-endian or byte-order-free
-// dtypes, C order.
+// dtypes, C order; strings as NumPy's fixed-width unicode ('<U<n>', also read big-endian) and
+// byte ('|S<n>') arrays, UTF-8 in the tensor.
 //
 // A .npy file is untrusted input: every size is overflow-checked and compared with the bytes the
 // file really has, and every error names the file and what is wrong with it.
 
+#include <algorithm>
 #include <bit>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "epctx/tensor_io.h"
 #include "io/py_literal.h"
 #include "io/tensor_parse.h"
+#include "io/unicode.h"
 #include "util/file.h"
 #include "util/overflow.h"
 #include "util/status_macros.h"
@@ -40,18 +46,67 @@ constexpr NpyType kNpyTypes[] = {
     {"<u4", DataType::kUint32},  {"<u8", DataType::kUint64},  {"|b1", DataType::kBool},
 };
 
+// Longest string element read, in characters ('<U') or bytes ('|S'): a limit on what one
+// header digit string may ask for, far above any real use.
+constexpr uint64_t kMaxNpyStringWidth = uint64_t{1} << 24;
+
+// How a .npy element is stored. Strings are fixed-width and padded with zeros: '<U<n>' (and
+// big-endian '>U<n>') as n UTF-32 code points, '|S<n>' as n bytes.
+enum class NpyText { kNone, kUtf32Little, kUtf32Big, kBytes };
+
+struct NpyDtype {
+  DataType dtype = DataType::kUndefined;
+  uint64_t item_size = 0;  // bytes per element
+  NpyText text = NpyText::kNone;
+  std::string what;  // for messages: "float32", "string '<U5'"
+};
+
 std::string SupportedNpyTypeList() {
   std::string out;
   for (const NpyType& t : kNpyTypes) {
     if (!out.empty()) out += ", ";
     out += fmt::format("'{}' ({})", t.descr, DataTypeName(t.dtype));
   }
-  return out;
+  return out + ", '<U<n>' and '>U<n>' (string), '|S<n>' (string of bytes)";
+}
+
+// A string dtype's descr: order mark, 'U' or 'S', width. nullopt when `descr` is not one.
+Result<std::optional<NpyDtype>> NpyStringDescr(const std::string& path, const std::string& descr) {
+  if (descr.size() < 3 || (descr[1] != 'U' && descr[1] != 'S')) return std::optional<NpyDtype>();
+  std::string_view digits = std::string_view(descr).substr(2);
+  if (digits.size() > 9 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::optional<NpyDtype>();
+  }
+  char order = descr[0];
+  bool bytes = descr[1] == 'S';
+  // Bytes have no byte order; code points do, and NumPy never writes '|U'.
+  if (order != '<' && order != '>' && order != '=' && (bytes ? order != '|' : true)) {
+    return std::optional<NpyDtype>();
+  }
+  uint64_t width = std::stoull(std::string(digits));
+  if (width == 0) {
+    return EPCTX_ERROR(kCorrupt, "'{}': dtype '{}' has elements of width 0 (NumPy writes {}1)",
+                       path, descr, descr.substr(0, 2));
+  }
+  if (width > kMaxNpyStringWidth) {
+    return EPCTX_ERROR(kUnsupported,
+                       "'{}': dtype '{}': string elements wider than {} {} are not supported", path,
+                       descr, kMaxNpyStringWidth, bytes ? "bytes" : "characters");
+  }
+  NpyDtype type;
+  type.dtype = DataType::kString;
+  type.item_size = bytes ? width : 4 * width;
+  type.text = bytes ? NpyText::kBytes : order == '>' ? NpyText::kUtf32Big : NpyText::kUtf32Little;
+  type.what = fmt::format("string '{}'", descr);
+  return std::optional<NpyDtype>(std::move(type));
 }
 
 // `descr` is a NumPy type string: byte order ('<' little, '>' big, '|' not applicable, '=' native),
 // kind letter, item size.
-Result<DataType> NpyDescrToDataType(const std::string& path, const std::string& descr) {
+Result<NpyDtype> ParseNpyDescr(const std::string& path, const std::string& descr) {
+  EPCTX_ASSIGN_OR_RETURN(std::optional<NpyDtype> text, NpyStringDescr(path, descr));
+  if (text.has_value()) return *std::move(text);
   if (descr.size() >= 2) {
     char order = descr[0];
     std::string_view rest = std::string_view(descr).substr(1);
@@ -59,7 +114,9 @@ Result<DataType> NpyDescrToDataType(const std::string& path, const std::string& 
       for (const NpyType& t : kNpyTypes) {
         if (t.descr.substr(1) != rest) continue;
         // One-byte types have no byte order, so any order mark describes the same bytes.
-        if (DataTypeSize(t.dtype) == 1 || order == '<' || order == '=') return t.dtype;
+        if (DataTypeSize(t.dtype) == 1 || order == '<' || order == '=') {
+          return NpyDtype{t.dtype, DataTypeSize(t.dtype), NpyText::kNone, DataTypeName(t.dtype)};
+        }
         if (order == '>') {
           return EPCTX_ERROR(kUnsupported,
                              "'{}': dtype '{}' ({}) is big-endian; only little-endian data is "
@@ -70,8 +127,10 @@ Result<DataType> NpyDescrToDataType(const std::string& path, const std::string& 
       }
     }
     if (rest.starts_with("O")) {
-      return EPCTX_ERROR(kUnsupported, "'{}': dtype '{}' (Python objects) is not supported", path,
-                         descr);
+      return EPCTX_ERROR(kUnsupported,
+                         "'{}': dtype '{}' (Python objects, pickled) is not supported; save "
+                         "strings with a '<U' dtype instead (numpy.save(path, array.astype(str)))",
+                         path, descr);
     }
   }
   return EPCTX_ERROR(kUnsupported, "'{}': dtype '{}' is not supported; supported dtypes: {}", path,
@@ -87,12 +146,94 @@ Result<std::string_view> DataTypeToNpyDescr(const std::string& path, DataType dt
 }
 
 // ---------------------------------------------------------------------------------------------
+// String elements: fixed-width in the file, UTF-8 std::string in the tensor.
+
+uint32_t LoadCodePoint(const char* p, bool big_endian) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) {
+    uint32_t byte = static_cast<uint8_t>(p[i]);
+    v |= byte << (8 * (big_endian ? 3 - i : i));
+  }
+  return v;
+}
+
+// `data` holds exactly the elements of `shape`, `type.item_size` bytes each. Trailing zeros of
+// an element are padding and dropped, as NumPy does when it reads one.
+Result<Tensor> StringTensorFromNpy(const std::string& path, const NpyDtype& type,
+                                   std::vector<int64_t> shape, std::string_view data) {
+  auto allocated = Tensor::Allocate(DataType::kString, std::move(shape));
+  if (!allocated.ok()) {
+    return Status(allocated.status().code(),
+                  fmt::format("'{}': {}", path, allocated.status().message()));
+  }
+  Tensor tensor = std::move(allocated).value();
+  std::string* out = tensor.mutable_data_as<std::string>();
+  const size_t item = static_cast<size_t>(type.item_size);
+  for (int64_t i = 0; i < tensor.element_count(); ++i) {
+    std::string_view element = data.substr(static_cast<size_t>(i) * item, item);
+    if (type.text == NpyText::kBytes) {
+      size_t end = element.find_last_not_of('\0');
+      out[i] = element.substr(0, end == std::string_view::npos ? 0 : end + 1);
+      continue;
+    }
+    const bool big = type.text == NpyText::kUtf32Big;
+    size_t width = item / 4;
+    while (width > 0 && LoadCodePoint(element.data() + 4 * (width - 1), big) == 0) --width;
+    for (size_t k = 0; k < width; ++k) {
+      uint32_t c = LoadCodePoint(element.data() + 4 * k, big);
+      if (auto reason = io::InvalidCodePointReason(c)) {
+        return EPCTX_ERROR(kCorrupt,
+                           "'{}': element {} has the code point 0x{:X} at character {}, which is "
+                           "{}; .npy unicode data must be Unicode code points",
+                           path, i, c, k, *reason);
+      }
+      io::AppendUtf8(c, &out[i]);
+    }
+  }
+  return tensor;
+}
+
+// The '<U<n>' descr and data of a string tensor, n its longest element in code points (at least
+// 1, as NumPy writes); an element that is not UTF-8 is an error naming it.
+Result<std::pair<std::string, std::string>> NpyStringData(const std::string& path,
+                                                          const Tensor& tensor) {
+  const std::string* strings = tensor.data_as<std::string>();
+  std::vector<std::vector<uint32_t>> code_points(static_cast<size_t>(tensor.element_count()));
+  uint64_t width = 1;
+  for (size_t i = 0; i < code_points.size(); ++i) {
+    size_t bad = 0;
+    auto decoded = io::DecodeUtf8(strings[i], &bad);
+    if (!decoded.has_value()) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "'{}': element {} of the string tensor is not valid UTF-8 (byte {} is "
+                         "0x{:02X}); .npy '<U' arrays hold Unicode text",
+                         path, i, bad, static_cast<uint8_t>(strings[i][bad]));
+    }
+    code_points[i] = *std::move(decoded);
+    width = std::max<uint64_t>(width, code_points[i].size());
+  }
+  uint64_t bytes = 0;
+  if (!CheckedByteSize(tensor.shape(), 4 * width, &bytes) || bytes > SIZE_MAX) {
+    return EPCTX_ERROR(kInvalidArgument, "'{}': string tensor of shape {} is too large for .npy",
+                       path, ShapeToString(tensor.shape()));
+  }
+  std::string data(static_cast<size_t>(bytes), '\0');
+  for (size_t i = 0; i < code_points.size(); ++i) {
+    char* p = data.data() + i * 4 * width;
+    for (uint32_t c : code_points[i]) {
+      for (int b = 0; b < 4; ++b) *p++ = static_cast<char>((c >> (8 * b)) & 0xff);
+    }
+  }
+  return std::pair{fmt::format("<U{}", width), std::move(data)};
+}
+
+// ---------------------------------------------------------------------------------------------
 // .npy header.
 
 constexpr std::string_view kNpyMagic("\x93NUMPY", 6);
 
 struct NpyHeader {
-  DataType dtype = DataType::kUndefined;
+  NpyDtype type;
   std::vector<int64_t> shape;
   size_t data_offset = 0;
 };
@@ -189,7 +330,7 @@ Result<NpyHeader> ParseNpyHeader(const std::string& path, std::string_view file)
   if (descr->kind != PyValue::Kind::kString) {
     return EPCTX_ERROR(kCorrupt, "'{}': bad .npy header: 'descr' is not a string", path);
   }
-  EPCTX_ASSIGN_OR_RETURN(header.dtype, NpyDescrToDataType(path, descr->text));
+  EPCTX_ASSIGN_OR_RETURN(header.type, ParseNpyDescr(path, descr->text));
   if (fortran_order->kind != PyValue::Kind::kBool) {
     return EPCTX_ERROR(kCorrupt, "'{}': bad .npy header: 'fortran_order' is not True or False",
                        path);
@@ -205,13 +346,13 @@ Result<NpyHeader> ParseNpyHeader(const std::string& path, std::string_view file)
   return header;
 }
 
-// Bytes the data of `shape` and `dtype` take, or an error naming the file when that overflows.
-Result<uint64_t> DataByteSize(const std::string& path, DataType dtype,
+// Bytes the data of `shape` and `type` take, or an error naming the file when that overflows.
+Result<uint64_t> DataByteSize(const std::string& path, const NpyDtype& type,
                               const std::vector<int64_t>& shape) {
   uint64_t bytes = 0;
-  if (!CheckedByteSize(shape, DataTypeSize(dtype), &bytes)) {
+  if (!CheckedByteSize(shape, type.item_size, &bytes)) {
     return EPCTX_ERROR(kCorrupt, "'{}': shape {} of {} is too large", path, ShapeToString(shape),
-                       DataTypeName(dtype));
+                       type.what);
   }
   return bytes;
 }
@@ -235,15 +376,19 @@ Result<Tensor> ReadNpy(const std::string& path) {
 
 Result<Tensor> io::ParseNpy(std::string_view file, const std::string& path) {
   EPCTX_ASSIGN_OR_RETURN(NpyHeader header, ParseNpyHeader(path, file));
-  EPCTX_ASSIGN_OR_RETURN(uint64_t data_bytes, DataByteSize(path, header.dtype, header.shape));
+  EPCTX_ASSIGN_OR_RETURN(uint64_t data_bytes, DataByteSize(path, header.type, header.shape));
   uint64_t available = file.size() - header.data_offset;
   if (available != data_bytes) {
     return EPCTX_ERROR(
         kCorrupt, "'{}': {}: shape {} of {} needs {} data bytes, the file has {}", path,
         available < data_bytes ? "data is truncated" : "unexpected bytes after the data",
-        ShapeToString(header.shape), DataTypeName(header.dtype), data_bytes, available);
+        ShapeToString(header.shape), header.type.what, data_bytes, available);
   }
-  return TensorFromBytes(fmt::format("'{}'", path), header.dtype, std::move(header.shape),
+  if (header.type.text != NpyText::kNone) {
+    return StringTensorFromNpy(path, header.type, std::move(header.shape),
+                               file.substr(header.data_offset));
+  }
+  return TensorFromBytes(fmt::format("'{}'", path), header.type.dtype, std::move(header.shape),
                          std::as_bytes(std::span(file.substr(header.data_offset))));
 }
 
@@ -251,12 +396,26 @@ Status WriteNpy(const std::string& path, const Tensor& tensor) {
   if (tensor.empty()) {
     return EPCTX_ERROR(kInvalidArgument, "'{}': cannot write an empty (undefined) tensor", path);
   }
-  EPCTX_ASSIGN_OR_RETURN(std::string_view descr, DataTypeToNpyDescr(path, tensor.dtype()));
+  if (!tensor.is_tensor()) {
+    return EPCTX_ERROR(kInvalidArgument, "'{}': cannot write {} as .npy (only a tensor)", path,
+                       tensor.kind() == ValueKind::kSequence ? "a sequence" : "an empty optional");
+  }
   for (int64_t d : tensor.shape()) {
     if (d < 0) {
       return EPCTX_ERROR(kInvalidArgument, "'{}': cannot write a tensor of unknown shape {}", path,
                          ShapeToString(tensor.shape()));
     }
+  }
+  std::string descr;
+  std::string string_data;  // string tensors: the fixed-width code points
+  std::span<const std::byte> data;
+  if (tensor.dtype() == DataType::kString) {
+    EPCTX_ASSIGN_OR_RETURN(std::tie(descr, string_data), NpyStringData(path, tensor));
+    data = std::as_bytes(std::span(string_data));
+  } else {
+    EPCTX_ASSIGN_OR_RETURN(std::string_view numeric, DataTypeToNpyDescr(path, tensor.dtype()));
+    descr = numeric;
+    data = {static_cast<const std::byte*>(tensor.data()), tensor.byte_size()};
   }
   // Format 1.0: magic, version, uint16 header length, then the header padded with spaces and ended
   // by '\n' so that the data starts on a 64-byte boundary, as NumPy does.
@@ -280,10 +439,7 @@ Status WriteNpy(const std::string& path, const Tensor& tensor) {
 
   EPCTX_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(path));
   EPCTX_RETURN_IF_ERROR(writer.WriteAt(0, std::as_bytes(std::span(prelude))));
-  if (tensor.byte_size() > 0) {
-    EPCTX_RETURN_IF_ERROR(writer.WriteAt(
-        prelude.size(), {static_cast<const std::byte*>(tensor.data()), tensor.byte_size()}));
-  }
+  if (!data.empty()) EPCTX_RETURN_IF_ERROR(writer.WriteAt(prelude.size(), data));
   return writer.Commit();
 }
 

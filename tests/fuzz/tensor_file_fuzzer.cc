@@ -2,6 +2,7 @@
 // format (even: .npy, odd: ONNX TensorProto .pb); the rest is the file.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "io/tensor_parse.h"
@@ -14,6 +15,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (tensor.ok() && tensor->byte_size() > 0) {
     // Every byte the tensor claims is readable.
     volatile uint8_t sink = static_cast<const uint8_t*>(tensor->data())[tensor->byte_size() - 1];
+    (void)sink;
+  }
+  if (tensor.ok() && tensor->dtype() == epctx::DataType::kString) {
+    // Every string element is a live std::string.
+    size_t total = 0;
+    for (int64_t i = 0; i < tensor->element_count(); ++i) {
+      total += tensor->data_as<std::string>()[i].size();
+    }
+    volatile size_t sink = total;
     (void)sink;
   }
   return 0;

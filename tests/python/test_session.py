@@ -224,9 +224,13 @@ def test_run_errors_carry_the_engines_message(tiny_model):
         assert str(e.value) == message
         assert isinstance(e.value, ValueError) and e.value.code == "InvalidArgument"
     with pytest.raises(epctx.InvalidArgument) as e:
+        sess.run(None, {"x": np.ones((1, 4), np.complex64), "k": k})
+    assert str(e.value) == ("input 'x' has NumPy dtype complex64, which epctx does not take (bool, "
+                            "int8-64, uint8-64, float16, float32, float64; strings as '<U' arrays "
+                            "or object arrays of str)")
+    with pytest.raises(epctx.InvalidArgument) as e:
         sess.run(None, {"x": np.array([["a", "b", "c", "d"]]), "k": k})
-    assert str(e.value) == ("input 'x' has NumPy dtype <U1, which epctx does not take (bool, "
-                            "int8-64, uint8-64, float16, float32, float64)")
+    assert str(e.value) == "input 'x' has type string, expected float32"
     with pytest.raises(epctx.Unsupported, match="epctx has no run options"):
         sess.run(None, {"x": x, "k": k}, run_options=object())
     with pytest.raises(TypeError, match="output_names must be a list of output names or None"):

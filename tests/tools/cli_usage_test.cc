@@ -70,6 +70,8 @@ TEST(CliUsageTest, RunHelpDocumentsOutputFileNames) {
   EXPECT_THAT(help.out, HasSubstr("%XX (upper-case hex)"));
   EXPECT_THAT(help.out, HasSubstr("\"%2E\", \"%2E%2E\""));
   EXPECT_THAT(help.out, HasSubstr("--input NAME=FILE"));
+  EXPECT_THAT(help.out, HasSubstr("<escaped name>@<i>.npy"));
+  EXPECT_THAT(help.out, HasSubstr("An empty optional output writes no file."));
 }
 
 TEST(CliUsageTest, Version) {
