@@ -209,7 +209,8 @@ constexpr KernelEntry kSequenceKernels[] = {
 };
 
 constexpr KernelEntry kTextKernels[] = {
-    {"TfIdfVectorizer", 9, CreateTfIdfVectorizer},
+    {"StringNormalizer", 10, CreateStringNormalizer, "", kStringTensors},
+    {"TfIdfVectorizer", 9, CreateTfIdfVectorizer, "", kStringTensors},
 };
 
 namespace training {
