@@ -55,6 +55,14 @@ Result<std::vector<float>> Attributes::GetFloats(std::string_view name,
   return std::vector<float>(v->floats.begin(), v->floats.end());
 }
 
+Result<std::vector<std::string>> Attributes::GetStrings(std::string_view name,
+                                                        std::vector<std::string> fallback) const {
+  const AttributeValue* v = Find(name);
+  if (v == nullptr) return fallback;
+  if (v->type != AttrType::kStrings) return WrongType(name, "strings");
+  return std::vector<std::string>(v->strings.begin(), v->strings.end());
+}
+
 Result<const AttributeValue*> Attributes::Require(std::string_view name, AttrType type) const {
   const AttributeValue* v = Find(name);
   if (v == nullptr)

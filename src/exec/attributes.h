@@ -55,6 +55,8 @@ class Attributes {
                                        std::vector<int64_t> fallback = {}) const;
   Result<std::vector<float>> GetFloats(std::string_view name,
                                        std::vector<float> fallback = {}) const;
+  Result<std::vector<std::string>> GetStrings(std::string_view name,
+                                              std::vector<std::string> fallback = {}) const;
   // Required attribute: kInvalidArgument naming it when absent.
   Result<const AttributeValue*> Require(std::string_view name, AttrType type) const;
 

@@ -1,5 +1,6 @@
 #include "kernel_test_helpers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -57,6 +58,15 @@ AttrBuilder& AttrBuilder::Floats(const std::string& name, std::vector<float> v) 
   return *this;
 }
 
+AttrBuilder& AttrBuilder::Strings(const std::string& name, const std::vector<std::string>& v) {
+  AttributeValue a;
+  a.name = Keep(name);
+  a.type = AttrType::kStrings;
+  for (const std::string& s : v) a.strings.push_back(Keep(s));
+  attrs_.Add(a);
+  return *this;
+}
+
 Result<std::vector<Tensor>> RunNode(const NodeSpec& spec, const AttrBuilder& attrs,
                                     const std::vector<const Tensor*>& inputs) {
   NodeInfo node;
@@ -98,6 +108,14 @@ Tensor Int64Tensor(std::vector<int64_t> shape, const std::vector<int64_t>& value
   return MakeTensor(DataType::kInt64, std::move(shape), values.data());
 }
 
+Tensor StringTensor(std::vector<int64_t> shape, const std::vector<std::string>& values) {
+  EXPECT_EQ(Count(shape), static_cast<int64_t>(values.size()));
+  Result<Tensor> t = Tensor::Allocate(DataType::kString, std::move(shape));
+  EXPECT_TRUE(t.ok()) << t.status().ToString();
+  std::copy(values.begin(), values.end(), t->mutable_data_as<std::string>());
+  return std::move(t).value();
+}
+
 Tensor RandomFloats(std::vector<int64_t> shape, std::mt19937& rng, float lo, float hi) {
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(static_cast<size_t>(Count(shape)));
@@ -115,6 +133,12 @@ std::vector<int64_t> Int64sOf(const Tensor& t) {
   EXPECT_EQ(t.dtype(), DataType::kInt64);
   const int64_t* p = t.data_as<int64_t>();
   return std::vector<int64_t>(p, p + t.element_count());
+}
+
+std::vector<std::string> StringsOf(const Tensor& t) {
+  EXPECT_EQ(t.dtype(), DataType::kString);
+  const std::string* p = t.data_as<std::string>();
+  return std::vector<std::string>(p, p + t.element_count());
 }
 
 int64_t Count(const std::vector<int64_t>& shape) {

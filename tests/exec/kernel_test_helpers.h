@@ -24,6 +24,7 @@ class AttrBuilder {
   AttrBuilder& String(const std::string& name, const std::string& v);
   AttrBuilder& Ints(const std::string& name, std::vector<int64_t> v);
   AttrBuilder& Floats(const std::string& name, std::vector<float> v);
+  AttrBuilder& Strings(const std::string& name, const std::vector<std::string>& v);
   const Attributes& attrs() const { return attrs_; }
 
  private:
@@ -53,9 +54,12 @@ Result<std::vector<Tensor>> RunNode(const NodeSpec& spec, const AttrBuilder& att
 Tensor MakeTensor(DataType type, std::vector<int64_t> shape, const void* data);
 Tensor FloatTensor(std::vector<int64_t> shape, const std::vector<float>& values);
 Tensor Int64Tensor(std::vector<int64_t> shape, const std::vector<int64_t>& values);
+// A string tensor (std::string elements).
+Tensor StringTensor(std::vector<int64_t> shape, const std::vector<std::string>& values);
 Tensor RandomFloats(std::vector<int64_t> shape, std::mt19937& rng, float lo = -1, float hi = 1);
 std::vector<float> FloatsOf(const Tensor& t);
 std::vector<int64_t> Int64sOf(const Tensor& t);
+std::vector<std::string> StringsOf(const Tensor& t);
 int64_t Count(const std::vector<int64_t>& shape);
 
 // Every element within atol + rtol * |ref|; the shapes and counts must match, and the reference

@@ -128,9 +128,9 @@ TEST(ValueKinds, RegistryRefusesASequenceWhereAKernelTakesOnlyTensors) {
   ExpectError(r.status(), StatusCode::kUnsupported,
               "Relu node 'n': input 0 is a sequence value, which Relu does not take");
   Tensor text = Tensor::Allocate(DataType::kString, {1}).value();
-  auto s = RunNode(NodeSpec("Transpose"), {}, {&text});
+  auto s = RunNode(NodeSpec("Neg"), {}, {&text});
   ExpectError(s.status(), StatusCode::kUnsupported,
-              "Transpose node 'n': input 0 is a string value, which Transpose does not take");
+              "Neg node 'n': input 0 is a string value, which Neg does not take");
 }
 
 TEST(ValueKinds, CloneCopiesStringsAndSequencesDeeply) {

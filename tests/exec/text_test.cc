@@ -1,6 +1,8 @@
 // TfIdfVectorizer: n-gram counts worked out by hand (the operator text's own skip example, unigrams
 // under skips, n-gram lengths outside [min, max] that still take their pool number), the three
-// weightings, int32 and int64 tokens, and the messages for malformed attributes and inputs.
+// weightings, int32, int64 and string tokens, and the messages for malformed attributes and inputs;
+// StringNormalizer: stopwords with and without case, case changes beyond ASCII, the one empty
+// string left when every word is dropped, and its messages.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -160,11 +162,10 @@ TEST(TfIdfVectorizerTest, MalformedAttributesAndInputs) {
 
   {
     AttrBuilder a = good.Attrs();
-    a.String("pool_strings", "a");
+    a.Strings("pool_strings", {"a", "b"});
     auto r = RunNode(NodeSpec("TfIdfVectorizer", 9), a, {&x});
-    ExpectError(r.status(), StatusCode::kUnsupported,
-                "TfIdfVectorizer with pool_strings is not supported (string tensors are not); "
-                "only pool_int64s is");
+    ExpectError(r.status(), StatusCode::kInvalidArgument,
+                "TfIdfVectorizer has both pool_int64s and pool_strings; it takes one");
   }
   TfIdf op = good;
   op.mode = "BM25";
@@ -211,6 +212,115 @@ TEST(TfIdfVectorizerTest, MalformedAttributesAndInputs) {
   Tensor floats = FloatTensor({2}, {1, 2});
   ExpectError(good.Run(floats).status(), StatusCode::kUnsupported,
               "input X has type float32, expected int32 or int64");
+}
+
+// pool_strings: the same counting on string tokens; strings the pool does not list count nowhere.
+TEST(TfIdfVectorizerTest, StringTokensCountLikeIntegerTokens) {
+  AttrBuilder a;
+  a.String("mode", "TF")
+      .Int("min_gram_length", 1)
+      .Int("max_gram_length", 2)
+      .Int("max_skip_count", 0)
+      .Ints("ngram_counts", {0, 3})
+      .Ints("ngram_indexes", {0, 1, 2, 3, 4})
+      .Strings("pool_strings", {"the", "cat", "sat", "the", "cat", "cat", "sat"});
+  Tensor x = StringTensor({2, 4}, {"the", "cat", "sat", "on", "the", "the", "cat", "dog"});
+  auto r = RunNode(NodeSpec("TfIdfVectorizer", 9), a, {&x});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)[0].shape(), (std::vector<int64_t>{2, 5}));
+  // Row 0: the, cat, sat, [the cat], [cat sat]; row 1: the twice, cat, [the cat].
+  EXPECT_EQ(FloatsOf((*r)[0]), (std::vector<float>{1, 1, 1, 1, 1, 2, 1, 0, 1, 0}));
+
+  // The same pool as numbers gives the same counts.
+  TfIdf ints;
+  ints.max_length = 2;
+  ints.counts = {0, 3};
+  ints.indexes = {0, 1, 2, 3, 4};
+  ints.pool = {0, 1, 2, 0, 1, 1, 2};
+  auto numbered = ints.Run(Int64Tensor({2, 4}, {0, 1, 2, 7, 0, 0, 1, 8}));
+  ASSERT_TRUE(numbered.ok()) << numbered.status().ToString();
+  EXPECT_EQ(FloatsOf(*numbered), FloatsOf((*r)[0]));
+
+  Tensor numbers = Int64Tensor({2}, {0, 1});
+  ExpectError(RunNode(NodeSpec("TfIdfVectorizer", 9), a, {&numbers}).status(),
+              StatusCode::kInvalidArgument,
+              "input X has type int64, expected string (the pool is pool_strings)");
+}
+
+Result<Tensor> Normalize(const AttrBuilder& attrs, const Tensor& x) {
+  auto r = RunNode(NodeSpec("StringNormalizer", 10), attrs, {&x});
+  if (!r.ok()) return r.status();
+  return std::move((*r)[0]);
+}
+
+TEST(StringNormalizerTest, CaseInsensitiveStopwordsKeepTheTextWithoutACaseAction) {
+  AttrBuilder a;
+  a.Strings("stopwords", {"Monday"});  // is_case_sensitive defaults to 0
+  auto y = Normalize(a, StringTensor({3}, {"MONDAY", "Tuesday", "monday"}));
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(y->shape(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(StringsOf(*y), (std::vector<std::string>{"Tuesday"}));
+
+  AttrBuilder sensitive;
+  sensitive.Strings("stopwords", {"Monday"}).Int("is_case_sensitive", 1);
+  y = Normalize(sensitive, StringTensor({3}, {"MONDAY", "Monday", "monday"}));
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(StringsOf(*y), (std::vector<std::string>{"MONDAY", "monday"}));
+}
+
+TEST(StringNormalizerTest, CaseChangesBeyondAsciiAndLocalesTheMachineLacks) {
+  AttrBuilder upper;
+  upper.String("case_change_action", "UPPER").String("locale", "tr_TR");
+  auto y = Normalize(upper, StringTensor({1, 2}, {"\xc3\xa9"
+                                                  "cole",
+                                                  "stra\xc3\x9f"
+                                                  "e"}));
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(y->shape(), (std::vector<int64_t>{1, 2}));
+  // é -> É; ß has no single-code-point capital and stays.
+  EXPECT_EQ(StringsOf(*y), (std::vector<std::string>{"\xc3\x89"
+                                                     "COLE",
+                                                     "STRA\xc3\x9f"
+                                                     "E"}));
+  AttrBuilder lower;
+  lower.String("case_change_action", "LOWER");
+  y = Normalize(lower, StringTensor({2}, {"\xc3\x89"
+                                          "COLE",
+                                          "MiXeD"}));
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(StringsOf(*y), (std::vector<std::string>{"\xc3\xa9"
+                                                     "cole",
+                                                     "mixed"}));
+}
+
+TEST(StringNormalizerTest, AllWordsDroppedGiveOneEmptyString) {
+  AttrBuilder a;
+  a.Strings("stopwords", {"a", "b"}).String("case_change_action", "UPPER");
+  auto y = Normalize(a, StringTensor({3}, {"a", "B", "A"}));
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(y->shape(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(StringsOf(*y), (std::vector<std::string>{""}));
+  y = Normalize(a, StringTensor({1, 2}, {"b", "a"}));
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  EXPECT_EQ(y->shape(), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(StringsOf(*y), (std::vector<std::string>{""}));
+}
+
+TEST(StringNormalizerTest, MalformedAttributesAndInputs) {
+  AttrBuilder bad;
+  bad.String("case_change_action", "TITLE");
+  ExpectError(Normalize(bad, StringTensor({1}, {"x"})).status(), StatusCode::kInvalidArgument,
+              "StringNormalizer case_change_action 'TITLE' is not LOWER, UPPER or NONE");
+  AttrBuilder bad_stopword;
+  bad_stopword.Strings("stopwords", {"ok", "\xff"});
+  ExpectError(Normalize(bad_stopword, StringTensor({1}, {"x"})).status(),
+              StatusCode::kInvalidArgument, "StringNormalizer stopwords[1] is not valid UTF-8");
+  AttrBuilder upper;
+  upper.String("case_change_action", "UPPER");
+  ExpectError(Normalize(upper, StringTensor({2}, {"fine", "\xc3("})).status(),
+              StatusCode::kInvalidArgument, "element 1 of X is not valid UTF-8");
+  ExpectError(Normalize(upper, StringTensor({2, 1}, {"a", "b"})).status(),
+              StatusCode::kInvalidArgument, "input X has shape [2,1], expected [C] or [1, C]");
 }
 
 }  // namespace

@@ -83,8 +83,8 @@ KernelCreateFn CreateConcatFromSequence, CreateOptional, CreateOptionalGetElemen
     CreateSequenceErase, CreateSequenceInsert, CreateSequenceLength, CreateSequenceMap,
     CreateSplitToSequence;
 
-// text/: TfIdfVectorizer (integer tokens)
-KernelCreateFn CreateTfIdfVectorizer;
+// text/: StringNormalizer, TfIdfVectorizer
+KernelCreateFn CreateStringNormalizer, CreateTfIdfVectorizer;
 
 // training/: the ai.onnx.preview.training optimizers: one update step of Adagrad, Adam and
 // Momentum (standard and Nesterov) on N tensors

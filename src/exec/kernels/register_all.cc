@@ -20,8 +20,8 @@ constexpr KernelEntry kElementwiseKernels[] = {
     {"Atan", 7, CreateAtan},
     {"Atanh", 9, CreateAtanh},
     {"BitShift", 11, CreateBitShift},
-    {"Cast", 6, CreateCast},
-    {"CastLike", 15, CreateCastLike},
+    {"Cast", 6, CreateCast, "", kStringTensors},
+    {"CastLike", 15, CreateCastLike, "", kStringTensors},
     {"Ceil", 6, CreateCeil},
     {"Celu", 12, CreateCelu},
     {"Clip", 6, CreateClip},
@@ -30,7 +30,7 @@ constexpr KernelEntry kElementwiseKernels[] = {
     {"Div", 1, CreateDiv},
     {"Dropout", 7, CreateDropout},
     {"Elu", 6, CreateElu},
-    {"Equal", 7, CreateEqual},
+    {"Equal", 7, CreateEqual, "", kStringTensors},
     {"Erf", 9, CreateErf},
     {"Exp", 6, CreateExp},
     {"Floor", 6, CreateFloor},
@@ -72,7 +72,7 @@ constexpr KernelEntry kElementwiseKernels[] = {
     {"Tan", 7, CreateTan},
     {"Tanh", 6, CreateTanh},
     {"ThresholdedRelu", 10, CreateThresholdedRelu},
-    {"Where", 9, CreateWhere},
+    {"Where", 9, CreateWhere, "", kStringTensors},
     {"Xor", 7, CreateXor},
 };
 }  // namespace elementwise
@@ -94,14 +94,14 @@ constexpr KernelEntry kNnKernels[] = {
 };
 
 constexpr KernelEntry kTensorKernels[] = {
-    {"Concat", 4, CreateConcat},
+    {"Concat", 4, CreateConcat, "", kStringTensors},
     {"Flatten", 1, CreateFlatten, "", kStringTensors},
-    {"Gather", 1, CreateGather},
+    {"Gather", 1, CreateGather, "", kStringTensors},
     {"Reshape", 5, CreateReshape, "", kStringTensors},
     {"Shape", 1, CreateShape, "", kStringTensors},
     {"Size", 1, CreateSize, "", kStringTensors},
     {"Squeeze", 1, CreateSqueeze, "", kStringTensors},
-    {"Transpose", 1, CreateTranspose},
+    {"Transpose", 1, CreateTranspose, "", kStringTensors},
     {"Unsqueeze", 1, CreateUnsqueeze, "", kStringTensors},
 };
 
@@ -118,7 +118,7 @@ constexpr KernelEntry kReduceKernels[] = {
 constexpr KernelEntry kIndexingKernels[] = {
     {"Compress", 9, CreateCompress},
     {"ConstantOfShape", 9, CreateConstantOfShape},
-    {"Expand", 8, CreateExpand},
+    {"Expand", 8, CreateExpand, "", kStringTensors},
     {"EyeLike", 9, CreateEyeLike},
     {"GatherElements", 11, CreateGatherElements},
     {"GatherND", 11, CreateGatherND},
@@ -130,9 +130,9 @@ constexpr KernelEntry kIndexingKernels[] = {
     {"Scatter", 9, CreateScatterElements},
     {"ScatterElements", 11, CreateScatterElements},
     {"ScatterND", 11, CreateScatterND},
-    {"Slice", 1, CreateSlice},
+    {"Slice", 1, CreateSlice, "", kStringTensors},
     {"Split", 1, CreateSplit},
-    {"Tile", 6, CreateTile},
+    {"Tile", 6, CreateTile, "", kStringTensors},
     {"Trilu", 14, CreateTrilu},
     {"Unique", 11, CreateUnique},
 };
@@ -209,7 +209,8 @@ constexpr KernelEntry kSequenceKernels[] = {
 };
 
 constexpr KernelEntry kTextKernels[] = {
-    {"TfIdfVectorizer", 9, CreateTfIdfVectorizer},
+    {"StringNormalizer", 10, CreateStringNormalizer, "", kStringTensors},
+    {"TfIdfVectorizer", 9, CreateTfIdfVectorizer, "", kStringTensors},
 };
 
 namespace training {

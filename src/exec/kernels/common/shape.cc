@@ -99,4 +99,9 @@ Result<size_t> CopyableElementSize(DataType type, std::string_view name) {
   return size;
 }
 
+Status ExpectMovable(DataType type, std::string_view name) {
+  if (type == DataType::kString) return Status::Ok();
+  return CopyableElementSize(type, name).status();
+}
+
 }  // namespace epctx::exec::kernels

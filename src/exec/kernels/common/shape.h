@@ -41,5 +41,7 @@ Result<std::vector<int64_t>> ReadIndexVector(const Tensor& t, std::string_view n
 
 // Element size of a type a data-movement kernel can copy, or kUnsupported.
 Result<size_t> CopyableElementSize(DataType type, std::string_view name);
+// The same check for kernels that also move strings (as std::string elements).
+Status ExpectMovable(DataType type, std::string_view name);
 
 }  // namespace epctx::exec::kernels

@@ -1,7 +1,7 @@
 // The element-wise binary ops, all on BinaryKernel: Add, Sub, Mul, Div, Pow, Mod, BitShift, PRelu,
-// Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor. Before opset 7, Add, Sub,
-// Mul, Div and Pow broadcast B onto A under the attributes broadcast and axis, and PRelu its
-// slope onto X (common/legacy_broadcast.h): the ops' kBeforeOpset7.
+// Equal (on strings: string_equal.cc), Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor.
+// Before opset 7, Add, Sub, Mul, Div and Pow broadcast B onto A under the attributes broadcast
+// and axis, and PRelu its slope onto X (common/legacy_broadcast.h): the ops' kBeforeOpset7.
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "exec/kernels/elementwise/binary_kernel.h"
+#include "exec/kernels/elementwise/string_equal.h"
 #include "exec/kernels/families.h"
 #include "util/status_macros.h"
 
@@ -184,6 +185,9 @@ Result<std::unique_ptr<Kernel>> CreatePRelu(const NodeInfo& node) {
 }
 
 Result<std::unique_ptr<Kernel>> CreateEqual(const NodeInfo& node) {
+  for (const ValueDesc& v : node.inputs) {
+    if (v.dtype == DataType::kString) return CreateStringEqual(node);
+  }
   return BinaryKernel<EqualOp>::Create(node);
 }
 

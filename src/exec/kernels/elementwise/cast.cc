@@ -1,10 +1,12 @@
-// Cast and CastLike: every type to every other but string, through float for the 16-bit floats.
+// Cast and CastLike: every type to every other, through float for the 16-bit floats; to and from
+// string in cast_string.cc.
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <type_traits>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/elementwise/cast_string.h"
 #include "exec/kernels/elementwise/element_types.h"
 #include "exec/kernels/families.h"
 #include "util/status_macros.h"
@@ -13,6 +15,8 @@ namespace epctx::exec::kernels::elementwise {
 namespace {
 
 Status CastTensor(const Tensor& x, Tensor& y) {
+  if (y.dtype() == DataType::kString) return CastToStrings(x, y);
+  if (x.dtype() == DataType::kString) return CastFromStrings(x, y);
   return Visit(x.dtype(), [&](auto ts) -> Status {
     using S = typename decltype(ts)::type;
     return Visit(y.dtype(), [&](auto td) -> Status {
@@ -31,7 +35,7 @@ Status CastTensor(const Tensor& x, Tensor& y) {
 }
 
 bool Castable(DataType t) {
-  return t != DataType::kString && t != DataType::kUndefined && DataTypeSize(t) != 0;
+  return t == DataType::kString || (t != DataType::kUndefined && DataTypeSize(t) != 0);
 }
 
 class CastKernel final : public Kernel {

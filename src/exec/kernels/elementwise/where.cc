@@ -1,6 +1,8 @@
-// Where(condition, X, Y): X where condition, else Y, the three broadcast together numpy-style.
+// Where(condition, X, Y): X where condition, else Y, the three broadcast together numpy-style; X
+// and Y of any type, strings included.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -70,6 +72,7 @@ class WhereKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShapes(c->shape(), x->shape()));
     EPCTX_ASSIGN_OR_RETURN(shape, BroadcastShapes(shape, y->shape()));
     EPCTX_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x->dtype(), std::move(shape)));
+    if (x->dtype() == DataType::kString) return WhereApply<std::string>(*c, *x, *y, *out);
     // Any fixed-size type: elements are copied as unsigned integers of their size.
     const size_t size = DataTypeSize(x->dtype());
     if (size == 1) return WhereApply<uint8_t>(*c, *x, *y, *out);

@@ -1,5 +1,5 @@
 // Expand: broadcasts the input to a shape, numpy style in both directions (a 1 in the requested
-// shape keeps the input's dim).
+// shape keeps the input's dim), strings included.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -17,14 +17,14 @@ namespace {
 class ExpandKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
-    EPCTX_RETURN_IF_ERROR(ExpectStaticCopyable(node, 0, "input"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticMovable(node, 0, "input"));
     return std::unique_ptr<Kernel>(new ExpandKernel());
   }
 
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
     EPCTX_ASSIGN_OR_RETURN(const Tensor* s, RequiredInput(ctx, 1, "shape"));
-    EPCTX_ASSIGN_OR_RETURN(size_t element, CopyableElementSize(x->dtype(), "input"));
+    EPCTX_RETURN_IF_ERROR(ExpectMovable(x->dtype(), "input"));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> requested, ReadIndexVector(*s, "shape"));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> out_shape, BroadcastShapes(x->shape(), requested));
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), out_shape));
@@ -36,9 +36,8 @@ class ExpandKernel final : public Kernel {
     for (size_t d = 0; d < in_shape.size(); ++d) {
       src_strides[lead + d] = in_shape[d] == 1 ? 0 : in_strides[d];
     }
-    CopyStrided(out_shape, static_cast<const std::byte*>(x->data()), src_strides,
-                static_cast<std::byte*>(y->mutable_data()), ContiguousStrides(out_shape), element,
-                ctx.num_threads());
+    CopyStridedTensor(out_shape, *x, 0, src_strides, *y, ContiguousStrides(out_shape),
+                      ctx.num_threads());
     return Status::Ok();
   }
 

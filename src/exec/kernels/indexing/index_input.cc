@@ -47,4 +47,11 @@ Status ExpectStaticCopyable(const NodeInfo& node, size_t index, std::string_view
   return CopyableElementSize(node.inputs[index].dtype, name).status();
 }
 
+Status ExpectStaticMovable(const NodeInfo& node, size_t index, std::string_view name) {
+  if (!InputPresent(node, index) || node.inputs[index].dtype == DataType::kUndefined) {
+    return Status::Ok();
+  }
+  return ExpectMovable(node.inputs[index].dtype, name);
+}
+
 }  // namespace epctx::exec::kernels

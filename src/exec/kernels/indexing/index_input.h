@@ -26,5 +26,7 @@ Status ExpectFitsExcept(std::span<const int64_t> inner, std::string_view inner_n
 // At creation: kUnsupported when input `index` is known to have a type without a fixed element
 // size (string), which no indexing kernel can move.
 Status ExpectStaticCopyable(const NodeInfo& node, size_t index, std::string_view name);
+// The same for kernels that also move strings.
+Status ExpectStaticMovable(const NodeInfo& node, size_t index, std::string_view name);
 
 }  // namespace epctx::exec::kernels

@@ -1,6 +1,6 @@
 // Slice: starts/ends/axes are attributes in opset 1; from opset 10 they are inputs, with steps.
 // Bounds are clamped as ONNX specifies, so INT64_MAX / INT64_MIN mean "to the end" in either
-// direction; a negative step walks backwards through the input.
+// direction; a negative step walks backwards through the input. Any element type, strings too.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -42,7 +42,7 @@ class SliceKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node, bool bounds_are_inputs) {
     auto kernel = std::unique_ptr<SliceKernel>(new SliceKernel());
-    EPCTX_RETURN_IF_ERROR(ExpectStaticCopyable(node, 0, "data"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticMovable(node, 0, "data"));
     kernel->bounds_are_inputs_ = bounds_are_inputs;
     if (!bounds_are_inputs) {
       EPCTX_ASSIGN_OR_RETURN(const AttributeValue* starts,
@@ -58,7 +58,7 @@ class SliceKernel final : public Kernel {
 
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "data"));
-    EPCTX_ASSIGN_OR_RETURN(size_t element, CopyableElementSize(x->dtype(), "data"));
+    EPCTX_RETURN_IF_ERROR(ExpectMovable(x->dtype(), "data"));
     std::vector<int64_t> starts = starts_, ends = ends_, axes = axes_, steps;
     if (bounds_are_inputs_) {
       EPCTX_ASSIGN_OR_RETURN(const Tensor* s, RequiredInput(ctx, 1, "starts"));
@@ -112,9 +112,8 @@ class SliceKernel final : public Kernel {
       src_strides[d] = out_shape[d] == 1 ? 0 : in_strides[d] * step[d];
       offset += first[d] * in_strides[d];
     }
-    const auto* src = static_cast<const std::byte*>(x->data()) + offset * element;
-    CopyStrided(out_shape, src, src_strides, static_cast<std::byte*>(y->mutable_data()),
-                ContiguousStrides(out_shape), element, ctx.num_threads());
+    CopyStridedTensor(out_shape, *x, offset, src_strides, *y, ContiguousStrides(out_shape),
+                      ctx.num_threads());
     return Status::Ok();
   }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "exec/kernels/common/threads.h"
 
@@ -91,9 +92,13 @@ std::vector<int64_t> ContiguousStrides(std::span<const int64_t> shape) {
   return strides;
 }
 
-void CopyStrided(std::span<const int64_t> dims, const std::byte* src,
-                 std::span<const int64_t> src_strides, std::byte* dst,
-                 std::span<const int64_t> dst_strides, size_t element, int threads) {
+namespace {
+
+// Calls run(src_offset, dst_offset, n, src_stride, dst_stride) (in elements) for every innermost
+// run of the box, rows split among `threads` when the copy moves enough bytes (`element` each).
+template <typename RunFn>
+void ForEachRun(std::span<const int64_t> dims, std::span<const int64_t> src_strides,
+                std::span<const int64_t> dst_strides, size_t element, int threads, RunFn&& run) {
   for (int64_t d : dims) {
     if (d == 0) return;
   }
@@ -116,7 +121,7 @@ void CopyStrided(std::span<const int64_t> dims, const std::byte* src,
       dof += index[d] * box.dst[d];
     }
     for (int64_t row = begin; row < end; ++row) {
-      CopyRunAnySize(src + so * e, box.src[rank - 1], dst + dof * e, box.dst[rank - 1], n, element);
+      run(so, dof, n, box.src[rank - 1], box.dst[rank - 1]);
       for (size_t d = rank - 1; d-- > 0;) {
         so += box.src[d];
         dof += box.dst[d];
@@ -127,6 +132,40 @@ void CopyStrided(std::span<const int64_t> dims, const std::byte* src,
       }
     }
   });
+}
+
+}  // namespace
+
+void CopyStrided(std::span<const int64_t> dims, const std::byte* src,
+                 std::span<const int64_t> src_strides, std::byte* dst,
+                 std::span<const int64_t> dst_strides, size_t element, int threads) {
+  const int64_t e = static_cast<int64_t>(element);
+  ForEachRun(dims, src_strides, dst_strides, element, threads,
+             [&](int64_t so, int64_t dof, int64_t n, int64_t ss, int64_t ds) {
+               CopyRunAnySize(src + so * e, ss, dst + dof * e, ds, n, element);
+             });
+}
+
+void CopyStrided(std::span<const int64_t> dims, const std::string* src,
+                 std::span<const int64_t> src_strides, std::string* dst,
+                 std::span<const int64_t> dst_strides, int threads) {
+  ForEachRun(dims, src_strides, dst_strides, sizeof(std::string), threads,
+             [&](int64_t so, int64_t dof, int64_t n, int64_t ss, int64_t ds) {
+               for (int64_t i = 0; i < n; ++i) dst[dof + i * ds] = src[so + i * ss];
+             });
+}
+
+void CopyStridedTensor(std::span<const int64_t> dims, const Tensor& src, int64_t src_offset,
+                       std::span<const int64_t> src_strides, Tensor& dst,
+                       std::span<const int64_t> dst_strides, int threads) {
+  if (src.dtype() == DataType::kString) {
+    CopyStrided(dims, src.data_as<std::string>() + src_offset, src_strides,
+                dst.mutable_data_as<std::string>(), dst_strides, threads);
+    return;
+  }
+  const size_t element = DataTypeSize(src.dtype());
+  CopyStrided(dims, static_cast<const std::byte*>(src.data()) + src_offset * element, src_strides,
+              static_cast<std::byte*>(dst.mutable_data()), dst_strides, element, threads);
 }
 
 void FillElements(std::byte* dst, int64_t count, const std::byte* value, size_t element) {

@@ -1,11 +1,15 @@
 // Byte-moving helpers of the indexing kernels, generic in the element size so that every
-// fixed-size type (bool, int8, float16, double, ...) takes the same path.
+// fixed-size type (bool, int8, float16, double, ...) takes the same path; strings move as
+// std::string elements through their own overload.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
+
+#include "epctx/tensor.h"
 
 namespace epctx::exec::kernels {
 
@@ -15,6 +19,16 @@ namespace epctx::exec::kernels {
 void CopyStrided(std::span<const int64_t> dims, const std::byte* src,
                  std::span<const int64_t> src_strides, std::byte* dst,
                  std::span<const int64_t> dst_strides, size_t element, int threads);
+
+void CopyStrided(std::span<const int64_t> dims, const std::string* src,
+                 std::span<const int64_t> src_strides, std::string* dst,
+                 std::span<const int64_t> dst_strides, int threads);
+
+// The copy for tensors of one type: strings or any fixed-size type (the caller has checked it),
+// `src_offset` elements into `src`.
+void CopyStridedTensor(std::span<const int64_t> dims, const Tensor& src, int64_t src_offset,
+                       std::span<const int64_t> src_strides, Tensor& dst,
+                       std::span<const int64_t> dst_strides, int threads);
 
 // Row-major element strides of `shape`.
 std::vector<int64_t> ContiguousStrides(std::span<const int64_t> shape);

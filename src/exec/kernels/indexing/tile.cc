@@ -1,6 +1,6 @@
 // Tile: output dim d holds repeats[d] copies of input dim d. Viewing the output of shape
 // [r0*d0, r1*d1, ...] as [r0, d0, r1, d1, ...] makes it a strided copy with stride 0 on the
-// repeat dims.
+// repeat dims. Strings too.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -17,14 +17,14 @@ namespace {
 class TileKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
-    EPCTX_RETURN_IF_ERROR(ExpectStaticCopyable(node, 0, "input"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticMovable(node, 0, "input"));
     return std::unique_ptr<Kernel>(new TileKernel());
   }
 
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
     EPCTX_ASSIGN_OR_RETURN(const Tensor* r, RequiredInput(ctx, 1, "repeats"));
-    EPCTX_ASSIGN_OR_RETURN(size_t element, CopyableElementSize(x->dtype(), "input"));
+    EPCTX_RETURN_IF_ERROR(ExpectMovable(x->dtype(), "input"));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ReadIndexVector(*r, "repeats"));
     const std::vector<int64_t>& shape = x->shape();
     if (repeats.size() != shape.size()) {
@@ -50,9 +50,7 @@ class TileKernel final : public Kernel {
       dims.push_back(shape[d]);
       src_strides.push_back(in_strides[d]);
     }
-    CopyStrided(dims, static_cast<const std::byte*>(x->data()), src_strides,
-                static_cast<std::byte*>(y->mutable_data()), ContiguousStrides(dims), element,
-                ctx.num_threads());
+    CopyStridedTensor(dims, *x, 0, src_strides, *y, ContiguousStrides(dims), ctx.num_threads());
     return Status::Ok();
   }
 

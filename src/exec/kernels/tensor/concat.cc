@@ -1,6 +1,9 @@
-// Concat along `axis` (negative from the end) for any fixed-size element type.
-#include <cstring>
+// Concat along `axis` (negative from the end) for any fixed-size element type (moved as bytes)
+// or strings.
+#include <algorithm>
+#include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
@@ -9,6 +12,19 @@
 
 namespace epctx::exec::kernels {
 namespace {
+
+// For each of `outer` rows, every input's block of its extent on the axis times `inner` elements.
+template <typename T>
+void ConcatBlocks(const std::vector<const Tensor*>& inputs, size_t axis, int64_t outer,
+                  size_t inner, T* out) {
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor* t : inputs) {
+      const size_t block = static_cast<size_t>(t->shape()[axis]) * inner;
+      std::copy_n(t->data_as<T>() + static_cast<size_t>(o) * block, block, out);
+      out += block;
+    }
+  }
+}
 
 class ConcatKernel final : public Kernel {
  public:
@@ -28,7 +44,11 @@ class ConcatKernel final : public Kernel {
       inputs.push_back(t);
     }
     const Tensor& first = *inputs[0];
-    EPCTX_ASSIGN_OR_RETURN(size_t element, CopyableElementSize(first.dtype(), "0"));
+    const bool strings = first.dtype() == DataType::kString;
+    size_t element = 1;  // strings: counted in elements, not bytes
+    if (!strings) {
+      EPCTX_ASSIGN_OR_RETURN(element, CopyableElementSize(first.dtype(), "0"));
+    }
     const int64_t rank = static_cast<int64_t>(first.shape().size());
     EPCTX_ASSIGN_OR_RETURN(int64_t axis64, NormalizeAxis(axis_, rank, "axis"));
     const size_t axis = static_cast<size_t>(axis64);
@@ -55,16 +75,11 @@ class ConcatKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, first.dtype(), shape));
     if (y->element_count() == 0) return Status::Ok();
     const int64_t outer = DimProduct(shape, 0, axis);
-    const size_t inner_bytes =
-        static_cast<size_t>(DimProduct(shape, axis + 1, shape.size())) * element;
-    auto* out = static_cast<std::byte*>(y->mutable_data());
-    for (int64_t o = 0; o < outer; ++o) {
-      for (const Tensor* t : inputs) {
-        const size_t block = static_cast<size_t>(t->shape()[axis]) * inner_bytes;
-        if (block == 0) continue;
-        std::memcpy(out, static_cast<const std::byte*>(t->data()) + o * block, block);
-        out += block;
-      }
+    const size_t inner = static_cast<size_t>(DimProduct(shape, axis + 1, shape.size())) * element;
+    if (strings) {
+      ConcatBlocks(inputs, axis, outer, inner, y->mutable_data_as<std::string>());
+    } else {
+      ConcatBlocks(inputs, axis, outer, inner, static_cast<std::byte*>(y->mutable_data()));
     }
     return Status::Ok();
   }

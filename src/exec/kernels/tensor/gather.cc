@@ -1,7 +1,9 @@
 // Gather along `axis` with int32 or int64 indices (negative counting from the end), any
-// fixed-size data type. Indices are all checked before any data moves.
-#include <cstring>
+// fixed-size data type (moved as bytes) or strings. Indices are all checked before any data moves.
+#include <algorithm>
+#include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
@@ -24,6 +26,19 @@ Status NormalizeIndices(const I* raw, int64_t count, int64_t extent, std::vector
   return Status::Ok();
 }
 
+// Blocks of `block` elements: for each of `outer` slabs of `extent` blocks, the indexed ones.
+template <typename T>
+void GatherBlocks(const T* src, T* out, int64_t outer, int64_t extent, size_t block,
+                  const std::vector<int64_t>& index) {
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* slab = src + static_cast<size_t>(o * extent) * block;
+    for (int64_t i : index) {
+      std::copy_n(slab + static_cast<size_t>(i) * block, block, out);
+      out += block;
+    }
+  }
+}
+
 class GatherKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
@@ -35,7 +50,11 @@ class GatherKernel final : public Kernel {
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* data, RequiredInput(ctx, 0, "data"));
     EPCTX_ASSIGN_OR_RETURN(const Tensor* indices, RequiredInput(ctx, 1, "indices"));
-    EPCTX_ASSIGN_OR_RETURN(size_t element, CopyableElementSize(data->dtype(), "data"));
+    const bool strings = data->dtype() == DataType::kString;
+    size_t element = 1;  // strings: counted in elements, not bytes
+    if (!strings) {
+      EPCTX_ASSIGN_OR_RETURN(element, CopyableElementSize(data->dtype(), "data"));
+    }
     const std::vector<int64_t>& ds = data->shape();
     EPCTX_ASSIGN_OR_RETURN(int64_t axis64,
                            NormalizeAxis(axis_, static_cast<int64_t>(ds.size()), "axis"));
@@ -59,14 +78,12 @@ class GatherKernel final : public Kernel {
     if (y->element_count() == 0) return Status::Ok();
     const int64_t outer = DimProduct(ds, 0, axis);
     const size_t block = static_cast<size_t>(DimProduct(ds, axis + 1, ds.size())) * element;
-    const auto* src = static_cast<const std::byte*>(data->data());
-    auto* out = static_cast<std::byte*>(y->mutable_data());
-    for (int64_t o = 0; o < outer; ++o) {
-      const std::byte* slab = src + static_cast<size_t>(o * extent) * block;
-      for (int64_t i : index) {
-        std::memcpy(out, slab + static_cast<size_t>(i) * block, block);
-        out += block;
-      }
+    if (strings) {
+      GatherBlocks(data->data_as<std::string>(), y->mutable_data_as<std::string>(), outer, extent,
+                   block, index);
+    } else {
+      GatherBlocks(static_cast<const std::byte*>(data->data()),
+                   static_cast<std::byte*>(y->mutable_data()), outer, extent, block, index);
     }
     return Status::Ok();
   }

@@ -1,9 +1,11 @@
-// Transpose (perm defaults to reversing the dims) for any fixed-size element type.
+// Transpose (perm defaults to reversing the dims) for any fixed-size element type (moved as
+// unsigned integers of its size) or strings.
 #include <fmt/ranges.h>
 
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
@@ -76,7 +78,11 @@ class TransposeKernel final : public Kernel {
 
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "data"));
-    EPCTX_ASSIGN_OR_RETURN(size_t element, CopyableElementSize(x->dtype(), "data"));
+    const bool strings = x->dtype() == DataType::kString;
+    size_t element = 0;
+    if (!strings) {
+      EPCTX_ASSIGN_OR_RETURN(element, CopyableElementSize(x->dtype(), "data"));
+    }
     const std::vector<int64_t>& xs = x->shape();
     std::vector<int64_t> perm = perm_;
     if (perm.empty()) {
@@ -89,6 +95,10 @@ class TransposeKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), std::move(shape)));
     if (y->element_count() == 0) return Status::Ok();
     const TransposePlan plan = PlanTranspose(xs, perm);
+    if (strings) {
+      Permute(plan, x->data_as<std::string>(), y->mutable_data_as<std::string>());
+      return Status::Ok();
+    }
     switch (element) {
       case 1:
         Permute(plan, x->data_as<uint8_t>(), y->mutable_data_as<uint8_t>());

@@ -11,7 +11,8 @@ size_t NgramPool::Hash::operator()(const std::vector<int64_t>& tokens) const {
 }
 
 Result<NgramPool> NgramPool::Build(std::span<const int64_t> pool, std::span<const int64_t> counts,
-                                   int64_t min_length, int64_t max_length) {
+                                   int64_t min_length, int64_t max_length,
+                                   std::string_view pool_name) {
   NgramPool result;
   const auto total = static_cast<int64_t>(pool.size());
   int64_t id = 0;
@@ -21,9 +22,9 @@ Result<NgramPool> NgramPool::Build(std::span<const int64_t> pool, std::span<cons
     const int64_t end = i + 1 < counts.size() ? counts[i + 1] : total;
     if (begin < 0 || begin > end || end > total) {
       return EPCTX_ERROR(kInvalidArgument,
-                         "ngram_counts puts the {}-grams at [{}, {}), outside pool_int64s of {} "
-                         "values or out of order",
-                         length, begin, end, total);
+                         "ngram_counts puts the {}-grams at [{}, {}), outside {} of {} values or "
+                         "out of order",
+                         length, begin, end, pool_name, total);
     }
     if ((end - begin) % length != 0) {
       return EPCTX_ERROR(
@@ -36,7 +37,7 @@ Result<NgramPool> NgramPool::Build(std::span<const int64_t> pool, std::span<cons
       if (!searchable) continue;
       std::vector<int64_t> tokens(pool.begin() + at, pool.begin() + at + length);
       if (!result.ids_.emplace(std::move(tokens), id).second) {
-        return EPCTX_ERROR(kInvalidArgument, "pool_int64s lists {}-gram number {} twice", length,
+        return EPCTX_ERROR(kInvalidArgument, "{} lists {}-gram number {} twice", pool_name, length,
                            id);
       }
     }

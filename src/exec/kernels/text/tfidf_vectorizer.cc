@@ -1,14 +1,17 @@
-// TfIdfVectorizer (opset 9) on int32/int64 tokens: counts of the pool's n-grams in each row of
-// X ([C] or [N, C]), including n-grams whose tokens are `skip` apart for every skip up to
-// max_skip_count, weighted by mode. A unigram is counted once per position, whatever the skip.
+// TfIdfVectorizer (opset 9) on int32/int64 tokens (pool_int64s) or string tokens (pool_strings,
+// each distinct string numbered once, so that both count on one integer n-gram pool): counts of
+// the pool's n-grams in each row of X ([C] or [N, C]), including n-grams whose tokens are `skip`
+// apart for every skip up to max_skip_count, weighted by mode. A unigram is counted once per
+// position, whatever the skip.
 //
 // `weights` is read by output coordinate (Y[j] uses weights[j]), as ONNX Runtime and ONNX's
 // reference evaluator do; the operator text ties weight i to pool n-gram i instead, which is the
-// same whenever ngram_indexes is the identity. String pools are not supported (no string tensors).
+// same whenever ngram_indexes is the identity.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
@@ -26,11 +29,6 @@ class TfIdfVectorizerKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     const Attributes& attrs = *node.attrs;
-    if (attrs.Has("pool_strings")) {
-      return EPCTX_ERROR(kUnsupported,
-                         "TfIdfVectorizer with pool_strings is not supported (string tensors are "
-                         "not); only pool_int64s is");
-    }
     auto k = std::unique_ptr<TfIdfVectorizerKernel>(new TfIdfVectorizerKernel());
     EPCTX_ASSIGN_OR_RETURN(std::string mode, attrs.GetString("mode", ""));
     if (mode == "TF") {
@@ -49,6 +47,7 @@ class TfIdfVectorizerKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> counts, attrs.GetInts("ngram_counts"));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> indexes, attrs.GetInts("ngram_indexes"));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> pool, attrs.GetInts("pool_int64s"));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<std::string> pool_strings, attrs.GetStrings("pool_strings"));
     EPCTX_ASSIGN_OR_RETURN(k->weights_, attrs.GetFloats("weights"));
     if (min_length < 1 || max_length < min_length ||
         max_length > static_cast<int64_t>(counts.size())) {
@@ -61,11 +60,23 @@ class TfIdfVectorizerKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "TfIdfVectorizer max_skip_count {} is negative",
                          max_skip);
     }
+    if (!pool.empty() && !pool_strings.empty()) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "TfIdfVectorizer has both pool_int64s and pool_strings; it takes one");
+    }
+    k->string_tokens_ = !pool_strings.empty();
+    for (const std::string& token : pool_strings) {
+      const auto next = static_cast<int64_t>(k->token_ids_.size());
+      pool.push_back(k->token_ids_.emplace(token, next).first->second);
+    }
     if (pool.empty() || indexes.empty()) {
       return EPCTX_ERROR(kInvalidArgument,
-                         "TfIdfVectorizer needs non-empty pool_int64s and ngram_indexes");
+                         "TfIdfVectorizer needs non-empty ngram_indexes and pool_int64s or "
+                         "pool_strings");
     }
-    EPCTX_ASSIGN_OR_RETURN(k->pool_, NgramPool::Build(pool, counts, min_length, max_length));
+    EPCTX_ASSIGN_OR_RETURN(k->pool_,
+                           NgramPool::Build(pool, counts, min_length, max_length,
+                                            k->string_tokens_ ? "pool_strings" : "pool_int64s"));
     if (k->pool_.size() != static_cast<int64_t>(indexes.size())) {
       return EPCTX_ERROR(kInvalidArgument,
                          "TfIdfVectorizer ngram_indexes has {} entries for the {} n-grams of the "
@@ -100,7 +111,7 @@ class TfIdfVectorizerKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "input X has rank {}, expected 1 ([C]) or 2 ([N, C])",
                          xs.size());
     }
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> tokens, ReadIndexTensor(*x, "X"));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> tokens, Tokens(*x));
     const int64_t rows = xs.size() == 2 ? xs[0] : 1;
     const int64_t columns = xs.back();
     std::vector<int64_t> out_shape = {output_size_};
@@ -122,6 +133,24 @@ class TfIdfVectorizerKernel final : public Kernel {
   static constexpr int64_t kMaxOutputSize = int64_t{1} << 26;
 
   TfIdfVectorizerKernel() = default;
+
+  // X's tokens as numbers: integer tokens as they are; strings by their number in pool_strings,
+  // -1 (which no pool n-gram holds) for a string the pool does not list.
+  Result<std::vector<int64_t>> Tokens(const Tensor& x) const {
+    if (!string_tokens_) return ReadIndexTensor(x, "X");
+    if (x.dtype() != DataType::kString) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "input X has type {}, expected string (the pool is pool_strings)",
+                         DataTypeName(x.dtype()));
+    }
+    std::vector<int64_t> tokens(static_cast<size_t>(x.element_count()));
+    const std::string* in = x.data_as<std::string>();
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const auto it = token_ids_.find(in[i]);
+      tokens[i] = it == token_ids_.end() ? -1 : it->second;
+    }
+    return tokens;
+  }
 
   void Count(const std::vector<int64_t>& ngram, std::vector<uint32_t>& counts) const {
     const int64_t id = pool_.Find(ngram);
@@ -177,8 +206,10 @@ class TfIdfVectorizerKernel final : public Kernel {
   int64_t max_length_ = 1;
   int64_t max_skip_ = 0;
   NgramPool pool_;
-  std::vector<int64_t> indexes_;  // pool n-gram number -> output coordinate
-  std::vector<float> weights_;    // by output coordinate; empty: all ones
+  bool string_tokens_ = false;                          // pool_strings
+  std::unordered_map<std::string, int64_t> token_ids_;  // pool_strings: string -> token number
+  std::vector<int64_t> indexes_;                        // pool n-gram number -> output coordinate
+  std::vector<float> weights_;                          // by output coordinate; empty: all ones
   int64_t output_size_ = 0;
 };
 
