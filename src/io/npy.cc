@@ -18,10 +18,10 @@
 #include "epctx/tensor_io.h"
 #include "io/py_literal.h"
 #include "io/tensor_parse.h"
-#include "io/unicode.h"
 #include "util/file.h"
 #include "util/overflow.h"
 #include "util/status_macros.h"
+#include "util/utf8.h"
 
 namespace epctx {
 namespace {
@@ -181,13 +181,13 @@ Result<Tensor> StringTensorFromNpy(const std::string& path, const NpyDtype& type
     while (width > 0 && LoadCodePoint(element.data() + 4 * (width - 1), big) == 0) --width;
     for (size_t k = 0; k < width; ++k) {
       uint32_t c = LoadCodePoint(element.data() + 4 * k, big);
-      if (auto reason = io::InvalidCodePointReason(c)) {
+      if (auto reason = InvalidCodePointReason(c)) {
         return EPCTX_ERROR(kCorrupt,
                            "'{}': element {} has the code point 0x{:X} at character {}, which is "
                            "{}; .npy unicode data must be Unicode code points",
                            path, i, c, k, *reason);
       }
-      io::AppendUtf8(c, &out[i]);
+      AppendUtf8(c, &out[i]);
     }
   }
   return tensor;
@@ -202,7 +202,7 @@ Result<std::pair<std::string, std::string>> NpyStringData(const std::string& pat
   uint64_t width = 1;
   for (size_t i = 0; i < code_points.size(); ++i) {
     size_t bad = 0;
-    auto decoded = io::DecodeUtf8(strings[i], &bad);
+    auto decoded = DecodeUtf8(strings[i], &bad);
     if (!decoded.has_value()) {
       return EPCTX_ERROR(kInvalidArgument,
                          "'{}': element {} of the string tensor is not valid UTF-8 (byte {} is "
