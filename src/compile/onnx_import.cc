@@ -98,6 +98,11 @@ class GraphImporter {
   Status Import(const onnx::GraphProto& gp, ImportedModel* io) {
     g_.name = gp.name();
     for (const auto& init : gp.initializer()) {
+      if (init.data_type() == onnx::TensorProto_DataType_STRING) {
+        EPCTX_RETURN_IF_ERROR(DefineStringConstant(
+            init, init.name(), fmt::format("'{}': initializer '{}'", ctx_.name, init.name())));
+        continue;
+      }
       IrValue v;
       v.name = init.name();
       EPCTX_ASSIGN_OR_RETURN(
@@ -343,6 +348,21 @@ class GraphImporter {
     const auto& a = np.attribute(0);
     std::shared_ptr<ConstantData> data;
     const std::string& attr = a.name();
+    const std::string where = fmt::format("'{}': Constant '{}'", ctx_.name, node_name);
+    if (attr == "value" && a.t().data_type() == onnx::TensorProto_DataType_STRING) {
+      return DefineStringConstant(a.t(), np.output(0), where);
+    }
+    if (attr == "value_string" || attr == "value_strings") {
+      onnx::TensorProto t;
+      t.set_data_type(onnx::TensorProto_DataType_STRING);
+      if (attr == "value_string") {
+        t.add_string_data(a.s());
+      } else {
+        t.add_dims(a.strings_size());
+        for (const std::string& text : a.strings()) t.add_string_data(text);
+      }
+      return DefineStringConstant(t, np.output(0), where);
+    }
     if (attr == "value") {
       EPCTX_ASSIGN_OR_RETURN(
           data, ConstantFromTensorProto(a.t(), ctx_.model, ctx_.external,
@@ -369,6 +389,39 @@ class GraphImporter {
     v.dim_names.assign(v.shape.size(), "");
     v.constant = std::move(data);
     return DefineIndex(std::move(v)).status();
+  }
+
+  // A string tensor constant becomes a com.epctx StringConstant node that makes it (the blob holds
+  // numeric weights only; the strings travel as the node's attribute, verified with the program).
+  Status DefineStringConstant(const onnx::TensorProto& t, const std::string& value_name,
+                              const std::string& where) {
+    EPCTX_ASSIGN_OR_RETURN(Tensor strings, StringTensorFromProto(t, where));
+    IrValue v;
+    v.name = value_name;
+    v.dtype = DataType::kString;
+    v.shape_known = true;
+    v.shape = strings.shape();
+    v.dim_names.assign(v.shape.size(), "");
+    EPCTX_ASSIGN_OR_RETURN(int index, DefineIndex(std::move(v)));
+    IrNode node;
+    node.name = g_.UniqueName("StringConstant_" + value_name);
+    node.op_type = "StringConstant";
+    node.domain = "com.epctx";
+    node.outputs.push_back(index);
+    IrAttribute value;
+    value.name = "value";
+    value.type = exec::AttrType::kStrings;
+    value.strings.assign(strings.data_as<std::string>(),
+                         strings.data_as<std::string>() + strings.element_count());
+    IrAttribute shape;
+    shape.name = "shape";
+    shape.type = exec::AttrType::kInts;
+    shape.ints = strings.shape();
+    node.attrs.push_back(std::move(value));
+    node.attrs.push_back(std::move(shape));
+    g_.nodes.push_back(std::move(node));
+    g_.opsets["com.epctx"] = 1;
+    return Status::Ok();
   }
 
   ModelContext& ctx_;

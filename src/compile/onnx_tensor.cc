@@ -36,8 +36,9 @@ Result<DataType> CheckedDataType(const onnx::TensorProto& proto, const std::stri
       return EPCTX_ERROR(kCorrupt, "{}: TensorProto has no data_type", where);
     case DataType::kString:
       return EPCTX_ERROR(kUnsupported,
-                         "{}: string constants (initializers, Constant nodes, tensor attributes) "
-                         "are not supported; strings may only come in as inputs",
+                         "{}: a string tensor cannot be a weight (string initializers and "
+                         "Constant nodes are supported, as StringConstant nodes; string tensor "
+                         "attributes are not)",
                          where);
   }
   std::string name = onnx::TensorProto_DataType_IsValid(data_type)

@@ -47,7 +47,8 @@ Result<std::shared_ptr<ConstantData>> ConstantFromTensorProto(const onnx::Tensor
                                                               const std::string& where);
 
 // A string tensor (data_type STRING: the values in string_data, one byte string each). Only
-// tensor files and run-time values hold strings; the compiler refuses string constants.
+// tensor files, run-time values and the compiler's StringConstant nodes hold strings; a string
+// weight is refused.
 Result<Tensor> StringTensorFromProto(const onnx::TensorProto& proto, const std::string& where);
 
 }  // namespace epctx::compile

@@ -243,8 +243,8 @@ TEST(OnnxTensorTest, UnsupportedAndMissingDataTypes) {
   p.add_string_data("hello");
   EXPECT_EQ(ErrorFor(p, StatusCode::kUnsupported),
             kWhere +
-                ": string constants (initializers, Constant nodes, tensor attributes) are not "
-                "supported; strings may only come in as inputs");
+                ": a string tensor cannot be a weight (string initializers and Constant nodes are "
+                "supported, as StringConstant nodes; string tensor attributes are not)");
   p = Float23();
   p.mutable_segment()->set_begin(0);
   EXPECT_EQ(ErrorFor(p, StatusCode::kUnsupported),

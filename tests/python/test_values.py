@@ -186,3 +186,26 @@ def test_optional_types(optional_session):
     with pytest.raises(epctx.InvalidArgument) as e:
         optional_session.run(None, {"x": None})
     assert str(e.value) == "input 'x' is an empty optional, expected a tensor"
+
+
+def test_string_initializers_and_constants():
+    """String initializers and Constant nodes (value, value_string, value_strings) compile into
+    StringConstant nodes: Equal against them, and an output that is one, every run the same."""
+    words = helper.make_tensor("words", TP.STRING, [3], [b"red", b"green", b"blue"])
+    sess = session(
+        [helper.make_node("Equal", ["x", "words"], ["same"]),
+         helper.make_node("Constant", [], ["c"], value_string="green"),
+         helper.make_node("Equal", ["x", "c"], ["is_green"]),
+         helper.make_node("Constant", [], ["pair"], value_strings=["a", "b\u00e9"]),
+         helper.make_node("Identity", ["pair"], ["pair_out"])],
+        [helper.make_tensor_value_info("x", TP.STRING, [3])],
+        [helper.make_tensor_value_info("same", TP.BOOL, [3]),
+         helper.make_tensor_value_info("is_green", TP.BOOL, [3]),
+         helper.make_tensor_value_info("pair_out", TP.STRING, [2])],
+        [words])
+    for _ in range(2):
+        same, is_green, pair = sess.run(None, {"x": np.array(["red", "green", "pink"])})
+        assert same.tolist() == [True, True, False]
+        assert is_green.tolist() == [False, True, False]
+        assert pair.dtype == object and pair.tolist() == ["a", "b\u00e9"]
+        pair[0] = "changed"  # the caller's copy: the next run still sees "a"

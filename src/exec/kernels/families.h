@@ -83,8 +83,9 @@ KernelCreateFn CreateConcatFromSequence, CreateOptional, CreateOptionalGetElemen
     CreateSequenceErase, CreateSequenceInsert, CreateSequenceLength, CreateSequenceMap,
     CreateSplitToSequence;
 
-// text/: StringNormalizer, TfIdfVectorizer
-KernelCreateFn CreateStringNormalizer, CreateTfIdfVectorizer;
+// text/: StringNormalizer, TfIdfVectorizer, and com.epctx StringConstant (the compiler's form of a
+// string tensor constant)
+KernelCreateFn CreateStringConstant, CreateStringNormalizer, CreateTfIdfVectorizer;
 
 // training/: the ai.onnx.preview.training optimizers: one update step of Adagrad, Adam and
 // Momentum (standard and Nesterov) on N tensors

@@ -211,6 +211,7 @@ constexpr KernelEntry kSequenceKernels[] = {
 constexpr KernelEntry kTextKernels[] = {
     {"StringNormalizer", 10, CreateStringNormalizer, "", kStringTensors},
     {"TfIdfVectorizer", 9, CreateTfIdfVectorizer, "", kStringTensors},
+    {"StringConstant", 1, CreateStringConstant, "com.epctx", kStringTensors},
 };
 
 namespace training {

@@ -1,0 +1,48 @@
+// com.epctx StringConstant: a string tensor constant of the model (an initializer or Constant node
+// of strings), which the compiler turns into this node because the blob holds numeric weights
+// only. Attributes: `value` (the strings, C order) and `shape`. Each run hands out a copy, so
+// that no caller can change what the next run sees.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/kernels/families.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels {
+namespace {
+
+class StringConstantKernel final : public Kernel {
+ public:
+  explicit StringConstantKernel(Tensor value) : value_(std::move(value)) {}
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(Tensor copy, value_.Clone());
+    return ctx.SetOutput(0, std::move(copy));
+  }
+
+ private:
+  Tensor value_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> CreateStringConstant(const NodeInfo& node) {
+  EPCTX_ASSIGN_OR_RETURN(const AttributeValue* value,
+                         node.attrs->Require("value", AttrType::kStrings));
+  EPCTX_ASSIGN_OR_RETURN(const AttributeValue* shape,
+                         node.attrs->Require("shape", AttrType::kInts));
+  if (!node.inputs.empty() || node.outputs.size() != 1) {
+    return EPCTX_ERROR(kInvalidArgument, "StringConstant takes no input and makes one output");
+  }
+  std::vector<int64_t> dims(shape->ints.begin(), shape->ints.end());
+  EPCTX_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(DataType::kString, dims));
+  if (static_cast<size_t>(tensor.element_count()) != value->strings.size()) {
+    return EPCTX_ERROR(kInvalidArgument, "{} strings for shape {}, which holds {}",
+                       value->strings.size(), ShapeToString(dims), tensor.element_count());
+  }
+  auto* out = tensor.mutable_data_as<std::string>();
+  for (size_t i = 0; i < value->strings.size(); ++i) out[i] = value->strings[i];
+  return std::unique_ptr<Kernel>(new StringConstantKernel(std::move(tensor)));
+}
+
+}  // namespace epctx::exec::kernels
