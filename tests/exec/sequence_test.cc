@@ -160,5 +160,20 @@ TEST(ValueKinds, IdentityPassesStringsThrough) {
   EXPECT_EQ(reshaped.data_as<std::string>()[0], "x");
 }
 
+TEST(StringConstant, MakesItsStringsAndRefusesAShapeThatDoesNotHoldThem) {
+  AttrBuilder ok;
+  ok.Strings("value", {"a", "bc"}).Ints("shape", {2, 1});
+  auto r = RunNode(NodeSpec("StringConstant", 1, "com.epctx"), ok, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)[0].shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(StringsOf((*r)[0]), (std::vector<std::string>{"a", "bc"}));
+  // A forged shape (the blob fuzzer's: billions of elements) is refused before any allocation.
+  AttrBuilder huge;
+  huge.Strings("value", {"a", "bc"}).Ints("shape", {1 << 20, 1 << 20});
+  ExpectError(RunNode(NodeSpec("StringConstant", 1, "com.epctx"), huge, {}).status(),
+              StatusCode::kInvalidArgument,
+              "2 strings for shape [1048576,1048576], which holds 1099511627776");
+}
+
 }  // namespace
 }  // namespace epctx::exec::testing

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "exec/kernels/families.h"
+#include "util/overflow.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -35,11 +36,14 @@ Result<std::unique_ptr<Kernel>> CreateStringConstant(const NodeInfo& node) {
     return EPCTX_ERROR(kInvalidArgument, "StringConstant takes no input and makes one output");
   }
   std::vector<int64_t> dims(shape->ints.begin(), shape->ints.end());
-  EPCTX_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(DataType::kString, dims));
-  if (static_cast<size_t>(tensor.element_count()) != value->strings.size()) {
+  // The count is checked before anything is allocated: the shape comes from the blob.
+  auto count = CheckedElementCount(dims);
+  if (!count.ok() || static_cast<uint64_t>(*count) != value->strings.size()) {
     return EPCTX_ERROR(kInvalidArgument, "{} strings for shape {}, which holds {}",
-                       value->strings.size(), ShapeToString(dims), tensor.element_count());
+                       value->strings.size(), ShapeToString(dims),
+                       count.ok() ? std::to_string(*count) : std::string("too many"));
   }
+  EPCTX_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Allocate(DataType::kString, dims));
   auto* out = tensor.mutable_data_as<std::string>();
   for (size_t i = 0; i < value->strings.size(); ++i) out[i] = value->strings[i];
   return std::unique_ptr<Kernel>(new StringConstantKernel(std::move(tensor)));
