@@ -12,6 +12,7 @@
 #include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/families.h"
+#include "exec/kernels/tensor/concat.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -250,54 +251,25 @@ class ConcatFromSequenceKernel final : public Kernel {
     if (parts.empty()) {
       return EPCTX_ERROR(kInvalidArgument, "cannot concatenate an empty sequence");
     }
-    const std::vector<int64_t>& first = parts[0].shape();
-    const auto rank = static_cast<int64_t>(first.size());
-    EPCTX_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(axis_, new_axis_ ? rank + 1 : rank, "axis"));
-    const size_t a = static_cast<size_t>(axis);
-    std::vector<int64_t> out_shape = first;
+    // new_axis: the elements stacked, i.e. each seen with a 1 inserted at the axis, concatenated.
+    std::vector<Tensor> stacked;
     if (new_axis_) {
-      out_shape.insert(out_shape.begin() + axis, 0);
-    } else {
-      out_shape[a] = 0;
-    }
-    for (size_t i = 0; i < parts.size(); ++i) {
-      const std::vector<int64_t>& s = parts[i].shape();
-      bool fits = s.size() == first.size();
-      for (size_t d = 0; fits && d < s.size(); ++d) {
-        if (d != a || new_axis_) fits = s[d] == first[d];
-      }
-      if (!fits) {
-        return EPCTX_ERROR(kInvalidArgument, "element {} has shape {}, element 0 {}", i,
-                           ShapeToString(s), ShapeToString(first));
-      }
-      out_shape[a] += new_axis_ ? 1 : s[a];
-    }
-    const bool strings = seq->dtype() == DataType::kString;
-    const size_t elem = strings ? 0 : DataTypeSize(seq->dtype());
-    if (!strings && elem == 0) {
-      return EPCTX_ERROR(kUnsupported, "cannot concatenate tensors of {}",
-                         DataTypeName(seq->dtype()));
-    }
-    EPCTX_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, seq->dtype(), out_shape));
-    const int64_t outer = DimProduct(out_shape, 0, a);
-    const int64_t out_row = DimProduct(out_shape, a, out_shape.size());
-    int64_t offset = 0;  // elements into each output row
-    for (const Tensor& p : parts) {
-      const int64_t row = outer == 0 ? 0 : p.element_count() / outer;
-      for (int64_t o = 0; o < outer; ++o) {
-        if (strings) {
-          std::copy_n(p.data_as<std::string>() + o * row, row,
-                      out->mutable_data_as<std::string>() + o * out_row + offset);
-        } else if (row > 0) {
-          std::memcpy(static_cast<std::byte*>(out->mutable_data()) +
-                          static_cast<size_t>(o * out_row + offset) * elem,
-                      static_cast<const std::byte*>(p.data()) + static_cast<size_t>(o * row) * elem,
-                      static_cast<size_t>(row) * elem);
+      const auto rank = static_cast<int64_t>(parts[0].shape().size());
+      EPCTX_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(axis_, rank + 1, "axis"));
+      for (const Tensor& p : parts) {
+        std::vector<int64_t> shape = p.shape();
+        if (static_cast<int64_t>(shape.size()) != rank) {
+          return EPCTX_ERROR(kInvalidArgument, "element of shape {}, element 0 {}",
+                             ShapeToString(p.shape()), ShapeToString(parts[0].shape()));
         }
+        shape.insert(shape.begin() + axis, 1);
+        stacked.push_back(p.Reshaped(std::move(shape)));
       }
-      offset += row;
     }
-    return Status::Ok();
+    const std::vector<Tensor>& joined = new_axis_ ? stacked : parts;
+    std::vector<const Tensor*> inputs;
+    for (const Tensor& t : joined) inputs.push_back(&t);
+    return ConcatToOutput(ctx, 0, inputs, axis_);
   }
 
  private:

@@ -8,6 +8,7 @@
 
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/families.h"
+#include "exec/kernels/tensor/concat.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -26,6 +27,54 @@ void ConcatBlocks(const std::vector<const Tensor*>& inputs, size_t axis, int64_t
   }
 }
 
+}  // namespace
+
+Status ConcatToOutput(KernelContext& ctx, size_t output, const std::vector<const Tensor*>& inputs,
+                      int64_t axis_attr) {
+  if (inputs.empty()) return EPCTX_ERROR(kInvalidArgument, "no inputs");
+  const Tensor& first = *inputs[0];
+  const bool strings = first.dtype() == DataType::kString;
+  size_t element = 1;  // strings: counted in elements, not bytes
+  if (!strings) {
+    EPCTX_ASSIGN_OR_RETURN(element, CopyableElementSize(first.dtype(), "0"));
+  }
+  const int64_t rank = static_cast<int64_t>(first.shape().size());
+  EPCTX_ASSIGN_OR_RETURN(int64_t axis64, NormalizeAxis(axis_attr, rank, "axis"));
+  const size_t axis = static_cast<size_t>(axis64);
+  std::vector<int64_t> shape = first.shape();
+  shape[axis] = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = *inputs[i];
+    if (t.dtype() != first.dtype()) {
+      return EPCTX_ERROR(kInvalidArgument, "input {} has type {}, input 0 has {}", i,
+                         DataTypeName(t.dtype()), DataTypeName(first.dtype()));
+    }
+    bool fits = t.shape().size() == first.shape().size();
+    for (size_t d = 0; fits && d < shape.size(); ++d) {
+      fits = d == axis || t.shape()[d] == first.shape()[d];
+    }
+    if (!fits) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "input {} has shape {}, which does not match input 0's {} outside "
+                         "axis {}",
+                         i, ShapeToString(t.shape()), ShapeToString(first.shape()), axis);
+    }
+    shape[axis] += t.shape()[axis];
+  }
+  EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(output, first.dtype(), shape));
+  if (y->element_count() == 0) return Status::Ok();
+  const int64_t outer = DimProduct(shape, 0, axis);
+  const size_t inner = static_cast<size_t>(DimProduct(shape, axis + 1, shape.size())) * element;
+  if (strings) {
+    ConcatBlocks(inputs, axis, outer, inner, y->mutable_data_as<std::string>());
+  } else {
+    ConcatBlocks(inputs, axis, outer, inner, static_cast<std::byte*>(y->mutable_data()));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
 class ConcatKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
@@ -43,45 +92,7 @@ class ConcatKernel final : public Kernel {
       EPCTX_ASSIGN_OR_RETURN(const Tensor* t, RequiredInput(ctx, i, fmt::format("{}", i)));
       inputs.push_back(t);
     }
-    const Tensor& first = *inputs[0];
-    const bool strings = first.dtype() == DataType::kString;
-    size_t element = 1;  // strings: counted in elements, not bytes
-    if (!strings) {
-      EPCTX_ASSIGN_OR_RETURN(element, CopyableElementSize(first.dtype(), "0"));
-    }
-    const int64_t rank = static_cast<int64_t>(first.shape().size());
-    EPCTX_ASSIGN_OR_RETURN(int64_t axis64, NormalizeAxis(axis_, rank, "axis"));
-    const size_t axis = static_cast<size_t>(axis64);
-    std::vector<int64_t> shape = first.shape();
-    shape[axis] = 0;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const Tensor& t = *inputs[i];
-      if (t.dtype() != first.dtype()) {
-        return EPCTX_ERROR(kInvalidArgument, "input {} has type {}, input 0 has {}", i,
-                           DataTypeName(t.dtype()), DataTypeName(first.dtype()));
-      }
-      bool fits = t.shape().size() == first.shape().size();
-      for (size_t d = 0; fits && d < shape.size(); ++d) {
-        fits = d == axis || t.shape()[d] == first.shape()[d];
-      }
-      if (!fits) {
-        return EPCTX_ERROR(kInvalidArgument,
-                           "input {} has shape {}, which does not match input 0's {} outside "
-                           "axis {}",
-                           i, ShapeToString(t.shape()), ShapeToString(first.shape()), axis);
-      }
-      shape[axis] += t.shape()[axis];
-    }
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, first.dtype(), shape));
-    if (y->element_count() == 0) return Status::Ok();
-    const int64_t outer = DimProduct(shape, 0, axis);
-    const size_t inner = static_cast<size_t>(DimProduct(shape, axis + 1, shape.size())) * element;
-    if (strings) {
-      ConcatBlocks(inputs, axis, outer, inner, y->mutable_data_as<std::string>());
-    } else {
-      ConcatBlocks(inputs, axis, outer, inner, static_cast<std::byte*>(y->mutable_data()));
-    }
-    return Status::Ok();
+    return ConcatToOutput(ctx, 0, inputs, axis_);
   }
 
  private:
