@@ -1,6 +1,8 @@
 #include "format/blob_writer.h"
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "epctx_build_info.h"
 #include "format/target.h"
@@ -230,15 +232,58 @@ Result<uint64_t> BlobWriter::Emit(const Layout& layout, Sink& sink) const {
 
 namespace {
 
-class AtomicFileSink final : public BlobWriter::Sink {
+// Hands the file whole 2 MiB-aligned chunks: Emit writes in rising offset order (all but the
+// header, last, at 0), so the sink fills one chunk at a time and writes it when the next begins.
+// Linux (6.x with large folios, e.g. ext4) then caches the blob in 2 MiB folios, which a loader's
+// 2 MiB-aligned mapping (MappedFile) maps with one page-table entry each: a first run faults the
+// weights in a few hundred entries instead of a fault per 64 KiB. The bytes are the same as
+// writing each piece where it lies; padding between pieces is zeros either way.
+class ChunkedFileSink final : public BlobWriter::Sink {
  public:
-  explicit AtomicFileSink(AtomicFileWriter& writer) : writer_(writer) {}
+  static constexpr uint64_t kChunkSize = uint64_t{2} << 20;
+
+  explicit ChunkedFileSink(AtomicFileWriter& writer) : writer_(writer), chunk_(kChunkSize) {}
+
   Status WriteAt(uint64_t offset, std::span<const std::byte> bytes) override {
-    return writer_.WriteAt(offset, bytes);
+    while (!bytes.empty()) {
+      if (offset < chunk_begin_) {
+        // Before the chunk being filled (the header): those chunks are written already.
+        uint64_t n = std::min<uint64_t>(bytes.size(), chunk_begin_ - offset);
+        EPCTX_RETURN_IF_ERROR(writer_.WriteAt(offset, bytes.first(n)));
+        offset += n;
+        bytes = bytes.subspan(n);
+        continue;
+      }
+      if (offset >= chunk_begin_ + kChunkSize) {
+        EPCTX_RETURN_IF_ERROR(Flush());
+        chunk_begin_ = offset / kChunkSize * kChunkSize;
+        continue;
+      }
+      uint64_t at = offset - chunk_begin_;
+      uint64_t n = std::min<uint64_t>(bytes.size(), kChunkSize - at);
+      std::memcpy(chunk_.data() + at, bytes.data(), n);
+      chunk_used_ = std::max(chunk_used_, at + n);
+      offset += n;
+      bytes = bytes.subspan(n);
+    }
+    return Status::Ok();
+  }
+
+  // Writes the chunk being filled (up to its last written byte) and starts an empty one.
+  Status Flush() {
+    if (chunk_used_ > 0) {
+      EPCTX_RETURN_IF_ERROR(writer_.WriteAt(chunk_begin_, std::span(chunk_.data(), chunk_used_)));
+      std::memset(chunk_.data(), 0, chunk_used_);
+      chunk_used_ = 0;
+    }
+    return Status::Ok();
   }
 
  private:
   AtomicFileWriter& writer_;
+  std::vector<std::byte> chunk_;
+  uint64_t chunk_begin_ = 0;
+  uint64_t chunk_used_ = 0;
 };
 
 class MemorySink final : public BlobWriter::Sink {
@@ -262,8 +307,9 @@ class MemorySink final : public BlobWriter::Sink {
 Status BlobWriter::WriteToFile(const std::string& path, uint64_t* identity) const {
   EPCTX_ASSIGN_OR_RETURN(Layout layout, ComputeLayout());
   EPCTX_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(path));
-  AtomicFileSink sink(writer);
+  ChunkedFileSink sink(writer);
   EPCTX_ASSIGN_OR_RETURN(uint64_t checksum, Emit(layout, sink));
+  EPCTX_RETURN_IF_ERROR(sink.Flush());
   EPCTX_RETURN_IF_ERROR(writer.Commit());
   if (identity != nullptr) *identity = checksum;
   return Status::Ok();

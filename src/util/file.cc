@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -32,6 +33,40 @@ FileIdentity IdentityFromStat(const struct stat& st) {
   id.size = static_cast<uint64_t>(st.st_size);
   id.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   return id;
+}
+
+constexpr size_t kHugePageSize = size_t{2} << 20;
+
+// Maps `size` bytes of `fd` read-only with `flags`, starting at a 2 MiB boundary when the file
+// spans one. Linux (6.x, ext4 and others with large folios) caches a file written in whole 2 MiB
+// chunks, or read back by readahead, in 2 MiB folios; a mapping whose addresses agree with the
+// file offsets modulo 2 MiB maps each such folio with one page-table entry on its first touch
+// instead of one fault per 64 KiB. For a 400 MiB blob that is most of a first run's fault cost.
+void* MapAtHugePageBoundary(int fd, size_t size, int flags) {
+  if (size < kHugePageSize) return ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
+  // Reserve the file's size plus one huge page of slack, map the file over the first boundary
+  // inside the reservation, then give back the slack on both sides.
+  const size_t reserve = size + kHugePageSize;
+  void* raw =
+      ::mmap(nullptr, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
+  auto* begin = static_cast<std::byte*>(raw);
+  const size_t misalignment = reinterpret_cast<uintptr_t>(begin) % kHugePageSize;
+  std::byte* aligned = begin + (misalignment == 0 ? 0 : kHugePageSize - misalignment);
+  void* addr = ::mmap(aligned, size, PROT_READ, flags | MAP_FIXED, fd, 0);
+  if (addr == MAP_FAILED) {
+    int err = errno;
+    ::munmap(raw, reserve);
+    errno = err;
+    return MAP_FAILED;
+  }
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::byte* mapped_end = aligned + (size + page - 1) / page * page;
+  if (aligned > begin) ::munmap(begin, static_cast<size_t>(aligned - begin));
+  if (begin + reserve > mapped_end) {
+    ::munmap(mapped_end, static_cast<size_t>(begin + reserve - mapped_end));
+  }
+  return addr;
 }
 
 }  // namespace
@@ -104,7 +139,7 @@ Result<MappedFile> MappedFile::Map(const UniqueFd& fd, const std::string& path, 
   if (!S_ISREG(st.st_mode)) return EPCTX_ERROR(kIoError, "'{}': not a regular file", path);
   if (st.st_size == 0) return EPCTX_ERROR(kCorrupt, "'{}': file is empty", path);
   int flags = MAP_SHARED | (populate == Populate::kYes ? MAP_POPULATE : 0);
-  void* addr = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, flags, fd.get(), 0);
+  void* addr = MapAtHugePageBoundary(fd.get(), static_cast<size_t>(st.st_size), flags);
   if (addr == MAP_FAILED) {
     return EPCTX_ERROR(kIoError, "'{}': mmap of {} bytes failed: {}", path, st.st_size,
                        ErrnoText(errno));

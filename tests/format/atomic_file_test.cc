@@ -254,6 +254,23 @@ TEST(BlobWriterFileTest, MissingDirectoryFailsNamingThePath) {
   EXPECT_THAT(dir.List(), IsEmpty());
 }
 
+// A file of 2 MiB or more is mapped from a 2 MiB boundary, so large page-cache folios can be
+// mapped whole; the mapping still holds exactly the file's bytes.
+TEST(MappedFileTest, ALargeFileIsMappedFromAHugePageBoundary) {
+  TempDir dir;
+  std::string path = dir.File("large");
+  std::string bytes((size_t{5} << 20) + 123, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 31 + i / 4096);
+  ASSERT_TRUE(WriteFileAtomically(path, Text(bytes)).ok());
+  for (int i = 0; i < 3; ++i) {  // mappings made one after another each land on a boundary
+    auto mapped = MappedFile::Open(path);
+    ASSERT_TRUE(mapped.ok()) << mapped.status().ToString();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(mapped->bytes().data()) % (uintptr_t{2} << 20), 0u);
+    ASSERT_EQ(mapped->bytes().size(), bytes.size());
+    EXPECT_EQ(std::memcmp(mapped->bytes().data(), bytes.data(), bytes.size()), 0);
+  }
+}
+
 TEST(MappedFileTest, EmptyFileIsCorruptNotACrash) {
   TempDir dir;
   std::string path = dir.File("empty.blob");

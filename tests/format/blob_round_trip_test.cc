@@ -298,6 +298,41 @@ TEST_F(BlobRoundTripTest, WriteToFileAndWriteToMemoryProduceIdenticalBytes) {
   EXPECT_EQ(blobtest::TouchEverything(*view), blobtest::TouchEverything(view_));
 }
 
+// The file sink gathers writes into 2 MiB chunks; weights that straddle chunk boundaries, gaps of
+// alignment padding and the header written last must still land byte for byte where
+// WriteToMemory puts them.
+TEST(BlobWriterTest, ABlobOfSeveralChunksIsWrittenToFileAsInMemory) {
+  std::vector<Bytes> weights;
+  for (size_t size :
+       {size_t{1500000}, size_t{3}, size_t{2097152}, size_t{777777}, size_t{4200001}}) {
+    weights.push_back(PatternBytes(size, static_cast<uint8_t>(weights.size() + 7)));
+  }
+  BlobWriter writer;
+  for (const Bytes& w : weights) {
+    auto index =
+        writer.AddWeight({DataType::kUint8, {static_cast<int64_t>(w.size())}, 0, w, nullptr});
+    ASSERT_TRUE(index.ok()) << index.status().ToString();
+  }
+  ASSERT_TRUE(writer.AddModel("m", {blobtest::BuildProgram({.name = "p"})}, 0, 0).ok());
+  auto memory = writer.WriteToMemory();
+  ASSERT_TRUE(memory.ok()) << memory.status().ToString();
+  ASSERT_GT(memory->size(), size_t{8} << 20);
+
+  blobtest::TempDir dir;
+  std::string path = dir.File("big.blob");
+  Status written = writer.WriteToFile(path);
+  ASSERT_TRUE(written.ok()) << written.ToString();
+  auto file = ReadWholeFile(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_EQ(file->size(), memory->size());
+  EXPECT_EQ(std::memcmp(file->data(), memory->data(), memory->size()), 0);
+  auto view = blobtest::OpenBlob(std::as_bytes(std::span(file->data(), file->size())));
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  for (uint32_t i = 0; i < weights.size(); ++i) {
+    EXPECT_TRUE(std::ranges::equal(view->WeightBytes(i), weights[i])) << "weight " << i;
+  }
+}
+
 TEST_F(BlobRoundTripTest, WritingTwiceGivesTheSameBytes) {
   auto again = writer_.WriteToMemory();
   ASSERT_TRUE(again.ok());
