@@ -5,10 +5,36 @@
 #include <string>
 
 #include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
+
+void CopyAxisRange(const Tensor& in, size_t axis, int64_t begin, int64_t size, Tensor& out) {
+  const std::vector<int64_t>& dims = in.shape();
+  const int64_t outer = DimProduct(dims, 0, axis);
+  const int64_t inner = DimProduct(dims, axis + 1, dims.size());
+  const int64_t from_row = dims[axis] * inner;  // elements per outer index in `in`
+  const int64_t to_row = size * inner;          // and in `out`
+  if (to_row == 0) return;
+  if (in.dtype() == DataType::kString) {
+    const auto* src = in.data_as<std::string>();
+    auto* dst = out.mutable_data_as<std::string>();
+    for (int64_t o = 0; o < outer; ++o) {
+      std::copy_n(src + o * from_row + begin * inner, to_row, dst + o * to_row);
+    }
+    return;
+  }
+  const size_t elem = DataTypeSize(in.dtype());
+  const auto* src = static_cast<const std::byte*>(in.data());
+  auto* dst = static_cast<std::byte*>(out.mutable_data());
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(dst + static_cast<size_t>(o * to_row) * elem,
+                src + static_cast<size_t>(o * from_row + begin * inner) * elem,
+                static_cast<size_t>(to_row) * elem);
+  }
+}
 
 Status CopyToOutput(KernelContext& ctx, size_t index, const Tensor& in,
                     std::vector<int64_t> shape) {

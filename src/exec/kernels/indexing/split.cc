@@ -3,10 +3,10 @@
 // part may be smaller (ceil division by num_outputs).
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <memory>
 #include <vector>
 
+#include "exec/kernels/common/copy.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/indexing/index_input.h"
@@ -35,7 +35,7 @@ class SplitKernel final : public Kernel {
 
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "input"));
-    EPCTX_ASSIGN_OR_RETURN(size_t element, CopyableElementSize(x->dtype(), "input"));
+    EPCTX_RETURN_IF_ERROR(CopyableElementSize(x->dtype(), "input").status());
     const std::vector<int64_t>& shape = x->shape();
     EPCTX_ASSIGN_OR_RETURN(int64_t axis64,
                            NormalizeAxis(axis_, static_cast<int64_t>(shape.size()), "axis"));
@@ -72,26 +72,15 @@ class SplitKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "split sizes sum to {}, but axis {} has extent {}",
                          total, axis64, extent);
     }
-    const int64_t outer = DimProduct(shape, 0, axis);
-    const size_t inner_bytes =
-        static_cast<size_t>(DimProduct(shape, axis + 1, shape.size())) * element;
-    const size_t row_bytes = static_cast<size_t>(extent) * inner_bytes;
-    const auto* src = static_cast<const std::byte*>(x->data());
-    size_t offset = 0;
+    int64_t begin = 0;
     for (size_t p = 0; p < parts; ++p) {
-      const size_t block = static_cast<size_t>(sizes[p]) * inner_bytes;
       if (present_[p]) {
         std::vector<int64_t> out_shape = shape;
         out_shape[axis] = sizes[p];
         EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(p, x->dtype(), out_shape));
-        auto* dst = static_cast<std::byte*>(y->mutable_data());
-        if (block > 0) {
-          for (int64_t o = 0; o < outer; ++o) {
-            std::memcpy(dst + o * block, src + o * row_bytes + offset, block);
-          }
-        }
+        CopyAxisRange(*x, axis, begin, sizes[p], *y);
       }
-      offset += block;
+      begin += sizes[p];
     }
     return Status::Ok();
   }

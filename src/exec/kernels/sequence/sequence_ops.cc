@@ -3,7 +3,6 @@
 // its elements (Tensor::Sequence); an op that changes one makes a new sequence sharing the
 // untouched elements, and a tensor joining a sequence is copied out of the activation arena.
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -145,34 +144,6 @@ class SequenceLengthKernel final : public Kernel {
   }
 };
 
-// Copies the slab [begin, begin + size) of axis `axis` of `in` into a new tensor of `shape`.
-Result<Tensor> SliceAxis(const Tensor& in, size_t axis, int64_t begin, int64_t size,
-                         std::vector<int64_t> shape) {
-  EPCTX_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(in.dtype(), std::move(shape)));
-  const std::vector<int64_t>& dims = in.shape();
-  const int64_t outer = DimProduct(dims, 0, axis);
-  const int64_t inner = DimProduct(dims, axis + 1, dims.size());
-  const int64_t dim = dims[axis];
-  if (in.dtype() == DataType::kString) {
-    const auto* src = in.data_as<std::string>();
-    auto* dst = out.mutable_data_as<std::string>();
-    for (int64_t o = 0; o < outer; ++o) {
-      std::copy_n(src + (o * dim + begin) * inner, size * inner, dst + o * size * inner);
-    }
-    return out;
-  }
-  const size_t elem = DataTypeSize(in.dtype());
-  const auto* src = static_cast<const std::byte*>(in.data());
-  auto* dst = static_cast<std::byte*>(out.mutable_data());
-  const size_t chunk = static_cast<size_t>(size * inner) * elem;
-  for (int64_t o = 0; o < outer; ++o) {
-    if (chunk == 0) break;
-    std::memcpy(dst + static_cast<size_t>(o) * chunk,
-                src + static_cast<size_t>((o * dim + begin) * inner) * elem, chunk);
-  }
-  return out;
-}
-
 class SplitToSequenceKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
@@ -218,8 +189,8 @@ class SplitToSequenceKernel final : public Kernel {
     for (int64_t size : sizes) {
       std::vector<int64_t> shape = in->shape();
       shape[static_cast<size_t>(axis)] = size;
-      EPCTX_ASSIGN_OR_RETURN(Tensor part,
-                             SliceAxis(*in, static_cast<size_t>(axis), begin, size, shape));
+      EPCTX_ASSIGN_OR_RETURN(Tensor part, Tensor::Allocate(in->dtype(), shape));
+      CopyAxisRange(*in, static_cast<size_t>(axis), begin, size, part);
       if (squeeze) {
         shape.erase(shape.begin() + axis);
         part = part.Reshaped(std::move(shape));
