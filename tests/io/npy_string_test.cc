@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "epctx/tensor_io.h"
+#include "io/npy_test_helpers.h"
 #include "tools/tools_test_helpers.h"
 
 namespace epctx {
 namespace {
 
+using npy_testing::NpyFile;
 using ::testing::StartsWith;
 using tools_testing::ReadFileToString;
 using tools_testing::RunPython;
@@ -34,18 +36,6 @@ Tensor StringTensor(std::vector<int64_t> shape, const std::vector<std::string>& 
   EXPECT_EQ(static_cast<size_t>(t->element_count()), values.size());
   for (size_t i = 0; i < values.size(); ++i) t->mutable_data_as<std::string>()[i] = values[i];
   return std::move(t).value();
-}
-
-// A .npy 1.0 file with the given header text (padded to 64 bytes as NumPy does) and data.
-std::string NpyFile(const std::string& header, const std::string& data) {
-  std::string out("\x93NUMPY\x01\x00", 8);
-  size_t total = (10 + header.size() + 1 + 63) / 64 * 64;
-  std::string padded = header;
-  padded.resize(total - 10 - 1, ' ');
-  padded += '\n';
-  out += static_cast<char>(padded.size() & 0xff);
-  out += static_cast<char>(padded.size() >> 8);
-  return out + padded + data;
 }
 
 std::string Utf32(const std::vector<uint32_t>& code_points) {
@@ -164,22 +154,11 @@ n = np.load('n.npy'); assert n.tolist() == ['a\x00b'], n
   EXPECT_EQ(py.exit_code, 0) << py.err;
 }
 
-class NpyStringErrorTest : public ::testing::Test {
+class NpyStringErrorTest : public npy_testing::NpyErrorFixture {
  protected:
-  std::string ErrorFor(const std::string& bytes, StatusCode expected_code) {
-    WriteStringToFile(path_, bytes);
-    auto t = ReadNpy(path_);
-    if (t.ok()) return "";
-    EXPECT_EQ(t.status().code(), expected_code) << t.status().ToString();
-    return t.status().message();
-  }
   static std::string Header(const std::string& descr, const std::string& shape) {
     return "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   }
-
-  TempDir dir_;
-  std::string path_ = dir_ / "bad.npy";
-  std::string p_ = "'" + path_ + "': ";
 };
 
 TEST_F(NpyStringErrorTest, CodePointsThatAreNotUnicode) {

@@ -13,11 +13,13 @@
 #include <vector>
 
 #include "epctx/tensor_io.h"
+#include "io/npy_test_helpers.h"
 #include "tools/tools_test_helpers.h"
 
 namespace epctx {
 namespace {
 
+using npy_testing::NpyFile;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using tools_testing::ReadFileToString;
@@ -36,21 +38,6 @@ Tensor PatternTensor(DataType dtype, std::vector<int64_t> shape, uint32_t seed) 
   auto* p = static_cast<unsigned char*>(t->mutable_data());
   for (size_t i = 0; i < t->byte_size(); ++i) p[i] = static_cast<unsigned char>(rng());
   return std::move(t).value();
-}
-
-// A .npy 1.0 file with the given header text (padded to 64 bytes as NumPy does) and data.
-std::string NpyFile(const std::string& header, const std::string& data, int major = 1) {
-  std::string out("\x93NUMPY", 6);
-  out += static_cast<char>(major);
-  out += '\0';
-  size_t len_size = major == 1 ? 2 : 4;
-  size_t prelude = 8 + len_size;
-  size_t total = (prelude + header.size() + 1 + 63) / 64 * 64;
-  std::string padded = header;
-  padded.resize(total - prelude - 1, ' ');
-  padded += '\n';
-  for (size_t i = 0; i < len_size; ++i) out += static_cast<char>((padded.size() >> (8 * i)) & 0xff);
-  return out + padded + data;
 }
 
 const DataType kNpyTypes[] = {DataType::kFloat32, DataType::kFloat64, DataType::kFloat16,
@@ -251,24 +238,12 @@ TEST(NpyTest, ParsesUnusualButValidHeaders) {
   EXPECT_EQ(u->dtype(), DataType::kUint8);
 }
 
-class NpyErrorTest : public ::testing::Test {
+class NpyErrorTest : public npy_testing::NpyErrorFixture {
  protected:
-  // Reads `bytes` written to a file and returns the error ("" if the read succeeded).
-  std::string ErrorFor(const std::string& bytes, StatusCode expected_code) {
-    WriteStringToFile(path_, bytes);
-    auto t = ReadNpy(path_);
-    if (t.ok()) return "";
-    EXPECT_EQ(t.status().code(), expected_code) << t.status().ToString();
-    return t.status().message();
-  }
   std::string Header(const std::string& descr, const std::string& fortran,
                      const std::string& shape) {
     return "{'descr': " + descr + ", 'fortran_order': " + fortran + ", 'shape': " + shape + ", }";
   }
-
-  TempDir dir_;
-  std::string path_ = dir_ / "bad.npy";
-  std::string p_ = "'" + path_ + "': ";  // every message starts with the file
 };
 
 TEST_F(NpyErrorTest, TruncatedAndOversizedData) {
