@@ -79,7 +79,6 @@ class BoundProgram {
 
   const fb::Program& program() const { return *program_; }
   uint64_t arena_bytes() const { return arena_bytes_; }
-  int num_threads() const { return num_threads_; }
 
   // Kernel::Prepare for every node of this program with the shapes the compiler knows, in
   // program order, until `stop` is set. Several threads may share the work: each takes the

@@ -11,7 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/dnnl/runtime.h"
 
 namespace epctx::loader {
@@ -161,11 +160,6 @@ void PrepareNow(const exec::BoundProgram* program) {
   preparer.Submit(job);
   program->Prepare(job->stop, job->next_node);
   preparer.Finish(job);
-  // Start the calling thread's OpenMP team, which its runs use, now rather than in the first
-  // run's first parallel region: a new thread can take milliseconds to be scheduled (4 ms, one
-  // scheduler tick, is common on a 2-vCPU virtual machine).
-  const int threads = program->num_threads();
-  exec::kernels::ParallelFor(threads, threads, [](int64_t, int) {});
 }
 
 }  // namespace epctx::loader

@@ -24,8 +24,7 @@ class PrepareTicket {
 std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* program);
 
 // Prepares `program` now, on the calling thread and the pool's threads together (every core),
-// and returns when every node is prepared and the calling thread's OpenMP team of the
-// program's thread count (the threads its runs use) has started.
+// and returns when every node is prepared.
 void PrepareNow(const exec::BoundProgram* program);
 
 }  // namespace epctx::loader
