@@ -406,6 +406,52 @@ TEST(DnnlLayout, ConcatNegativeChannelAxis) {
   }
 }
 
+// DenseNet's Concat -> BatchNormalization -> Relu -> Conv: a blocked channel Concat that only the
+// normalization reads becomes one ConcatChannelAffine; read by another node too, it stays.
+struct ConcatNormCase {
+  std::string name;
+  std::vector<int64_t> channels;  // of each concatenated conv output
+  bool concat_read_elsewhere = false;
+};
+
+void PrintTo(const ConcatNormCase& k, std::ostream* os) {
+  *os << k.name;
+}
+
+class DnnlConcatNorm : public ::testing::TestWithParam<ConcatNormCase> {};
+
+TEST_P(DnnlConcatNorm, MatchesReferenceKernels) {
+  const ConcatNormCase& k = GetParam();
+  ModelBuilder b(33);
+  const std::string x = b.Input("x", {2, 8, 6, 5});
+  std::vector<std::string> parts;
+  int64_t total = 0;
+  for (int64_t ch : k.channels) {
+    parts.push_back(Conv3(b, x, 8, ch));
+    total += ch;
+  }
+  const std::string cat = b.Node("Concat", parts, {AttrInt("axis", 1)});
+  const std::string bn = b.Node("BatchNormalization",
+                                {cat, b.Weight({total}, 0.5f, 1.5f), b.Weight({total}, -0.5f, 0.5f),
+                                 b.Weight({total}, -0.5f, 0.5f), b.Weight({total}, 0.5f, 2.0f)});
+  b.Output(Conv1(b, b.Node("Relu", {bn}), total, 4));
+  if (k.concat_read_elsewhere) b.Output(Conv1(b, cat, total, 4));
+  compile::IrGraph g = CheckAgainstReference(b, {{2, 8, 6, 5}}, k.name);
+  EXPECT_EQ(CountOps(g, "ConcatChannelAffine"), k.concat_read_elsewhere ? 0 : 1);
+  EXPECT_EQ(CountOps(g, "ChannelAffine"), k.concat_read_elsewhere ? 1 : 0);
+  EXPECT_EQ(CountOps(g, "Concat"), k.concat_read_elsewhere ? 1 : 0);
+  EXPECT_EQ(CountOps(g, "Relu"), 0);
+  EXPECT_EQ(CountOps(g, "Reorder"), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ConcatNorms, DnnlConcatNorm,
+    ::testing::Values(ConcatNormCase{"c16_32", {16, 32}},
+                      // The last input may carry padding lanes, which must stay zero.
+                      ConcatNormCase{"c16_24", {16, 24}}, ConcatNormCase{"c32_16_8", {32, 16, 8}},
+                      ConcatNormCase{"c16_32_read_elsewhere", {16, 32}, true}),
+    [](const auto& info) { return info.param.name; });
+
 // ---------------------------------------------------------------------------------------------
 // Element-wise ops on blocked tensors: conv -> op -> conv, C = 16 (no padding) and 24.
 

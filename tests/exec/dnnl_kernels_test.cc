@@ -335,6 +335,75 @@ TEST(DnnlPoolKernel, MatchesReferencePoolsOnBlockedTensors) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// ConcatChannelAffine: ChannelAffine of the blocked concatenation, without writing it.
+
+// Inputs of a ChannelAffine / ConcatChannelAffine over `channels` channels (16-channel blocks;
+// padding lanes of S and T zero) with a Relu.
+struct AffineParams {
+  Tensor s, t;
+  AttrBuilder attrs;
+  AffineParams(int64_t channels, std::mt19937& rng) {
+    const int64_t padded = (channels + 15) / 16 * 16;
+    s = RandomFloats({padded}, rng, 0.5f, 1.5f);
+    t = RandomFloats({padded}, rng, -0.5f, 0.5f);
+    for (int64_t c = channels; c < padded; ++c) {
+      s.mutable_data_as<float>()[c] = 0;
+      t.mutable_data_as<float>()[c] = 0;
+    }
+    attrs.Int("layout", static_cast<int64_t>(ActivationLayout::kBlocked16))
+        .Int("channels", channels)
+        .Ints("post_ops", {static_cast<int64_t>(onednn::PostOpKind::kRelu)})
+        .Floats("post_op_alpha", {0.0f})
+        .Floats("post_op_beta", {0.0f});
+  }
+};
+
+TEST(ConcatChannelAffineKernel, EqualsChannelAffineOfTheConcatenation) {
+  std::mt19937 rng(12);
+  // Two batches; 2 + 1 + 2 blocks, the last holding 20 channels (12 padding lanes, zero).
+  Tensor a = RandomFloats({2, 2, 3, 5, 16}, rng), b = RandomFloats({2, 1, 3, 5, 16}, rng);
+  Tensor c = RandomFloats({2, 2, 3, 5, 16}, rng);
+  for (int64_t i = 0; i < c.element_count(); ++i) {
+    const int64_t block = i / (3 * 5 * 16) % 2, lane = i % 16;
+    if (block == 1 && lane >= 4) c.mutable_data_as<float>()[i] = 0;  // c's second block: 4 real
+  }
+  AffineParams p(16 * 2 + 16 + 20, rng);
+  AttrBuilder axis;
+  axis.Int("axis", 1);
+  auto cat = RunNode(NodeSpec("Concat", 13), axis, {&a, &b, &c});
+  ASSERT_TRUE(cat.ok()) << cat.status().ToString();
+  auto want = RunNode(Epctx("ChannelAffine"), p.attrs, {&(*cat)[0], &p.s, &p.t});
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+  auto got = RunNode(Epctx("ConcatChannelAffine"), p.attrs, {&p.s, &p.t, &a, &b, &c});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ((*got)[0].shape(), (std::vector<int64_t>{2, 5, 3, 5, 16}));
+  EXPECT_EQ(FloatsOf((*got)[0]), FloatsOf((*want)[0]));  // the same arithmetic, bit for bit
+}
+
+TEST(ConcatChannelAffineKernel, Refusals) {
+  std::mt19937 rng(13);
+  Tensor a = RandomFloats({1, 2, 3, 5, 16}, rng), b = RandomFloats({1, 1, 3, 4, 16}, rng);
+  AffineParams p(48, rng);
+  Status s = RunNode(Epctx("ConcatChannelAffine"), p.attrs, {&p.s, &p.t, &a, &b}).status();
+  EXPECT_EQ(s.message(),
+            "input X1 has shape [1,1,3,4,16], which does not concatenate with [1,2,3,5,16] along "
+            "the channel blocks");
+  Tensor b5 = RandomFloats({1, 1, 3, 5, 16}, rng);
+  AffineParams wide(64, rng);
+  s = RunNode(Epctx("ConcatChannelAffine"), wide.attrs, {&wide.s, &wide.t, &a, &b5}).status();
+  EXPECT_EQ(s.message(), "the inputs hold 3 channel blocks of 16, not 64 channels");
+  Tensor plain = RandomFloats({1, 16, 3, 5}, rng);
+  s = RunNode(Epctx("ConcatChannelAffine"), p.attrs, {&p.s, &p.t, &plain}).status();
+  EXPECT_EQ(s.message(), "input X0 has shape [1,16,3,5], not a 16-channel-blocked activation");
+  AttrBuilder plain_layout;
+  plain_layout.Int("layout", 0).Int("channels", 16);
+  s = RunNode(Epctx("ConcatChannelAffine"), plain_layout, {&p.s, &p.t, &plain}).status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("in a blocked layout (got 3 inputs, layout 0)"), std::string::npos)
+      << s.message();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Run-time validation: DnnlConv.
 
 class DnnlConvChecks : public ::testing::Test {

@@ -9,6 +9,7 @@
 // zeros to zeros or the channel count has no padding. Graph inputs and outputs stay plain.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <optional>
 
 #include "compile/passes/passes.h"
@@ -229,6 +230,8 @@ class Planner {
   bool PlanBinary(IrNode& n);
   bool PlanConcat(IrNode& n);
   bool PlanBatchNorm(IrNode& n);
+  // The index in g_.nodes of the blocked channel Concat writing `v` when nothing else reads `v`.
+  std::optional<size_t> ConcatOnlyFeeding(int v) const;
   // A constant operand of a binary op with a blocked tensor of `c` channels, in the physical
   // form; nullopt when its shape does not broadcast per channel or as a scalar.
   std::optional<int> BlockedConstant(int v, int64_t c, size_t rank, float pad);
@@ -448,6 +451,22 @@ bool Planner::PlanConcat(IrNode& n) {
   return true;
 }
 
+std::optional<size_t> Planner::ConcatOnlyFeeding(int v) const {
+  if (!Blocked(v) || IsGraphOutput(g_, v) || consumers_[static_cast<size_t>(v)].size() != 1) {
+    return std::nullopt;
+  }
+  for (size_t k = g_.nodes.size(); k-- > 0;) {
+    const IrNode& p = g_.nodes[k];
+    if (p.outputs.size() != 1 || p.outputs[0] != v) continue;
+    if (!p.domain.empty() || p.op_type != "Concat" || p.inputs.empty()) return std::nullopt;
+    for (int i : p.inputs) {
+      if (!Blocked(i)) return std::nullopt;
+    }
+    return k;
+  }
+  return std::nullopt;
+}
+
 // Inference BatchNormalization of a blocked tensor with constant statistics becomes ChannelAffine
 // (scale and shift precomputed, zero in the padding lanes), taking over a Relu that follows.
 bool Planner::PlanBatchNorm(IrNode& n) {
@@ -494,6 +513,15 @@ bool Planner::PlanBatchNorm(IrNode& n) {
   affine.domain = "com.epctx";
   affine.inputs = {x, s_value, t_value};
   affine.outputs = {n.outputs[0]};
+  // A blocked channel Concat that only this normalization reads is done in the same pass: the
+  // concatenation is then never written (DenseNet).
+  if (std::optional<size_t> cat = ConcatOnlyFeeding(x)) {
+    affine.op_type = "ConcatChannelAffine";
+    affine.inputs = {s_value, t_value};
+    const std::vector<int>& parts = g_.nodes[*cat].inputs;
+    affine.inputs.insert(affine.inputs.end(), parts.begin(), parts.end());
+    g_.nodes.erase(g_.nodes.begin() + static_cast<std::ptrdiff_t>(*cat));
+  }
   SetInt(affine, "layout", static_cast<int64_t>(blocked_));
   SetInt(affine, "channels", c);
   // A Relu reading only this output is applied in the same pass over the data.

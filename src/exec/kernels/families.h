@@ -95,8 +95,9 @@ KernelCreateFn CreateAdagrad, CreateAdam, CreateMomentum;
 
 // dnnl/: the com.epctx ops the compiler lowers to oneDNN primitives, on weights it packed
 namespace onednn {
-KernelCreateFn CreateChannelAffine, CreateDnnlBatchMatMul, CreateDnnlConv, CreateDnnlIntegerConv,
-    CreateDnnlMatMul, CreateDnnlMatMulInteger, CreateDnnlPool, CreateReorder;
+KernelCreateFn CreateChannelAffine, CreateConcatChannelAffine, CreateDnnlBatchMatMul,
+    CreateDnnlConv, CreateDnnlIntegerConv, CreateDnnlMatMul, CreateDnnlMatMulInteger,
+    CreateDnnlPool, CreateReorder;
 }  // namespace onednn
 
 }  // namespace epctx::exec::kernels

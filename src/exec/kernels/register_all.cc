@@ -226,6 +226,7 @@ constexpr KernelEntry kTrainingKernels[] = {
 namespace onednn {
 constexpr KernelEntry kDnnlKernels[] = {
     {"ChannelAffine", 1, CreateChannelAffine, "com.epctx"},
+    {"ConcatChannelAffine", 1, CreateConcatChannelAffine, "com.epctx"},
     {"DnnlBatchMatMul", 1, CreateDnnlBatchMatMul, "com.epctx"},
     {"DnnlConv", 1, CreateDnnlConv, "com.epctx"},
     {"DnnlIntegerConv", 1, CreateDnnlIntegerConv, "com.epctx"},
