@@ -3,6 +3,7 @@
 // model in it shares that copy. The copy goes when the last session holding it does.
 #pragma once
 
+#include <atomic>
 #include <future>
 #include <map>
 #include <memory>
@@ -29,10 +30,19 @@ class LoadedBlob {
   // See BlobSource::CheckIntact.
   Status CheckIntact() const { return source_->CheckIntact(); }
   bool known_damaged() const { return source_->known_damaged(); }
+  // BlobSource::MapAhead, the first time it is asked for (later calls return at once, except
+  // after a call that was stopped midway). Returns whether this call mapped it all.
+  bool MapAheadOnce(const std::atomic<bool>& stop) const {
+    if (map_ahead_asked_.exchange(true)) return false;
+    const bool done = source_->MapAhead(stop);
+    if (!done && stop.load(std::memory_order_relaxed)) map_ahead_asked_.store(false);
+    return done;
+  }
 
  private:
   std::unique_ptr<BlobSource> source_;
   format::BlobView view_;
+  mutable std::atomic<bool> map_ahead_asked_{false};
 };
 
 struct BlobLoadOptions {

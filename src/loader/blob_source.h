@@ -6,6 +6,7 @@
 //   blob_source.cc           a buffer already in memory, and the dispatch on the mode
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <span>
 #include <string>
@@ -30,6 +31,10 @@ class BlobSource {
   virtual Status CheckIntact() const { return Status::Ok(); }
   // What CheckIntact would find already known, without a system call.
   virtual bool known_damaged() const { return false; }
+  // Maps the bytes into this process's page tables now, where the first kernel to touch them
+  // would otherwise fault them in (lazy mappings); copies in memory have nothing to do. Works in
+  // chunks and stops between two once `stop` is set. Best effort: returns whether all was done.
+  virtual bool MapAhead(const std::atomic<bool>& /*stop*/) const { return false; }
 };
 
 // Opens the blob file at `path` the way `mode` says.

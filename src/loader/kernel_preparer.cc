@@ -18,6 +18,8 @@ namespace {
 
 struct Job {
   const exec::BoundProgram* program = nullptr;
+  AlsoPrepare also;
+  std::atomic<bool> also_taken{false};
   std::atomic<bool> stop{false};
   std::atomic<size_t> next_node{0};
   int running = 0;       // threads working on it; guarded by the preparer's mutex
@@ -110,7 +112,7 @@ class Preparer {
       }
       ++job->running;
       lock.unlock();
-      job->program->Prepare(job->stop, job->next_node);
+      Work(*job);
       lock.lock();
       // Back from Prepare: every node is taken (or the job was stopped).
       Dequeue(job);
@@ -119,6 +121,19 @@ class Preparer {
     }
   }
 
+  // The job's `also` (for the first thread to arrive), then its nodes.
+  static void Work(Job& job) {
+    if (job.also && !job.also_taken.exchange(true) && !job.stop.load(std::memory_order_relaxed)) {
+      job.also(job.stop);
+    }
+    job.program->Prepare(job.stop, job.next_node);
+  }
+
+ public:
+  // PrepareNow's share of the job, on the calling thread.
+  static void WorkOnCaller(Job& job) { Work(job); }
+
+ private:
   // Takes a job whose nodes are all taken off the queue; the caller holds mutex_.
   void Dequeue(const std::shared_ptr<Job>& job) {
     if (job->claimed) return;
@@ -146,19 +161,22 @@ class Ticket final : public PrepareTicket {
 
 }  // namespace
 
-std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* program) {
+std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* program,
+                                                   AlsoPrepare also) {
   auto job = std::make_shared<Job>();
   job->program = program;
+  job->also = std::move(also);
   Preparer::Instance().Submit(job);
   return std::make_unique<Ticket>(std::move(job));
 }
 
-void PrepareNow(const exec::BoundProgram* program) {
+void PrepareNow(const exec::BoundProgram* program, AlsoPrepare also) {
   auto job = std::make_shared<Job>();
   job->program = program;
+  job->also = std::move(also);
   Preparer& preparer = Preparer::Instance();
   preparer.Submit(job);
-  program->Prepare(job->stop, job->next_node);
+  Preparer::WorkOnCaller(*job);
   preparer.Finish(job);
 }
 

@@ -9,6 +9,8 @@
 // child of fork() starts threads of its own when it needs them.
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
 
 #include "exec/executor.h"
@@ -20,11 +22,19 @@ class PrepareTicket {
   virtual ~PrepareTicket() = default;
 };
 
-// Queues `program` for preparation; the program must outlive the ticket.
-std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* program);
+// Work the job also does, on the first thread that takes it up while the others start on the
+// nodes: mapping the blob's weights ahead of the first run (BlobSource::MapAhead), which is
+// mostly waiting for the page cache or the disk. It runs while the ticket lives (cancelling
+// waits for it).
+// It stops early (between chunks of its work) once `stop` is set.
+using AlsoPrepare = std::function<void(const std::atomic<bool>& stop)>;
+
+// Queues `program` for preparation (and `also`); the program must outlive the ticket.
+std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* program,
+                                                   AlsoPrepare also = nullptr);
 
 // Prepares `program` now, on the calling thread and the pool's threads together (every core),
-// and returns when every node is prepared.
-void PrepareNow(const exec::BoundProgram* program);
+// runs `also` on one of them, and returns when all is done.
+void PrepareNow(const exec::BoundProgram* program, AlsoPrepare also = nullptr);
 
 }  // namespace epctx::loader

@@ -69,12 +69,16 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   impl->inputs_ = DescribeValues(*program, program->inputs());
   impl->outputs_ = DescribeValues(*program, program->outputs());
   impl->blob_ = std::move(blob);
+  // Beside the kernels, the weights are mapped ahead of the first run, which would otherwise
+  // fault them in as it goes (3-4 ms for ResNet-50's 123 MB from the page cache, far more from
+  // the disk). The session outlives the job (its destructor cancels it first), so the blob does.
+  auto map_ahead = [raw](const std::atomic<bool>& stop) { raw->MapAheadOnce(stop); };
   switch (prepare) {
     case loader::PrepareKernels::kBackground:
-      impl->preparing_ = loader::PrepareInBackground(impl->program_.get());
+      impl->preparing_ = loader::PrepareInBackground(impl->program_.get(), map_ahead);
       break;
     case loader::PrepareKernels::kCreation:
-      loader::PrepareNow(impl->program_.get());
+      loader::PrepareNow(impl->program_.get(), map_ahead);
       break;
     case loader::PrepareKernels::kFirstRun:
       break;

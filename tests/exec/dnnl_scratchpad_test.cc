@@ -1,5 +1,6 @@
 // Per-thread oneDNN scratchpads: large enough, reused while large enough, in 2 MiB pages once
-// large (so a first run faults a few huge pages), and private to each thread.
+// large (so a first run faults a few huge pages), from the first as large as the largest
+// scratchpad of the primitives made so far, and private to each thread.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -32,6 +33,24 @@ TEST(ThreadScratchpad, GrowsOnDemandAndIsReusedWhileLargeEnough) {
   auto smaller = ThreadScratchpad(5000);
   ASSERT_TRUE(smaller.ok());
   EXPECT_EQ(*smaller, *large) << "the large buffer serves smaller requests";
+}
+
+TEST(ThreadScratchpad, AThreadsFirstBufferHoldsTheLargestKnownScratchpad) {
+  NoteScratchpadSize(size_t{3} << 20);
+  NoteScratchpadSize(size_t{1} << 20);  // smaller: changes nothing
+  void* first = nullptr;
+  void* larger = nullptr;
+  std::thread([&] {
+    auto a = ThreadScratchpad(1000);
+    auto b = ThreadScratchpad(size_t{3} << 20);
+    if (!a.ok() || !b.ok()) return;
+    first = *a;
+    larger = *b;
+    std::memset(larger, 3, size_t{3} << 20);  // all of it is writable
+  }).join();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(larger, first) << "the first buffer already held the largest known scratchpad";
+  EXPECT_EQ(Address(first) % (size_t{2} << 20), 0u) << "and came in huge pages, being large";
 }
 
 TEST(ThreadScratchpad, EachThreadHasItsOwn) {

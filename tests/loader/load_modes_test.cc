@@ -28,6 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using loadertest::CountMappings;
+using loadertest::MappedResidentBytes;
 using loadertest::TempDir;
 
 const char* const kModes[] = {"mmap", "populate", "prefetch", "read"};
@@ -206,6 +207,34 @@ TEST_F(LoadModes, ReadModeHoldsNoMappingNorFdAndSurvivesDeletion) {
   std::vector<Tensor> out = RunOnce(**session, *input_);
   ASSERT_EQ(out.size(), expected.size());
   for (size_t i = 0; i < out.size(); ++i) EXPECT_TRUE(SameBytes(out[i], expected[i]));
+}
+
+// In mmap mode the session's kernel-preparation job maps the blob's weights ahead of the first
+// run (BlobSource::MapAhead), so that the run does not fault them in; with
+// epctx.prepare_kernels=first_run nothing is done ahead of the run.
+TEST_F(LoadModes, MmapSessionsMapTheWeightsAheadOfTheFirstRun) {
+  const int64_t weights = static_cast<int64_t>(WeightsSection(loadertest::ReadBytes(*blob_)).size);
+  ASSERT_GT(weights, 1 << 20);
+  auto session = Session::Create(*ctx_, WithMode("mmap"));
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  int64_t resident = 0;
+  for (int i = 0; i < 500 && resident < weights; ++i) {  // up to 10 s on a busy machine
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    resident = MappedResidentBytes(*blob_);
+  }
+  EXPECT_GE(resident, weights) << "of the " << weights << "-byte WEIGHTS section, without a run";
+}
+
+TEST_F(LoadModes, FirstRunPreparationMapsNothingAhead) {
+  const int64_t weights = static_cast<int64_t>(WeightsSection(loadertest::ReadBytes(*blob_)).size);
+  SessionOptions options = WithMode("mmap");
+  options.AddConfigEntry("epctx.prepare_kernels", "first_run");
+  auto session = Session::Create(*ctx_, options);
+  ASSERT_TRUE(session.ok()) << session.status().ToString();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_LT(MappedResidentBytes(*blob_), weights / 10);
+  RunOnce(**session, *input_);  // the run faults the weights in itself
+  EXPECT_GE(MappedResidentBytes(*blob_), weights * 9 / 10);
 }
 
 TEST_F(LoadModes, PrefetchSessionsDestroyedWhilePrefetchingAreSafe) {

@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -44,6 +45,24 @@ int CountMappings(const std::string& path) {
     if (line.find(path) != std::string::npos) ++count;
   }
   return count;
+}
+
+int64_t MappedResidentBytes(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool ours = false;
+  int64_t kib = 0;
+  while (std::getline(smaps, line)) {
+    // A mapping's header line starts with its address range ("7f..-7f.. r--s ... /path").
+    const size_t dash = line.find('-');
+    if (dash != std::string::npos && dash > 0 &&
+        std::isxdigit(static_cast<unsigned char>(line[0])) && line.find(' ') > dash) {
+      ours = line.find(path) != std::string::npos;
+    } else if (ours && line.rfind("Rss:", 0) == 0) {
+      kib += std::stoll(line.substr(4));
+    }
+  }
+  return kib * 1024;
 }
 
 void WriteScaledMatMul(const std::string& path, int64_t width, float scale) {

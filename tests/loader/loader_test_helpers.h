@@ -39,4 +39,8 @@ void WriteScaledMatMul(const std::string& path, int64_t width, float scale);
 // Lines of /proc/self/maps naming `path` (a deleted file's line ends in " (deleted)").
 int CountMappings(const std::string& path);
 
+// Bytes of this process's mappings of `path` that are resident through them (Rss in
+// /proc/self/smaps): the pages a kernel could read without a page fault.
+int64_t MappedResidentBytes(const std::string& path);
+
 }  // namespace epctx::loadertest

@@ -3,6 +3,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "exec/kernels/dnnl/runtime.h"
+
 namespace epctx::exec::kernels::onednn {
 namespace {
 
@@ -44,6 +46,7 @@ Result<std::shared_ptr<const CachedPrimitive>> GetOrCreatePrimitive(const std::s
   if (slot->value == nullptr) {
     Result<CachedPrimitive> made = make();
     if (!made.ok()) return made.status();
+    NoteScratchpadSize(made->scratchpad_bytes);
     slot->value = std::make_shared<const CachedPrimitive>(std::move(*made));
   }
   return slot->value;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "util/anonymous_memory.h"
@@ -43,9 +44,20 @@ Status FromDnnlError(const dnnl::error& e, std::string_view what) {
                      static_cast<int>(e.status));
 }
 
+namespace {
+std::atomic<size_t> largest_scratchpad{0};
+}  // namespace
+
+void NoteScratchpadSize(size_t bytes) {
+  size_t seen = largest_scratchpad.load(std::memory_order_relaxed);
+  while (bytes > seen && !largest_scratchpad.compare_exchange_weak(seen, bytes)) {
+  }
+}
+
 Result<void*> ThreadScratchpad(size_t bytes) {
   thread_local AnonymousMemory buffer;
   if (bytes <= buffer.capacity()) return buffer.mutable_bytes().data();
+  bytes = std::max(bytes, largest_scratchpad.load(std::memory_order_relaxed));
   // Large scratchpads (a Winograd convolution's is 10 MiB in ResNet-50) come in 2 MiB pages:
   // their first run faults a few huge pages instead of thousands of 4 KiB ones.
   const bool huge = bytes >= AnonymousMemory::kHugePageSize / 2;

@@ -40,8 +40,14 @@ class ThreadBudget {
 Status FromDnnlError(const dnnl::error& e, std::string_view what);
 
 // At least `bytes` bytes, 64-byte aligned, owned by the calling thread, for a primitive's
-// scratchpad. Valid until the next call on the same thread.
+// scratchpad. Valid until the next call on the same thread. A thread's buffer is made as large
+// as the largest scratchpad of the primitives made so far (NoteScratchpadSize), so that a first
+// run allocates once instead of growing the buffer layer by layer; pages a primitive does not
+// touch cost no memory.
 Result<void*> ThreadScratchpad(size_t bytes);
+
+// Records that a primitive needing `bytes` of scratchpad exists in this process.
+void NoteScratchpadSize(size_t bytes);
 
 // Plain memory descriptor of an f32 tensor of `dims` in the given tag.
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag);
