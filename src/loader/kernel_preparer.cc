@@ -26,6 +26,15 @@ struct Job {
   bool claimed = false;  // every node taken; guarded by the preparer's mutex
 };
 
+// A thread's share of `job`: its `also` (for the first thread to arrive), then nodes not yet
+// taken.
+void Work(Job& job) {
+  if (job.also && !job.also_taken.exchange(true) && !job.stop.load(std::memory_order_relaxed)) {
+    job.also(job.stop);
+  }
+  job.program->Prepare(job.stop, job.next_node);
+}
+
 // Generating code is CPU-bound and the first run waits for it: one thread per core (at most 4)
 // shares the nodes of the job at the head of the queue.
 int ThreadCount() {
@@ -121,19 +130,6 @@ class Preparer {
     }
   }
 
-  // The job's `also` (for the first thread to arrive), then its nodes.
-  static void Work(Job& job) {
-    if (job.also && !job.also_taken.exchange(true) && !job.stop.load(std::memory_order_relaxed)) {
-      job.also(job.stop);
-    }
-    job.program->Prepare(job.stop, job.next_node);
-  }
-
- public:
-  // PrepareNow's share of the job, on the calling thread.
-  static void WorkOnCaller(Job& job) { Work(job); }
-
- private:
   // Takes a job whose nodes are all taken off the queue; the caller holds mutex_.
   void Dequeue(const std::shared_ptr<Job>& job) {
     if (job->claimed) return;
@@ -176,7 +172,7 @@ void PrepareNow(const exec::BoundProgram* program, AlsoPrepare also) {
   job->also = std::move(also);
   Preparer& preparer = Preparer::Instance();
   preparer.Submit(job);
-  Preparer::WorkOnCaller(*job);
+  Work(*job);
   preparer.Finish(job);
 }
 

@@ -151,11 +151,7 @@ class ChannelAffineKernel final : public Kernel {
       const int64_t g = row % blocks;
       const Part& p = *part_of_block[static_cast<size_t>(g)];
       const float* in = p.data + (n * p.blocks + g - p.first_block) * inner;
-      if (lanes == 16) {
-        Rows<16>(in, yd + row * inner, sd + g * 16, td + g * 16, inner / 16);
-      } else {
-        Rows<8>(in, yd + row * inner, sd + g * 8, td + g * 8, inner / 8);
-      }
+      BlockRow(in, yd + row * inner, sd, td, g, inner);
     });
     return Status::Ok();
   }
@@ -188,11 +184,7 @@ class ChannelAffineKernel final : public Kernel {
       const float* in = xd + row * inner;
       float* out = yd + row * inner;
       if (blocked) {
-        if (lanes == 16) {
-          Rows<16>(in, out, sd + g * 16, td + g * 16, inner / 16);
-        } else {
-          Rows<8>(in, out, sd + g * 8, td + g * 8, inner / 8);
-        }
+        BlockRow(in, out, sd, td, g, inner);
       } else {
         Row(in, out, sd[g], td[g], inner);
       }
@@ -203,6 +195,16 @@ class ChannelAffineKernel final : public Kernel {
   float Activate(float v) const {
     if (leaky_) return v < 0 ? v * slope_ : v;
     return std::min(std::max(v, lo_), hi_);
+  }
+
+  // One row of channel block `g` in the blocked layout (`inner` values: positions times lanes).
+  void BlockRow(const float* in, float* out, const float* scale, const float* shift, int64_t g,
+                int64_t inner) const {
+    if (ChannelBlock(layout_) == 16) {
+      Rows<16>(in, out, scale + g * 16, shift + g * 16, inner / 16);
+    } else {
+      Rows<8>(in, out, scale + g * 8, shift + g * 8, inner / 8);
+    }
   }
 
   // Rows of the blocked layout: `lanes` channels innermost share one vector of scales.
