@@ -65,9 +65,10 @@ std::vector<OptionKey<EngineOptions>> LoaderKeys() {
          return Status::Ok();
        }},
       {"epctx.prepare_kernels", "background",
-       "when a session makes its oneDNN primitives (generated code, once per process) and, in "
-       "mmap mode, maps the blob's weights: background (process-wide threads, one per core, "
-       "start at creation, so creation stays fast and the first run waits less) | creation "
+       "when a session makes its oneDNN primitives (generated code, once per process) and maps "
+       "its activation arena and, in mmap mode, the blob's weights: background (process-wide "
+       "threads, one per core, start at creation, so creation stays fast and the first run "
+       "waits less) | creation "
        "(during creation, on every core: the first session of a model in a process takes "
        "longer, its first run waits for nothing) | first_run (each when a run first needs it)",
        [](const std::string& v, EngineOptions& o) {

@@ -64,7 +64,7 @@ class SessionImpl {
   std::string partition_name_;
   int64_t max_loop_iterations_ = 0;
   std::mutex run_mutex_;
-  AnonymousMemory arena_;                       // allocated at the first run
+  AnonymousMemory arena_;                       // allocated at creation, mapped ahead
   std::unique_ptr<loader::Profiler> profiler_;  // null unless profiling
   // The background preparation of program_'s kernels; cancelled (and waited for) first when the
   // session goes.

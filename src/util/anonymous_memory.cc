@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -67,6 +68,15 @@ void AnonymousMemory::Release() {
   if (data_ != nullptr) ::munmap(data_, capacity_);
   data_ = nullptr;
   capacity_ = 0;
+}
+
+bool AnonymousMemory::MapAheadForWriting(const std::atomic<bool>& stop) {
+  for (size_t at = 0; at < capacity_; at += kHugePageSize) {
+    if (stop.load(std::memory_order_relaxed)) return false;
+    const size_t n = std::min(kHugePageSize, capacity_ - at);
+    if (::madvise(data_ + at, n, MADV_POPULATE_WRITE) != 0) return false;
+  }
+  return true;
 }
 
 Status AnonymousMemory::MakeReadOnly() {

@@ -2,6 +2,7 @@
 // transparent huge pages, and able to become read-only once filled.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <span>
 
@@ -29,6 +30,13 @@ class AnonymousMemory {
   const std::byte* data() const { return data_; }
   size_t capacity() const { return capacity_; }  // the rounded size
   std::span<std::byte> mutable_bytes() { return {data_, capacity_}; }
+
+  // Faults every page in for writing (madvise(MADV_POPULATE_WRITE), Linux 5.14), 2 MiB per call,
+  // so that the code that later writes the memory finds it mapped: pages present already keep
+  // their contents, so another thread may be using the memory meanwhile. Stops between calls once
+  // `stop` is set. Returns whether every page was mapped (false on older kernels, which do
+  // nothing).
+  bool MapAheadForWriting(const std::atomic<bool>& stop);
 
   // mprotect(PROT_READ): later writes fault instead of corrupting the contents.
   Status MakeReadOnly();
