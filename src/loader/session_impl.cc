@@ -1,5 +1,6 @@
 #include "loader/session_impl.h"
 
+#include "exec/kernels/dnnl/runtime.h"
 #include "program_generated.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
@@ -85,11 +86,13 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   // 2.8 ms on a 1-thread run, and its 123 MB of weights 3-4 ms from the page cache, far more from
   // the disk. The weights first: with the arena first, the first creation in a process took
   // 3.8 ms instead of 1.7 (median of 8), as zero-filling competed with the rest of creation.
+  // Then a scratchpad for the run's thread to adopt, likewise (a no-op once a thread has one).
   // The session outlives the job (its destructor cancels it first), so the blob and arena do.
   AnonymousMemory* arena = &impl->arena_;
   auto map_ahead = [raw, arena](const std::atomic<bool>& stop) {
     raw->MapAheadOnce(stop);
     arena->MapAheadForWriting(stop);
+    exec::kernels::onednn::MapScratchpadAhead(stop);
   };
   switch (prepare) {
     case loader::PrepareKernels::kBackground:

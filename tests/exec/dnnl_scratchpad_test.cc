@@ -1,11 +1,15 @@
 // Per-thread oneDNN scratchpads: large enough, reused while large enough, in 2 MiB pages once
 // large (so a first run faults a few huge pages), from the first as large as the largest
-// scratchpad of the primitives made so far, and private to each thread.
+// scratchpad of the primitives made so far, private to each thread, and, when mapped ahead by a
+// preparation thread, adopted already faulted in by the next thread that needs one.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "exec/kernels/dnnl/runtime.h"
 
@@ -14,6 +18,28 @@ namespace {
 
 uintptr_t Address(void* p) {
   return reinterpret_cast<uintptr_t>(p);
+}
+
+// Pages of [p, p + bytes) resident in memory.
+size_t ResidentPages(void* p, size_t bytes) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in_core((bytes + page - 1) / page);
+  if (::mincore(p, bytes, in_core.data()) != 0) return 0;
+  size_t n = 0;
+  for (unsigned char c : in_core) n += c & 1;
+  return n;
+}
+
+// ThreadScratchpad(bytes) on a new thread, and how many of the buffer's first `bytes` bytes'
+// pages were resident before the thread wrote anything.
+std::pair<void*, size_t> NewThreadsScratchpad(size_t bytes) {
+  std::pair<void*, size_t> seen{nullptr, 0};
+  std::thread([&] {
+    auto r = ThreadScratchpad(bytes);
+    if (!r.ok()) return;
+    seen = {*r, ResidentPages(*r, bytes)};
+  }).join();
+  return seen;
 }
 
 TEST(ThreadScratchpad, GrowsOnDemandAndIsReusedWhileLargeEnough) {
@@ -63,6 +89,26 @@ TEST(ThreadScratchpad, EachThreadHasItsOwn) {
   }).join();
   ASSERT_NE(theirs, nullptr);
   EXPECT_NE(theirs, *mine);
+}
+
+TEST(ThreadScratchpad, AMappedAheadBufferIsAdoptedByTheNextThreadOnly) {
+  // Larger than any other test here asks for, so that no thread holds one as large already.
+  constexpr size_t kBytes = size_t{24} << 20;
+  const size_t pages = kBytes / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::atomic<bool> stop{false};
+  MapScratchpadAhead(stop);  // nothing known yet: nothing made
+  EXPECT_EQ(NewThreadsScratchpad(4096).second, 0u);
+
+  NoteScratchpadSize(kBytes);
+  MapScratchpadAhead(stop);
+  auto [adopted, resident] = NewThreadsScratchpad(kBytes);
+  ASSERT_NE(adopted, nullptr);
+  EXPECT_EQ(resident, pages) << "the first new thread takes the buffer mapped ahead";
+  EXPECT_EQ(NewThreadsScratchpad(kBytes).second, 0u) << "which only one thread can have";
+
+  // Threads hold buffers as large as the largest scratchpad now: no more spares are made.
+  MapScratchpadAhead(stop);
+  EXPECT_EQ(NewThreadsScratchpad(kBytes).second, 0u);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <utility>
 
 #include "util/anonymous_memory.h"
@@ -45,7 +46,36 @@ Status FromDnnlError(const dnnl::error& e, std::string_view what) {
 }
 
 namespace {
+
 std::atomic<size_t> largest_scratchpad{0};
+// The largest scratchpad any thread holds: once one is as large as every known primitive's, a
+// spare would only be adopted by another thread, if ever.
+std::atomic<size_t> largest_thread_buffer{0};
+
+// A buffer mapped ahead (MapScratchpadAhead) for the next thread that needs a larger one.
+std::mutex spare_mutex;
+AnonymousMemory* spare = nullptr;  // guarded by spare_mutex; never freed at exit on purpose
+
+Result<AnonymousMemory> AllocateScratchpad(size_t bytes) {
+  // Large scratchpads (a Winograd convolution's is 10 MiB in ResNet-50) come in 2 MiB pages:
+  // their first run faults a few huge pages instead of thousands of 4 KiB ones.
+  const bool huge = bytes >= AnonymousMemory::kHugePageSize / 2;
+  auto memory = AnonymousMemory::Allocate(
+      bytes, huge ? AnonymousMemory::kHugePageSize : static_cast<size_t>(::sysconf(_SC_PAGESIZE)),
+      /*huge_pages=*/huge);
+  if (!memory.ok()) {
+    return EPCTX_ERROR(kFailedPrecondition, "cannot allocate a {}-byte oneDNN scratchpad: {}",
+                       bytes, memory.status().message());
+  }
+  return memory;
+}
+
+void NoteThreadBuffer(size_t bytes) {
+  size_t seen = largest_thread_buffer.load(std::memory_order_relaxed);
+  while (bytes > seen && !largest_thread_buffer.compare_exchange_weak(seen, bytes)) {
+  }
+}
+
 }  // namespace
 
 void NoteScratchpadSize(size_t bytes) {
@@ -58,18 +88,36 @@ Result<void*> ThreadScratchpad(size_t bytes) {
   thread_local AnonymousMemory buffer;
   if (bytes <= buffer.capacity()) return buffer.mutable_bytes().data();
   bytes = std::max(bytes, largest_scratchpad.load(std::memory_order_relaxed));
-  // Large scratchpads (a Winograd convolution's is 10 MiB in ResNet-50) come in 2 MiB pages:
-  // their first run faults a few huge pages instead of thousands of 4 KiB ones.
-  const bool huge = bytes >= AnonymousMemory::kHugePageSize / 2;
-  auto memory = AnonymousMemory::Allocate(
-      bytes, huge ? AnonymousMemory::kHugePageSize : static_cast<size_t>(::sysconf(_SC_PAGESIZE)),
-      /*huge_pages=*/huge);
-  if (!memory.ok()) {
-    return EPCTX_ERROR(kFailedPrecondition, "cannot allocate a {}-byte oneDNN scratchpad: {}",
-                       bytes, memory.status().message());
+  {
+    std::lock_guard<std::mutex> lock(spare_mutex);
+    if (spare != nullptr && spare->capacity() >= bytes) {
+      buffer = std::move(*spare);
+      delete spare;
+      spare = nullptr;
+    }
   }
-  buffer = std::move(*memory);
+  if (bytes > buffer.capacity()) {
+    EPCTX_ASSIGN_OR_RETURN(buffer, AllocateScratchpad(bytes));
+  }
+  NoteThreadBuffer(buffer.capacity());
   return buffer.mutable_bytes().data();
+}
+
+void MapScratchpadAhead(const std::atomic<bool>& stop) {
+  const size_t bytes = largest_scratchpad.load(std::memory_order_relaxed);
+  if (bytes == 0 || largest_thread_buffer.load(std::memory_order_relaxed) >= bytes) return;
+  {
+    std::lock_guard<std::mutex> lock(spare_mutex);
+    if (spare != nullptr && spare->capacity() >= bytes) return;
+  }
+  // Made and mapped outside the lock, which is only ever held for a swap (a child of fork()
+  // must not find it taken for milliseconds).
+  Result<AnonymousMemory> memory = AllocateScratchpad(bytes);
+  if (!memory.ok()) return;  // the run allocates its own, or reports why it cannot
+  memory->MapAheadForWriting(stop);
+  std::lock_guard<std::mutex> lock(spare_mutex);
+  if (spare == nullptr) spare = new AnonymousMemory();
+  if (spare->capacity() < memory->capacity()) *spare = std::move(*memory);
 }
 
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {

@@ -2,6 +2,7 @@
 // session's thread budget applied to oneDNN, error conversion, and per-thread scratchpads.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <string_view>
 
@@ -48,6 +49,12 @@ Result<void*> ThreadScratchpad(size_t bytes);
 
 // Records that a primitive needing `bytes` of scratchpad exists in this process.
 void NoteScratchpadSize(size_t bytes);
+
+// Makes a buffer as large as the largest scratchpad known so far and faults it in for writing
+// (stopping between 2 MiB steps once `stop` is set), for the next thread whose ThreadScratchpad
+// needs a new buffer to adopt, so that a first run does not zero-fill its scratchpad as it goes.
+// Does nothing while no primitive needs a scratchpad, or once some thread holds one as large.
+void MapScratchpadAhead(const std::atomic<bool>& stop);
 
 // Plain memory descriptor of an f32 tensor of `dims` in the given tag.
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag);
