@@ -33,13 +33,7 @@ void WriteReluNeg(const std::string& path) {
   m.add_opset_import()->set_version(17);
   onnx::GraphProto* g = m.mutable_graph();
   g->set_name("relu_neg");
-  for (auto [vi, name] : {std::pair{g->add_input(), "x"}, std::pair{g->add_output(), "y"}}) {
-    vi->set_name(name);
-    auto* t = vi->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    t->mutable_shape()->add_dim()->set_dim_value(1);
-    t->mutable_shape()->add_dim()->set_dim_value(kWidth);
-  }
+  loadertest::DeclareRowInputAndOutput(*g, kWidth);
   // std::string, not const char*: GCC 12 warns falsely (-Wrestrict) inside protobuf's overload.
   onnx::NodeProto* relu = g->add_node();
   relu->set_op_type("Relu");

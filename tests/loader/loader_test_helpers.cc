@@ -65,19 +65,23 @@ int64_t MappedResidentBytes(const std::string& path) {
   return kib * 1024;
 }
 
-void WriteScaledMatMul(const std::string& path, int64_t width, float scale) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
-  onnx::GraphProto* g = m.mutable_graph();
-  g->set_name("scaled");
-  for (auto [vi, name] : {std::pair{g->add_input(), "x"}, std::pair{g->add_output(), "y"}}) {
+void DeclareRowInputAndOutput(onnx::GraphProto& g, int64_t width) {
+  for (auto [vi, name] : {std::pair{g.add_input(), "x"}, std::pair{g.add_output(), "y"}}) {
     vi->set_name(name);
     auto* t = vi->mutable_type()->mutable_tensor_type();
     t->set_elem_type(onnx::TensorProto::FLOAT);
     t->mutable_shape()->add_dim()->set_dim_value(1);
     t->mutable_shape()->add_dim()->set_dim_value(width);
   }
+}
+
+void WriteScaledMatMul(const std::string& path, int64_t width, float scale) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  onnx::GraphProto* g = m.mutable_graph();
+  g->set_name("scaled");
+  DeclareRowInputAndOutput(*g, width);
   onnx::TensorProto* w = g->add_initializer();
   w->set_name("w");
   w->set_data_type(onnx::TensorProto::FLOAT);

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace onnx {
+class GraphProto;
+}
+
 namespace epctx::loadertest {
 
 using Bytes = std::vector<std::byte>;
@@ -31,6 +35,9 @@ Bytes ReadBytes(const std::string& path);
 
 // Replaces the file's content with `bytes` (truncating it, same inode).
 void WriteBytes(const std::string& path, const Bytes& bytes);
+
+// Declares the graph's float input "x" and output "y", both of shape [1, width].
+void DeclareRowInputAndOutput(onnx::GraphProto& g, int64_t width);
 
 // Writes the ONNX model y = x * W (x: [1, width], W[i][j] = scale * (i + 1) / width) to `path`:
 // for x = ones, y[0][0] = scale * (width + 1) / 2, so a run tells which scale's blob it used.
