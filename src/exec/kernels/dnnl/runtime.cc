@@ -52,9 +52,14 @@ std::atomic<size_t> largest_scratchpad{0};
 // spare would only be adopted by another thread, if ever.
 std::atomic<size_t> largest_thread_buffer{0};
 
-// A buffer mapped ahead (MapScratchpadAhead) for the next thread that needs a larger one.
+// A buffer mapped ahead (MapScratchpadAhead) for the next thread that needs a larger one; empty
+// (capacity 0) when there is none. Guarded by spare_mutex. Never destroyed: threads that are
+// still running while the process exits may still take it or swap it.
 std::mutex spare_mutex;
-AnonymousMemory* spare = nullptr;  // guarded by spare_mutex; never freed at exit on purpose
+AnonymousMemory& Spare() {
+  static AnonymousMemory* spare = new AnonymousMemory();
+  return *spare;
+}
 
 Result<AnonymousMemory> AllocateScratchpad(size_t bytes) {
   // Large scratchpads (a Winograd convolution's is 10 MiB in ResNet-50) come in 2 MiB pages:
@@ -90,11 +95,7 @@ Result<void*> ThreadScratchpad(size_t bytes) {
   bytes = std::max(bytes, largest_scratchpad.load(std::memory_order_relaxed));
   {
     std::lock_guard<std::mutex> lock(spare_mutex);
-    if (spare != nullptr && spare->capacity() >= bytes) {
-      buffer = std::move(*spare);
-      delete spare;
-      spare = nullptr;
-    }
+    if (Spare().capacity() >= bytes) buffer = std::move(Spare());  // leaves the spare empty
   }
   if (bytes > buffer.capacity()) {
     EPCTX_ASSIGN_OR_RETURN(buffer, AllocateScratchpad(bytes));
@@ -108,7 +109,7 @@ void MapScratchpadAhead(const std::atomic<bool>& stop) {
   if (bytes == 0 || largest_thread_buffer.load(std::memory_order_relaxed) >= bytes) return;
   {
     std::lock_guard<std::mutex> lock(spare_mutex);
-    if (spare != nullptr && spare->capacity() >= bytes) return;
+    if (Spare().capacity() >= bytes) return;
   }
   // Made and mapped outside the lock, which is only ever held for a swap (a child of fork()
   // must not find it taken for milliseconds).
@@ -116,8 +117,7 @@ void MapScratchpadAhead(const std::atomic<bool>& stop) {
   if (!memory.ok()) return;  // the run allocates its own, or reports why it cannot
   memory->MapAheadForWriting(stop);
   std::lock_guard<std::mutex> lock(spare_mutex);
-  if (spare == nullptr) spare = new AnonymousMemory();
-  if (spare->capacity() < memory->capacity()) *spare = std::move(*memory);
+  if (Spare().capacity() < memory->capacity()) Spare() = std::move(*memory);
 }
 
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {
