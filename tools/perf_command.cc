@@ -415,7 +415,8 @@ void AddOrtFlags(CLI::App& app, PerfArgs& a) {
                  "always runs its own compile passes)")
       ->default_val(99);
   app.add_flag("-A,--disable-arena", a.disable_arena,
-               "Disable the memory arena: accepted, changes nothing (there is none to disable)");
+               "Disable the memory arena: accepted, changes nothing (the activation arena and the "
+               "run-time value buffers cannot be turned off)");
   app.add_flag("-M,--disable-memory-pattern", a.disable_memory_pattern,
                "Disable the memory pattern: accepted, changes nothing (the memory plan is "
                "compiled into the program)");

@@ -125,6 +125,8 @@ struct BoundProgram::BindState {
   const WeightResolver& weights;
   int num_threads;
   size_t bound = 0;  // programs bound so far, bodies included
+  // Shared by the program and its bodies: a body's outputs become its user's values.
+  std::shared_ptr<ValueBufferPool> buffers = ValueBufferPool::Create(kMaxRetainedValueBytes);
 };
 
 Result<std::unique_ptr<BoundProgram>> BoundProgram::Bind(
@@ -162,6 +164,7 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
   auto bound = std::unique_ptr<BoundProgram>(new BoundProgram());
   bound->program_ = &program;
   bound->arena_bytes_ = static_cast<uint64_t>(program.arena_bytes());
+  bound->buffers_ = state.buffers;
   bound->num_threads_ = num_threads > 0 ? num_threads : UsableCores();
   size_t value_count = program.values() ? program.values()->size() : 0;
   bound->slots_.resize(value_count);
@@ -308,7 +311,7 @@ class BoundProgram::RunContext final : public KernelContext {
       values_[v] = Tensor::View(type, std::move(shape), arena_.data() + slot.arena_offset, nullptr);
       heap_owned_[v] = 0;
     } else {
-      EPCTX_ASSIGN_OR_RETURN(values_[v], Tensor::Allocate(type, std::move(shape)));
+      EPCTX_ASSIGN_OR_RETURN(values_[v], program_.buffers_->Allocate(type, std::move(shape)));
       heap_owned_[v] = 1;
     }
     return &values_[v];

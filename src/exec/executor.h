@@ -12,6 +12,7 @@
 #include "epctx/status.h"
 #include "epctx/tensor.h"
 #include "exec/kernel.h"
+#include "exec/value_buffer_pool.h"
 
 namespace epctx::fb {
 struct Program;
@@ -76,6 +77,8 @@ class BoundProgram {
   // counts) may be bound in all.
   static constexpr int kMaxBodyDepth = 64;
   static constexpr size_t kMaxBoundPrograms = 1u << 16;
+  // Free value buffers a session keeps for its next run (ValueBufferPool), at most.
+  static constexpr uint64_t kMaxRetainedValueBytes = uint64_t{256} << 20;
 
   const fb::Program& program() const { return *program_; }
   uint64_t arena_bytes() const { return arena_bytes_; }
@@ -133,6 +136,8 @@ class BoundProgram {
   const fb::Program* program_ = nullptr;
   uint64_t arena_bytes_ = 0;
   int num_threads_ = 1;
+  // Values that do not fit their arena place, kept between runs (shared with the bodies).
+  std::shared_ptr<ValueBufferPool> buffers_;
   std::vector<Slot> slots_;
   std::vector<Tensor> weights_;  // per value; empty for non-weights
   std::vector<BoundNode> nodes_;

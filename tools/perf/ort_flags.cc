@@ -117,8 +117,9 @@ std::vector<std::string> Notes(const PerfArgs& args) {
   }
   if (args.disable_arena) {
     notes.push_back(
-        "-A: changes nothing here: epctx has no allocator arena to disable; each session "
-        "allocates one activation arena, sized by the compiled memory plan, at its first run");
+        "-A: changes nothing here: each session reserves one activation arena, sized by the "
+        "compiled memory plan, at creation, and keeps the buffers of values whose shapes are "
+        "known only at run time for its next run; neither can be turned off");
   }
   if (args.disable_memory_pattern) {
     notes.push_back(

@@ -1,0 +1,88 @@
+#include "exec/value_buffer_pool.h"
+
+#include <bit>
+#include <cstdlib>
+#include <limits>
+
+#include "util/overflow.h"
+
+namespace epctx::exec {
+
+std::shared_ptr<ValueBufferPool> ValueBufferPool::Create(uint64_t max_retained_bytes) {
+  return std::shared_ptr<ValueBufferPool>(new ValueBufferPool(max_retained_bytes));
+}
+
+ValueBufferPool::~ValueBufferPool() {
+  for (auto& [bytes, buffer] : free_) std::free(buffer);
+}
+
+uint64_t ValueBufferPool::SizeClass(uint64_t bytes) {
+  if (bytes <= 64) return 64;
+  const int top = std::bit_width(bytes - 1) - 1;  // highest set bit of bytes - 1
+  const uint64_t step = top >= 3 ? uint64_t{1} << (top - 3) : 1;
+  return (bytes + step - 1) / step * step;
+}
+
+Result<Tensor> ValueBufferPool::Allocate(DataType type, std::vector<int64_t> shape) {
+  const size_t elem = DataTypeSize(type);
+  if (type == DataType::kString || elem == 0) return Tensor::Allocate(type, std::move(shape));
+  int64_t count = 1;
+  uint64_t bytes = 0;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(count, d, &count)) {
+      return Tensor::Allocate(type, std::move(shape));  // it reports the bad shape
+    }
+  }
+  if (!CheckedMul(static_cast<uint64_t>(count), elem, &bytes) || bytes < kMinPooledBytes ||
+      bytes > (std::numeric_limits<uint64_t>::max() >> 2)) {
+    return Tensor::Allocate(type, std::move(shape));
+  }
+  const uint64_t size_class = SizeClass(bytes);
+  void* buffer = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(size_class);
+    if (it != free_.end()) {
+      buffer = it->second;
+      retained_ -= size_class;
+      free_.erase(it);
+    }
+  }
+  if (buffer == nullptr) {
+    buffer = std::aligned_alloc(64, static_cast<size_t>(size_class));
+    if (buffer == nullptr) {
+      return EPCTX_ERROR(kInternal, "out of memory allocating {} bytes", size_class);
+    }
+  }
+  // The buffer goes back to the pool when the last tensor sharing it goes, or to the C heap
+  // when the pool is gone by then.
+  std::weak_ptr<ValueBufferPool> pool = weak_from_this();
+  std::shared_ptr<const void> owner(buffer, [pool, size_class](const void* p) {
+    void* q = const_cast<void*>(p);
+    if (std::shared_ptr<ValueBufferPool> alive = pool.lock()) {
+      alive->Release(q, size_class);
+    } else {
+      std::free(q);
+    }
+  });
+  return Tensor::View(type, std::move(shape), buffer, std::move(owner));
+}
+
+void ValueBufferPool::Release(void* buffer, uint64_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (retained_ + bytes <= max_retained_) {
+      free_.emplace(bytes, buffer);
+      retained_ += bytes;
+      return;
+    }
+  }
+  std::free(buffer);
+}
+
+uint64_t ValueBufferPool::retained_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return retained_;
+}
+
+}  // namespace epctx::exec
