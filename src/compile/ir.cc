@@ -70,6 +70,31 @@ IrAttribute* IrNode::FindAttr(std::string_view attr_name) {
   return nullptr;
 }
 
+namespace {
+
+// Attribute `attr_name` of `n`, emptied and typed `type` (appended when it is not there).
+IrAttribute& ResetAttr(IrNode& n, std::string_view attr_name, exec::AttrType type) {
+  IrAttribute* a = n.FindAttr(attr_name);
+  if (a == nullptr) {
+    n.attrs.emplace_back();
+    a = &n.attrs.back();
+  }
+  *a = IrAttribute();
+  a->name = std::string(attr_name);
+  a->type = type;
+  return *a;
+}
+
+}  // namespace
+
+void IrNode::SetInt(std::string_view attr_name, int64_t value) {
+  ResetAttr(*this, attr_name, exec::AttrType::kInt).i = value;
+}
+
+void IrNode::SetFloat(std::string_view attr_name, float value) {
+  ResetAttr(*this, attr_name, exec::AttrType::kFloat).f = value;
+}
+
 int64_t IrGraph::OpsetOf(const std::string& domain) const {
   auto it = opsets.find(domain);
   if (it != opsets.end()) return it->second;

@@ -79,6 +79,9 @@ struct IrNode {
   bool has_bodies() const;
   const IrAttribute* FindAttr(std::string_view attr_name) const;
   IrAttribute* FindAttr(std::string_view attr_name);
+  // Sets attribute `attr_name` to an int or a float, replacing one of that name.
+  void SetInt(std::string_view attr_name, int64_t value);
+  void SetFloat(std::string_view attr_name, float value);
 };
 
 struct IrGraph {

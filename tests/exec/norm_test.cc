@@ -92,6 +92,37 @@ TEST(HardmaxTest, Errors) {
               "axis 1 is out of range for rank 1");
 }
 
+// com.epctx MaskedSoftmax (the compiler's fusion is tested in tests/compile/): each step in
+// the unfused order, against a reference in double; and what it refuses.
+TEST(MaskedSoftmaxTest, ScaleMaskAndSelectionPerRow) {
+  const Tensor x = FloatTensor({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor scale = FloatTensor({}, {2});
+  const Tensor mask = FloatTensor({3}, {0, -1, 0});
+  uint8_t keep[] = {1, 1, 0, 1, 1, 1};  // row 0 drops its last column
+  const Tensor condition = MakeTensor(DataType::kBool, {2, 3}, keep);
+  AttrBuilder a;
+  a.Int("scale_divides", 1).Float("fill", -INFINITY).Int("fill_when", 0);
+  auto y = RunNode(NodeSpec("MaskedSoftmax", 1, "com.epctx"), a, {&x, &scale, &mask, &condition});
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  std::vector<double> ref;
+  const double rows[2][3] = {{0.5, 1 - 1, -INFINITY}, {2, 2.5 - 1, 3}};
+  for (const auto& row : rows) {
+    const double m = std::max({row[0], row[1], row[2]});
+    double sum = 0;
+    for (double v : row) sum += std::exp(v - m);
+    for (double v : row) ref.push_back(std::exp(v - m) / sum);
+  }
+  ExpectClose((*y)[0], {2, 3}, ref, 1e-7, 1e-6, "MaskedSoftmax");
+}
+
+TEST(MaskedSoftmaxTest, ScaleMustHoldOneElement) {
+  const Tensor x = FloatTensor({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor scale = FloatTensor({2}, {2, 2});
+  AttrBuilder a;
+  ExpectError(RunNode(NodeSpec("MaskedSoftmax", 1, "com.epctx"), a, {&x, &scale}).status(),
+              StatusCode::kInvalidArgument, "scale must hold one element, not shape [2]");
+}
+
 TEST(LayerNormTest, RowsWithStatisticsOutputs) {
   std::mt19937 rng(62);
   const std::vector<int64_t> shape{2, 3, 4};

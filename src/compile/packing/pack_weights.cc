@@ -10,30 +10,6 @@
 namespace epctx::compile {
 namespace {
 
-void SetIntAttr(IrNode& n, const std::string& name, int64_t value) {
-  if (IrAttribute* a = n.FindAttr(name)) {
-    a->i = value;
-    return;
-  }
-  IrAttribute a;
-  a.name = name;
-  a.type = exec::AttrType::kInt;
-  a.i = value;
-  n.attrs.push_back(a);
-}
-
-void SetFloatAttr(IrNode& n, const std::string& name, float value) {
-  if (IrAttribute* a = n.FindAttr(name)) {
-    a->f = value;
-    return;
-  }
-  IrAttribute a;
-  a.name = name;
-  a.type = exec::AttrType::kFloat;
-  a.f = value;
-  n.attrs.push_back(a);
-}
-
 bool PackGemm(IrGraph& graph, IrNode& n) {
   if (n.inputs.size() < 2 || n.inputs[1] < 0) return false;
   const IrValue& b = graph.values[static_cast<size_t>(n.inputs[1])];
@@ -60,8 +36,8 @@ bool PackGemm(IrGraph& graph, IrNode& n) {
   data->layout = static_cast<uint32_t>(PackLayout::kGemmBTransposed);
   std::string name = b.name + "_packed";
   n.inputs[1] = graph.AddConstant(name, std::move(data));
-  SetIntAttr(n, "transB", 1);
-  SetFloatAttr(n, "alpha", 1.0f);
+  n.SetInt("transB", 1);
+  n.SetFloat("alpha", 1.0f);
   return true;
 }
 
@@ -144,7 +120,7 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
             : Result<onednn::PackedWeight>(Status(StatusCode::kUnsupported, "no Winograd"));
     if (wino.ok()) {
       packed = std::move(wino);
-      SetIntAttr(n, "winograd", 1);
+      n.SetInt("winograd", 1);
     }
   }
   if (!packed.ok()) return packed.status();

@@ -32,10 +32,11 @@ bool IsGraphOutput(const IrGraph& graph, int value) {
 Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph) {
   std::vector<PassStats> stats;
   using Pass = Result<PassStats> (*)(IrGraph&);
-  for (Pass pass : {EliminateIdentityLike, LowerQdqMatMulsToInteger, LowerQdqConvsToInteger,
-                    FoldConstants, FoldBatchNormIntoConv, FuseActivations, LowerConvsToDnnl,
-                    LowerMatMulsToDnnl, LowerMatMulIntegersToDnnl, LowerBatchMatMulsToDnnl,
-                    FuseDnnlPostOps, PlanActivationLayouts, PackWeights, EliminateDeadNodes}) {
+  for (Pass pass :
+       {EliminateIdentityLike, LowerQdqMatMulsToInteger, LowerQdqConvsToInteger, FoldConstants,
+        FoldBatchNormIntoConv, FuseActivations, LowerConvsToDnnl, LowerMatMulsToDnnl,
+        LowerMatMulIntegersToDnnl, LowerBatchMatMulsToDnnl, FuseDnnlPostOps, FuseMaskedSoftmax,
+        PlanActivationLayouts, PackWeights, EliminateDeadNodes}) {
     EPCTX_ASSIGN_OR_RETURN(PassStats s, pass(graph));
     stats.push_back(std::move(s));
   }

@@ -50,6 +50,10 @@ Result<PassStats> LowerBatchMatMulsToDnnl(IrGraph& graph);
 // Bias additions (DnnlMatMul), activations, element-wise chains such as GELU or SiLU, and residual
 // additions that follow a DnnlConv or DnnlMatMul become its post-ops.
 Result<PassStats> FuseDnnlPostOps(IrGraph& graph);
+// Softmax over the last axis of scores that were scaled by a scalar (Div/Mul), masked by an
+// addition (Add) and/or a selection (Where with a constant fill) becomes one com.epctx
+// MaskedSoftmax: the attention scores are read once, and the intermediates are never written.
+Result<PassStats> FuseMaskedSoftmax(IrGraph& graph);
 // Chooses which activations stay in oneDNN's channel-blocked layout between convolutions and
 // inserts com.epctx Reorder nodes where the layout changes (plan_layouts.cc).
 Result<PassStats> PlanActivationLayouts(IrGraph& graph);

@@ -57,19 +57,6 @@ bool IsDnnlConv(const IrNode& n) {
   return n.domain == "com.epctx" && n.op_type == "DnnlConv";
 }
 
-void SetInt(IrNode& n, const std::string& name, int64_t value) {
-  if (IrAttribute* a = n.FindAttr(name)) {
-    a->type = exec::AttrType::kInt;
-    a->i = value;
-    return;
-  }
-  IrAttribute a;
-  a.name = name;
-  a.type = exec::AttrType::kInt;
-  a.i = value;
-  n.attrs.push_back(std::move(a));
-}
-
 void SetString(IrNode& n, const std::string& name, std::string value) {
   IrAttribute a;
   a.name = name;
@@ -197,10 +184,9 @@ class Planner {
     r.domain = "com.epctx";
     r.inputs = {v};
     r.outputs = {out};
-    SetInt(r, "to_layout", static_cast<int64_t>(to_blocked ? blocked_ : ActivationLayout::kPlain));
-    SetInt(r, "from_layout",
-           static_cast<int64_t>(to_blocked ? ActivationLayout::kPlain : blocked_));
-    SetInt(r, "channels", c);
+    r.SetInt("to_layout", static_cast<int64_t>(to_blocked ? blocked_ : ActivationLayout::kPlain));
+    r.SetInt("from_layout", static_cast<int64_t>(to_blocked ? ActivationLayout::kPlain : blocked_));
+    r.SetInt("channels", c);
     g_.nodes.push_back(std::move(r));
     reorders_++;
     return out;
@@ -276,14 +262,14 @@ bool Planner::PlanConv(IrNode& n) {
   bool changed = false;
   if (std::optional<int> xb = ExistingBlocked(x)) {
     n.inputs[0] = *xb;
-    SetInt(n, "src_layout", static_cast<int64_t>(blocked_));
+    n.SetInt("src_layout", static_cast<int64_t>(blocked_));
     changed = true;
   }
   const int y = n.outputs[0];
   const bool dst_blocked = Eligible(y) && ReadersTakeBlocked(y);
   if (dst_blocked) {
     MarkBlocked(y);
-    SetInt(n, "dst_layout", static_cast<int64_t>(blocked_));
+    n.SetInt("dst_layout", static_cast<int64_t>(blocked_));
     changed = true;
   }
   if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
@@ -316,9 +302,9 @@ bool Planner::PlanPool(IrNode& n) {
   n.op_type = "DnnlPool";
   n.domain = "com.epctx";
   SetString(n, "pool", max ? "max" : "avg");
-  SetInt(n, "global", global ? 1 : 0);
-  SetInt(n, "layout", static_cast<int64_t>(blocked_));
-  SetInt(n, "channels", c);
+  n.SetInt("global", global ? 1 : 0);
+  n.SetInt("layout", static_cast<int64_t>(blocked_));
+  n.SetInt("channels", c);
   MarkBlocked(n.outputs[0]);
   return true;
 }
@@ -446,7 +432,7 @@ bool Planner::PlanConcat(IrNode& n) {
   }
   if (!any_blocked) return false;
   for (int& v : n.inputs) v = BlockedOf(v);
-  SetInt(n, "axis", 1);  // a negative axis would count from the physical rank's end
+  n.SetInt("axis", 1);  // a negative axis would count from the physical rank's end
   MarkBlocked(y);
   return true;
 }
@@ -522,8 +508,8 @@ bool Planner::PlanBatchNorm(IrNode& n) {
     affine.inputs.insert(affine.inputs.end(), parts.begin(), parts.end());
     g_.nodes.erase(g_.nodes.begin() + static_cast<std::ptrdiff_t>(*cat));
   }
-  SetInt(affine, "layout", static_cast<int64_t>(blocked_));
-  SetInt(affine, "channels", c);
+  affine.SetInt("layout", static_cast<int64_t>(blocked_));
+  affine.SetInt("channels", c);
   // A Relu reading only this output is applied in the same pass over the data.
   const int y = n.outputs[0];
   const std::vector<int>& readers = consumers_[static_cast<size_t>(y)];

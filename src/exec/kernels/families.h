@@ -47,9 +47,11 @@ KernelCreateFn CreateCompress, CreateConstantOfShape, CreateExpand, CreateEyeLik
     CreateTile, CreateTrilu, CreateUnique;
 
 // norm/: normalizations along an axis: Softmax, LogSoftmax, Hardmax, LayerNormalization,
-// InstanceNormalization, MeanVarianceNormalization, LRN
+// InstanceNormalization, MeanVarianceNormalization, LRN, and com.epctx MaskedSoftmax (attention's
+// scale, mask and Softmax fused)
 KernelCreateFn CreateHardmax, CreateInstanceNormalization, CreateLayerNormalization,
-    CreateLogSoftmax, CreateLrn, CreateMeanVarianceNormalization, CreateSoftmax;
+    CreateLogSoftmax, CreateLrn, CreateMaskedSoftmax, CreateMeanVarianceNormalization,
+    CreateSoftmax;
 
 // image/: resampling (Resize, Upsample, GridSample, RoiAlign), DepthToSpace, SpaceToDepth,
 // MaxUnpool, NonMaxSuppression

@@ -145,6 +145,7 @@ constexpr KernelEntry kNormKernels[] = {
     {"LRN", 1, CreateLrn},
     {"MeanVarianceNormalization", 9, CreateMeanVarianceNormalization},
     {"Softmax", 1, CreateSoftmax},
+    {"MaskedSoftmax", 1, CreateMaskedSoftmax, "com.epctx"},
 };
 
 constexpr KernelEntry kImageKernels[] = {

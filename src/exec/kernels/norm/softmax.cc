@@ -10,18 +10,11 @@
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/norm/softmax_axis.h"
+#include "exec/kernels/norm/softmax_row.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
 namespace {
-
-void SoftmaxRow(const float* x, float* y, int64_t n) {
-  ConstArrayMapF in(x, n);
-  ArrayMapF out(y, n);
-  const float max = in.maxCoeff();
-  out = (in - max).exp();
-  out *= 1.0f / out.sum();
-}
 
 // Normalizes `len` rows of `inner` elements each along the rows (the strided case).
 void SoftmaxColumns(const float* x, float* y, int64_t len, int64_t inner, float* sums) {
