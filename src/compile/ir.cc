@@ -181,6 +181,16 @@ exec::NodeInfo IrGraph::NodeInfoOf(const IrNode& node, const exec::Attributes& a
   return info;
 }
 
+std::vector<int> Producers(const IrGraph& graph) {
+  std::vector<int> producer(graph.values.size(), -1);
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    for (int o : graph.nodes[k].outputs) {
+      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(k);
+    }
+  }
+  return producer;
+}
+
 std::vector<int> CountUses(const IrGraph& graph) {
   std::vector<int> uses(graph.values.size(), 0);
   for (const IrNode& n : graph.nodes) {

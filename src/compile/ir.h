@@ -109,5 +109,7 @@ struct IrGraph {
 
 // Number of uses of each value by nodes, plus one per appearance as a graph output.
 std::vector<int> CountUses(const IrGraph& graph);
+// The node producing each value (an index into graph.nodes), -1 for none.
+std::vector<int> Producers(const IrGraph& graph);
 
 }  // namespace epctx::compile

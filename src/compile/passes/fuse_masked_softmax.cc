@@ -6,37 +6,27 @@
 //   Add(scores, mask) (BERT's attention mask);
 //   Div(scores, scale) or Mul(scores, scale) / Mul(scale, scores), scale one float32 element,
 //     constant or computed at run time (GPT-2 computes sqrt(head size) from a Shape).
-#include <cstring>
-
 #include "compile/passes/passes.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
 namespace {
 
-const IrValue& ValueAt(const IrGraph& g, int v) {
-  return g.values[static_cast<size_t>(v)];
-}
-
 bool IsFloat(const IrGraph& g, int v) {
-  return v >= 0 && ValueAt(g, v).is_plain_tensor() && ValueAt(g, v).dtype == DataType::kFloat32;
+  return v >= 0 && ValueOf(g, v).is_plain_tensor() && ValueOf(g, v).dtype == DataType::kFloat32;
 }
 
 // A float32 of one element whose rank is at most 1, so that it cannot broadcast the scores up.
 bool IsScalar(const IrGraph& g, int v) {
   if (!IsFloat(g, v)) return false;
-  const IrValue& x = ValueAt(g, v);
+  const IrValue& x = ValueOf(g, v);
   if (!x.shape_known || x.shape.size() > 1) return false;
   return x.shape.empty() || x.shape[0] == 1;
 }
 
-// The constant float32 scalar `v` holds, if it is one.
+// The constant float32 scalar `v` holds, if it is one and cannot broadcast the scores up.
 bool ConstantScalar(const IrGraph& g, int v, float* value) {
-  if (!IsScalar(g, v) || !ValueAt(g, v).is_constant()) return false;
-  const ConstantData& c = *ValueAt(g, v).constant;
-  if (c.dtype != DataType::kFloat32 || c.bytes.size() != sizeof(float)) return false;
-  std::memcpy(value, c.bytes.data(), sizeof(float));
-  return true;
+  return IsScalar(g, v) && ScalarConstant(g, v, value);
 }
 
 // Softmax over the last axis only: -1, or rank - 1 when the rank is known. Before opset 13 the
@@ -46,7 +36,7 @@ bool OverLastAxis(const IrGraph& g, const IrNode& softmax) {
   const IrAttribute* a = softmax.FindAttr("axis");
   const int64_t axis = a != nullptr ? a->i : fallback;
   if (axis == -1) return true;
-  const IrValue& x = ValueAt(g, softmax.inputs[0]);
+  const IrValue& x = ValueOf(g, softmax.inputs[0]);
   return x.shape_known && axis == static_cast<int64_t>(x.shape.size()) - 1;
 }
 
@@ -57,12 +47,7 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph) {
   // Add and Div broadcast as numpy does from opset 7 on (before it, only B, and by attribute).
   if (graph.OpsetOf("") < 7) return stats;
   const std::vector<int> uses = CountUses(graph);
-  std::vector<int> producer(graph.values.size(), -1);
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    for (int o : graph.nodes[k].outputs) {
-      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(k);
-    }
-  }
+  const std::vector<int> producer = Producers(graph);
   std::vector<bool> dead(graph.nodes.size(), false);
   // The ONNX node making `v` when only the next step of the chain reads `v`, else null.
   auto sole_producer = [&](int v, const char* op) -> int {
@@ -90,8 +75,8 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph) {
     if (int w = sole_producer(scores, "Where"); w >= 0 && graph.nodes[w].inputs.size() == 3) {
       const IrNode& n = graph.nodes[static_cast<size_t>(w)];
       const int c = n.inputs[0];
-      const bool bool_condition = c >= 0 && ValueAt(graph, c).is_plain_tensor() &&
-                                  ValueAt(graph, c).dtype == DataType::kBool;
+      const bool bool_condition = c >= 0 && ValueOf(graph, c).is_plain_tensor() &&
+                                  ValueOf(graph, c).dtype == DataType::kBool;
       if (bool_condition && ConstantScalar(graph, n.inputs[2], &fill) &&
           IsFloat(graph, n.inputs[1])) {
         condition = c;

@@ -126,7 +126,7 @@ IrNode Rewrite(IrGraph& graph, const IrNode& conv, const QdqConv& c) {
 Result<PassStats> LowerQdqConvsToInteger(IrGraph& graph) {
   PassStats stats{"lower-qdq-conv-integer", 0};
   if (graph.OpsetOf("") < 13) return stats;  // per-axis DequantizeLinear
-  const std::vector<int> producer = qdq::Producers(graph);
+  const std::vector<int> producer = Producers(graph);
   std::vector<std::optional<QdqConv>> matches(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     matches[i] = Match(graph, producer, graph.nodes[i]);

@@ -67,7 +67,7 @@ Result<PassStats> LowerQdqMatMulsToInteger(IrGraph& graph) {
   // Per-axis DequantizeLinear and the broadcasting Mul this writes need opset 13.
   if (graph.OpsetOf("") < 13) return stats;
   // Every match first (they read the producers), then the rewrites.
-  const std::vector<int> producer = qdq::Producers(graph);
+  const std::vector<int> producer = Producers(graph);
   std::vector<std::optional<QdqMatMul>> matches(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     matches[i] = Match(graph, producer, graph.nodes[i]);

@@ -72,26 +72,10 @@ bool HasPostOp(const IrNode& n, PostOpKind kind) {
   return false;
 }
 
-const IrValue& ValueOf(const IrGraph& g, int index) {
-  return g.values[static_cast<size_t>(index)];
-}
-
 bool IsFloatConstant(const IrGraph& g, int index) {
   return index >= 0 && ValueOf(g, index).constant &&
          ValueOf(g, index).constant->dtype == DataType::kFloat32 &&
          ValueOf(g, index).constant->layout == 0;
-}
-
-// A scalar float constant, or false.
-bool ScalarConstant(const IrGraph& g, int index, float* out) {
-  if (index < 0) return false;
-  const IrValue& v = ValueOf(g, index);
-  if (!v.constant || v.constant->dtype != DataType::kFloat32 ||
-      v.constant->bytes.size() != sizeof(float)) {
-    return false;
-  }
-  *out = *reinterpret_cast<const float*>(v.constant->bytes.data());
-  return true;
 }
 
 // The post-op an activation node applies to its first input, or false.
@@ -461,16 +445,6 @@ int RankOf(const IrGraph& g, int v, const std::vector<int>& producer, int depth 
     rank = std::max(rank, r);
   }
   return rank;
-}
-
-std::vector<int> Producers(const IrGraph& g) {
-  std::vector<int> producer(g.values.size(), -1);
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    for (int o : g.nodes[k].outputs) {
-      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(k);
-    }
-  }
-  return producer;
 }
 
 // A Transpose read only by node `user` (not a graph output): its perm, or empty.

@@ -1,10 +1,22 @@
 #include <algorithm>
+#include <cstring>
 
 #include "compile/packing/pack_weights.h"
 #include "compile/passes/passes.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
+
+bool ScalarConstant(const IrGraph& graph, int index, float* out) {
+  if (index < 0) return false;
+  const IrValue& v = ValueOf(graph, index);
+  if (!v.constant || v.constant->dtype != DataType::kFloat32 ||
+      v.constant->bytes.size() != sizeof(float)) {
+    return false;
+  }
+  std::memcpy(out, v.constant->bytes.data(), sizeof(float));
+  return true;
+}
 
 void ReplaceUses(IrGraph& graph, int from, int to) {
   for (IrNode& n : graph.nodes) {

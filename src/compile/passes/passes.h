@@ -63,6 +63,12 @@ Result<PassStats> EliminateDeadNodes(IrGraph& graph);
 // The standard pipeline, in order.
 Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph);
 
+// Value `index` of the graph (index >= 0).
+inline const IrValue& ValueOf(const IrGraph& graph, int index) {
+  return graph.values[static_cast<size_t>(index)];
+}
+// Whether value `index` is a float32 constant of one element; its value in `out`.
+bool ScalarConstant(const IrGraph& graph, int index, float* out);
 // Replaces every node input reading `from` with `to`.
 void ReplaceUses(IrGraph& graph, int from, int to);
 // Erases nodes whose flag is set in `dead` (same size as graph.nodes).

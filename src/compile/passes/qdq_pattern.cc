@@ -28,16 +28,6 @@ bool AllZero(const IrValue& v) {
 
 }  // namespace
 
-std::vector<int> Producers(const IrGraph& graph) {
-  std::vector<int> producer(graph.values.size(), -1);
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    for (int o : graph.nodes[i].outputs) {
-      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(i);
-    }
-  }
-  return producer;
-}
-
 const IrNode* DequantizeProducing(const std::vector<IrNode>& nodes,
                                   const std::vector<int>& producer, int value) {
   if (value < 0) return nullptr;

@@ -12,9 +12,6 @@
 
 namespace epctx::compile::qdq {
 
-// The node producing each value (an index into graph.nodes), -1 for none.
-std::vector<int> Producers(const IrGraph& graph);
-
 // The DequantizeLinear node (among `nodes`, indexed by `producer`) producing `value`, or null.
 const IrNode* DequantizeProducing(const std::vector<IrNode>& nodes,
                                   const std::vector<int>& producer, int value);

@@ -41,7 +41,7 @@ template <typename T>
 struct Operand {
   const T* data = nullptr;
   std::vector<int64_t> strides;
-  int64_t inner = 0;  // stride along the last dim: 0 or 1
+  int64_t inner() const { return strides.back(); }  // along the last dim: 0 or 1
 };
 
 class MaskedSoftmaxKernel final : public Kernel {
@@ -89,18 +89,13 @@ class MaskedSoftmaxKernel final : public Kernel {
     if (y->element_count() == 0) return Status::Ok();
 
     Operand<float> xs{x->data_as<float>(), BroadcastStrides(x->shape(), out)};
-    Operand<float> as;
-    Operand<uint8_t> cs;
+    // An absent operand reads nothing: null data, every stride 0.
+    Operand<float> as{nullptr, std::vector<int64_t>(out.size(), 0)};
+    Operand<uint8_t> cs{nullptr, std::vector<int64_t>(out.size(), 0)};
     if (addend != nullptr) as = {addend->data_as<float>(), BroadcastStrides(addend->shape(), out)};
     if (condition != nullptr) {
       cs = {condition->data_as<uint8_t>(), BroadcastStrides(condition->shape(), out)};
     }
-    for (auto* strides : {&xs.strides, &as.strides, &cs.strides}) {
-      if (strides->empty()) strides->assign(out.size(), 0);
-    }
-    xs.inner = xs.strides.back();
-    as.inner = as.strides.back();
-    cs.inner = cs.strides.back();
 
     const int64_t len = out.back();
     const int64_t rows = y->element_count() / len;
@@ -120,7 +115,7 @@ class MaskedSoftmaxKernel final : public Kernel {
         }
         float* yr = yp + r * len;
         const float* xr = xs.data + xo;
-        if (xs.inner == 1) {
+        if (xs.inner() == 1) {
           std::copy(xr, xr + len, yr);
         } else {
           std::fill(yr, yr + len, xr[0]);
@@ -134,7 +129,7 @@ class MaskedSoftmaxKernel final : public Kernel {
         }
         if (as.data != nullptr) {
           const float* ar = as.data + ao;
-          if (as.inner == 1) {
+          if (as.inner() == 1) {
             for (int64_t j = 0; j < len; ++j) yr[j] += ar[j];
           } else {
             for (int64_t j = 0; j < len; ++j) yr[j] += ar[0];
@@ -143,7 +138,7 @@ class MaskedSoftmaxKernel final : public Kernel {
         if (cs.data != nullptr) {
           const uint8_t* cr = cs.data + co;
           for (int64_t j = 0; j < len; ++j) {
-            if ((cr[j * cs.inner] != 0) == fill_when_) yr[j] = fill_;
+            if ((cr[j * cs.inner()] != 0) == fill_when_) yr[j] = fill_;
           }
         }
         SoftmaxRow(yr, yr, len);
