@@ -16,27 +16,42 @@
 namespace epctx::loader {
 namespace {
 
+// What a thread takes up of a job: its `also`, or a share of its nodes.
+enum class Task { kAlso, kNodes };
+
 struct Job {
   const exec::BoundProgram* program = nullptr;
   AlsoPrepare also;
-  std::atomic<bool> also_taken{false};
   std::atomic<bool> stop{false};
   std::atomic<size_t> next_node{0};
-  int running = 0;       // threads working on it; guarded by the preparer's mutex
-  bool claimed = false;  // every node taken; guarded by the preparer's mutex
+  // Guarded by the preparer's mutex:
+  int running = 0;             // threads working on it
+  int running_nodes = 0;       // of which on its nodes
+  int max_running_nodes = 1;   // how many may be
+  bool creation_done = false;  // `also` may start
+  bool also_taken = false;
+  bool nodes_taken = false;  // a thread came back from its nodes: every node is taken
+  bool dequeued = false;
+
+  // What a thread may take up next, if anything.
+  bool Offers(Task* task) const {
+    if (also && !also_taken && creation_done) {
+      *task = Task::kAlso;
+      return true;
+    }
+    if (!nodes_taken && running_nodes < max_running_nodes) {
+      *task = Task::kNodes;
+      return true;
+    }
+    return false;
+  }
+  bool Finished() const {
+    return stop.load(std::memory_order_relaxed) || (nodes_taken && (!also || also_taken));
+  }
 };
 
-// A thread's share of `job`: its `also` (for the first thread to arrive), then nodes not yet
-// taken.
-void Work(Job& job) {
-  if (job.also && !job.also_taken.exchange(true) && !job.stop.load(std::memory_order_relaxed)) {
-    job.also(job.stop);
-  }
-  job.program->Prepare(job.stop, job.next_node);
-}
-
 // Generating code is CPU-bound and the first run waits for it: one thread per core (at most 4)
-// shares the nodes of the job at the head of the queue.
+// shares the nodes of the jobs in the queue.
 int ThreadCount() {
   const unsigned cores = std::thread::hardware_concurrency();
   return static_cast<int>(std::clamp(cores, 1u, 4u));
@@ -58,20 +73,32 @@ class Preparer {
         threads_.push_back(new std::thread([this] { Serve(); }));
     }
     queue_.push_back(job);
-    wake_.notify_one();
+    wake_.notify_all();
   }
 
-  // Cancels `job` and returns once the thread no longer works on it.
-  void Cancel(Job& job) {
-    job.stop.store(true, std::memory_order_relaxed);
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return job.running == 0; });
+  // Creation of `job`'s session is over: its `also` may start, and up to `max_running_nodes`
+  // threads share its nodes.
+  void CreationDone(const std::shared_ptr<Job>& job, int max_running_nodes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job->creation_done = true;
+    job->max_running_nodes = max_running_nodes;
+    wake_.notify_all();
   }
 
-  // Once the caller has taken the last node of `job`: dequeues it and returns when no thread
-  // works on it any more.
-  void Finish(const std::shared_ptr<Job>& job) {
+  // Cancels `job` and returns once no thread works on it any more.
+  void Cancel(const std::shared_ptr<Job>& job) {
+    job->stop.store(true, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lock(mutex_);
+    Dequeue(job);
+    done_.wait(lock, [&] { return job->running == 0; });
+  }
+
+  // PrepareNow's calling thread: takes up what `job` offers until it offers nothing, then
+  // returns once no thread works on it any more.
+  void WorkUntilDone(const std::shared_ptr<Job>& job) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    Task task;
+    while (!job->Finished() && job->Offers(&task)) Run(job, task, lock);
     Dequeue(job);
     done_.wait(lock, [&] { return job->running == 0; });
   }
@@ -111,29 +138,52 @@ class Preparer {
   void Serve() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return shut_down_ || !queue_.empty(); });
+      std::shared_ptr<Job> job;
+      Task task = Task::kNodes;
+      wake_.wait(lock, [&] { return shut_down_ || (job = NextTask(&task)) != nullptr; });
       if (shut_down_) return;
-      // The head job stays queued, so that idle threads join it, until its nodes are all taken.
-      std::shared_ptr<Job> job = queue_.front();
-      if (job->stop.load(std::memory_order_relaxed)) {
-        queue_.pop_front();
-        continue;
-      }
-      ++job->running;
-      lock.unlock();
-      Work(*job);
-      lock.lock();
-      // Back from Prepare: every node is taken (or the job was stopped).
-      Dequeue(job);
-      --job->running;
-      done_.notify_all();
+      Run(job, task, lock);
     }
   }
 
-  // Takes a job whose nodes are all taken off the queue; the caller holds mutex_.
+  // The first queued job (in submission order) with something to take up; null if none. A job
+  // stays queued, so that idle threads join it, until nothing is left to take. The caller holds
+  // mutex_.
+  std::shared_ptr<Job> NextTask(Task* task) const {
+    for (const std::shared_ptr<Job>& job : queue_) {
+      if (!job->stop.load(std::memory_order_relaxed) && job->Offers(task)) return job;
+    }
+    return nullptr;
+  }
+
+  // Does `task` of `job` with mutex_ released (`lock` holds it on entry and on return).
+  void Run(const std::shared_ptr<Job>& job, Task task, std::unique_lock<std::mutex>& lock) {
+    ++job->running;
+    if (task == Task::kAlso) {
+      job->also_taken = true;
+    } else {
+      ++job->running_nodes;
+    }
+    lock.unlock();
+    if (task == Task::kAlso) {
+      job->also(job->stop);
+    } else {
+      job->program->Prepare(job->stop, job->next_node);
+    }
+    lock.lock();
+    if (task == Task::kNodes) {
+      --job->running_nodes;
+      job->nodes_taken = true;  // Prepare returns once every node is taken (or on stop)
+    }
+    --job->running;
+    if (job->Finished()) Dequeue(job);
+    done_.notify_all();
+  }
+
+  // Takes `job` off the queue; the caller holds mutex_.
   void Dequeue(const std::shared_ptr<Job>& job) {
-    if (job->claimed) return;
-    job->claimed = true;
+    if (job->dequeued) return;
+    job->dequeued = true;
     auto it = std::find(queue_.begin(), queue_.end(), job);
     if (it != queue_.end()) queue_.erase(it);
   }
@@ -148,32 +198,48 @@ class Preparer {
 
 class Ticket final : public PrepareTicket {
  public:
-  explicit Ticket(std::shared_ptr<Job> job) : job_(std::move(job)) {}
-  ~Ticket() override { Preparer::Instance().Cancel(*job_); }
+  Ticket(std::shared_ptr<Job> job, int after_creation)
+      : job_(std::move(job)), after_creation_(after_creation) {}
+  ~Ticket() override { Preparer::Instance().Cancel(job_); }
+  void CreationDone() override { Preparer::Instance().CreationDone(job_, after_creation_); }
 
  private:
   std::shared_ptr<Job> job_;
+  int after_creation_;
 };
 
 }  // namespace
 
+PrepareWorkers WorkersFor(int session_threads) {
+  const int pool = ThreadCount();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  PrepareWorkers w;
+  w.while_creating = std::max(1, pool - 1);
+  w.after_creation = session_threads > 0 && session_threads < cores
+                         ? std::clamp(cores - session_threads, 1, pool)
+                         : pool;
+  return w;
+}
+
 std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* program,
-                                                   AlsoPrepare also) {
+                                                   PrepareWorkers workers, AlsoPrepare also) {
   auto job = std::make_shared<Job>();
   job->program = program;
   job->also = std::move(also);
+  job->max_running_nodes = std::max(1, workers.while_creating);
   Preparer::Instance().Submit(job);
-  return std::make_unique<Ticket>(std::move(job));
+  return std::make_unique<Ticket>(std::move(job), std::max(1, workers.after_creation));
 }
 
 void PrepareNow(const exec::BoundProgram* program, AlsoPrepare also) {
   auto job = std::make_shared<Job>();
   job->program = program;
   job->also = std::move(also);
+  job->creation_done = true;  // preparing is creation's work here
+  job->max_running_nodes = ThreadCount() + 1;
   Preparer& preparer = Preparer::Instance();
   preparer.Submit(job);
-  Work(*job);
-  preparer.Finish(job);
+  preparer.WorkUntilDone(job);
 }
 
 }  // namespace epctx::loader

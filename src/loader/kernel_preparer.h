@@ -1,7 +1,8 @@
 // Background threads (one per core, at most 4, shared by the whole process) that make the oneDNN
 // primitives of newly created sessions (exec::BoundProgram::Prepare), so that session creation
-// stays O(nodes) and the first run waits less for generated code. The threads of the pool share
-// the nodes of one session at a time, in program order, which is the order the run needs them.
+// stays O(nodes) and the first run waits less for generated code. The threads share the nodes of
+// a session, in program order, which is the order the run needs them; idle threads go on to the
+// next session's.
 //
 // A session submits its program and keeps the returned ticket; destroying the ticket cancels the
 // job and waits while a thread is in the middle of it, so the program outlives its use. The
@@ -20,21 +21,39 @@ namespace epctx::loader {
 class PrepareTicket {
  public:
   virtual ~PrepareTicket() = default;
+  // The session's creation is over: the job's `also` may start, and more threads may share its
+  // nodes (PrepareWorkers).
+  virtual void CreationDone() = 0;
 };
 
-// Work the job also does, on the first thread that takes it up while the others start on the
-// nodes: mapping the blob's weights ahead of the first run (BlobSource::MapAhead), which is
-// mostly waiting for the page cache or the disk. It runs while the ticket lives (cancelling
-// waits for it).
-// It stops early (between chunks of its work) once `stop` is set.
+// Work the job also does, on one thread beside those on the nodes, once the session's creation is
+// over: mapping the blob's weights, the arena and a scratchpad ahead of the first run, which is
+// mostly the kernel filling page tables. Those madvise calls hold the process's mmap lock, so
+// during creation they made the creating thread's own mmap and munmap calls wait (ResNet-50's
+// first creation in a process took 5-9 ms instead of 1 in a quarter of the processes); hence
+// after. It runs while the ticket lives (cancelling waits for it) and stops early (between chunks
+// of its work) once `stop` is set.
 using AlsoPrepare = std::function<void(const std::atomic<bool>& stop)>;
+
+// How many of the pool's threads share a session's nodes. Until CreationDone, all but one: the
+// thread creating the session keeps a core (with a preparing thread on every core it lost its
+// core for a scheduler tick or more). Then the cores the session's runs leave free (a 1-thread
+// session's run keeps its core to itself); or every core when its runs take them all, since such
+// a run waits for the code anyway.
+struct PrepareWorkers {
+  int while_creating = 1;
+  int after_creation = 1;
+};
+// For a session whose runs use `session_threads` threads (0: every core).
+PrepareWorkers WorkersFor(int session_threads);
 
 // Queues `program` for preparation (and `also`); the program must outlive the ticket.
 std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* program,
+                                                   PrepareWorkers workers,
                                                    AlsoPrepare also = nullptr);
 
 // Prepares `program` now, on the calling thread and the pool's threads together (every core),
-// runs `also` on one of them, and returns when all is done.
+// runs `also` on one of them at once, and returns when all is done.
 void PrepareNow(const exec::BoundProgram* program, AlsoPrepare also = nullptr);
 
 }  // namespace epctx::loader

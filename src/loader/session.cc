@@ -40,6 +40,7 @@ Result<std::unique_ptr<Session>> Session::Create(const std::string& model_path,
   loader::ModelSource source{file.bytes(), model_path, DirName(model_path), model_path};
   EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, CreateImpl(source, opts, start));
   EPCTX_ASSIGN_OR_RETURN(impl->metadata(), loader::ReadModelMetadata(source.bytes, source.name));
+  impl->CreationDone();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
@@ -61,6 +62,7 @@ Result<std::unique_ptr<Session>> Session::CreateFromMemory(std::span<const std::
   }
   EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, CreateImpl(source, opts, start));
   EPCTX_ASSIGN_OR_RETURN(impl->metadata(), loader::ReadModelMetadata(source.bytes, source.name));
+  impl->CreationDone();
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 

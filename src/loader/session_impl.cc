@@ -96,7 +96,8 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   };
   switch (prepare) {
     case loader::PrepareKernels::kBackground:
-      impl->preparing_ = loader::PrepareInBackground(impl->program_.get(), map_ahead);
+      impl->preparing_ = loader::PrepareInBackground(impl->program_.get(),
+                                                     loader::WorkersFor(num_threads), map_ahead);
       break;
     case loader::PrepareKernels::kCreation:
       loader::PrepareNow(impl->program_.get(), map_ahead);
@@ -176,6 +177,10 @@ Result<std::string> SessionImpl::EndProfiling() {
   std::lock_guard<std::mutex> lock(run_mutex_);
   if (profiler_ == nullptr) return std::string();
   return profiler_->End();
+}
+
+void SessionImpl::CreationDone() {
+  if (preparing_ != nullptr) preparing_->CreationDone();
 }
 
 SessionImpl::~SessionImpl() {

@@ -46,6 +46,9 @@ class SessionImpl {
 
   // Profiling (epctx.profile_file): the profiler that recorded the creation takes the runs too.
   void SetProfiler(std::unique_ptr<loader::Profiler> profiler) { profiler_ = std::move(profiler); }
+  // Creation is over: the background preparation may take the cores the caller's thread had
+  // (loader::PrepareWorkers).
+  void CreationDone();
   Result<std::string> EndProfiling();
   // Writes a profile not ended yet.
   ~SessionImpl();

@@ -1,0 +1,130 @@
+// The background preparation's job: its `also` waits for the session's creation to be over, a
+// cancelled job never starts it, and the worker counts leave the creating thread a core.
+#include "loader/kernel_preparer.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "exec/executor.h"
+#include "program_generated.h"
+
+namespace epctx::loader {
+namespace {
+
+// x -> Relu -> Relu -> ... -> y: nodes for the job to take (our kernels prepare nothing).
+std::vector<uint8_t> ReluChain(int length) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::Value>> values;
+  for (int i = 0; i <= length; ++i) {
+    values.push_back(fb::CreateValue(fbb, fbb.CreateString(fmt::format("v{}", i)),
+                                     static_cast<int32_t>(DataType::kFloat32),
+                                     fbb.CreateVector(std::vector<int64_t>{4})));
+  }
+  std::vector<flatbuffers::Offset<fb::Node>> nodes;
+  for (int i = 0; i < length; ++i) {
+    nodes.push_back(fb::CreateNode(fbb, fbb.CreateString(fmt::format("relu{}", i)),
+                                   fbb.CreateString("Relu"), fbb.CreateString(""),
+                                   fbb.CreateVector(std::vector<int32_t>{i}),
+                                   fbb.CreateVector(std::vector<int32_t>{i + 1})));
+  }
+  std::vector<flatbuffers::Offset<fb::OpsetImport>> opsets = {
+      fb::CreateOpsetImport(fbb, fbb.CreateString(""), 17)};
+  fbb.Finish(fb::CreateProgram(fbb, fbb.CreateString("p"), fbb.CreateVector(values),
+                               fbb.CreateVector(nodes), fbb.CreateVector(std::vector<int32_t>{0}),
+                               fbb.CreateVector(std::vector<int32_t>{length}), 0,
+                               fbb.CreateVector(opsets)));
+  return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+class KernelPreparer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bytes_ = ReluChain(64);
+    exec::WeightResolver no_weights = [](uint32_t) -> Result<Tensor> {
+      return Status(StatusCode::kInternal, "no weights");
+    };
+    auto bound =
+        exec::BoundProgram::Bind(*flatbuffers::GetRoot<fb::Program>(bytes_.data()), no_weights, 1);
+    ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+    program_ = std::move(*bound);
+  }
+
+  // An `also` that records that it ran.
+  AlsoPrepare Recorder() {
+    return [this](const std::atomic<bool>&) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++also_runs_;
+      ran_.notify_all();
+    };
+  }
+  int AlsoRuns() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return also_runs_;
+  }
+  // Whether `also` ran within 10 s (a busy machine).
+  bool AlsoRan() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return ran_.wait_for(lock, std::chrono::seconds(10), [&] { return also_runs_ > 0; });
+  }
+
+  std::vector<uint8_t> bytes_;
+  std::unique_ptr<exec::BoundProgram> program_;
+  std::mutex mutex_;
+  std::condition_variable ran_;
+  int also_runs_ = 0;
+};
+
+TEST_F(KernelPreparer, AlsoStartsOnlyOnceCreationIsDone) {
+  auto ticket = PrepareInBackground(program_.get(), WorkersFor(0), Recorder());
+  // Time enough for the pool to take up the nodes and, wrongly, the also.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(AlsoRuns(), 0);
+  ticket->CreationDone();
+  EXPECT_TRUE(AlsoRan());
+  ticket.reset();  // waits for the job
+  EXPECT_EQ(AlsoRuns(), 1);
+}
+
+TEST_F(KernelPreparer, AlsoRunsBesideABusyOneThreadJob) {
+  // A 1-thread session on a 2-core machine has one thread on its nodes after creation; the also
+  // still starts while those are taken.
+  auto ticket = PrepareInBackground(program_.get(), {1, 1}, Recorder());
+  ticket->CreationDone();
+  EXPECT_TRUE(AlsoRan());
+}
+
+TEST_F(KernelPreparer, ACancelledJobNeverStartsItsAlso) {
+  auto ticket = PrepareInBackground(program_.get(), WorkersFor(0), Recorder());
+  ticket.reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(AlsoRuns(), 0);
+}
+
+TEST_F(KernelPreparer, PrepareNowRunsAlsoBeforeReturning) {
+  PrepareNow(program_.get(), Recorder());
+  EXPECT_EQ(AlsoRuns(), 1);
+}
+
+TEST(PrepareWorkers, CreationLeavesTheCreatingThreadACoreAndRunsGetWhatTheyLeaveFree) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int pool = std::min(cores, 4);
+  const PrepareWorkers all = WorkersFor(0);
+  EXPECT_EQ(all.while_creating, std::max(1, pool - 1));
+  EXPECT_EQ(all.after_creation, pool);
+  EXPECT_EQ(WorkersFor(cores).after_creation, pool);
+  EXPECT_EQ(WorkersFor(cores + 3).after_creation, pool);
+  if (cores >= 2) {
+    EXPECT_EQ(WorkersFor(1).after_creation, std::min(cores - 1, pool));
+    EXPECT_EQ(WorkersFor(cores - 1).after_creation, 1);
+  }
+}
+
+}  // namespace
+}  // namespace epctx::loader
