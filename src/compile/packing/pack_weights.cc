@@ -1,6 +1,7 @@
 #include "compile/packing/pack_weights.h"
 
 #include "compile/packing/layouts.h"
+#include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
 #include "exec/kernels/dnnl/weight_packing.h"
 #include "exec/kernels/nn/window.h"
@@ -110,14 +111,18 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
   const float* filter = reinterpret_cast<const float*>(w.constant->bytes.data());
   Result<onednn::PackedWeight> packed = onednn::PackConvWeights(geometry, config, filter);
   if (WinogradCandidate(geometry, config, x.fully_static())) {
-    // Winograd F(4x4, 3x3) does 2.25x fewer multiplications on 3x3 stride-1 layers; its layout
-    // serves one input shape, so only statically shaped layers take it.
+    // Winograd does fewer multiplications on 3x3 stride-1 layers (oneDNN's F(2x2, 3x3) 2.25x,
+    // F(4x4, 3x3) 4x); its layout serves one input shape, so only statically shaped layers take
+    // it. The 1-thread layout, which sessions of other counts read too
+    // (onednn::PortableWinogradFormat).
     onednn::ConvConfig winograd = config;
     winograd.winograd = true;
     Result<onednn::PackedWeight> wino =
-        onednn::ThreadIndependentWinogradFormat(geometry, config).ok()
-            ? onednn::PackConvWeights(geometry, winograd, filter)
-            : Result<onednn::PackedWeight>(Status(StatusCode::kUnsupported, "no Winograd"));
+        Result<onednn::PackedWeight>(Status(StatusCode::kUnsupported, "no Winograd"));
+    if (onednn::PortableWinogradFormat(geometry, config).ok()) {
+      onednn::ThreadBudget one_thread(1);
+      wino = onednn::PackConvWeights(geometry, winograd, filter);
+    }
     if (wino.ok()) {
       packed = std::move(wino);
       n.SetInt("winograd", 1);

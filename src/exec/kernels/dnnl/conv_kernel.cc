@@ -5,6 +5,7 @@
 // Inputs: X, W (the packed bytes as float32 [n]), B (optional), R (the residual, present when
 // post_ops adds one; same shape and layout as the output).
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
@@ -138,26 +139,50 @@ class DnnlConvKernel final : public Kernel {
     return prim;
   }
 
+  struct WinogradMatch {
+    dnnl::convolution_forward::primitive_desc pd;
+    int made_for = 0;
+    int run_threads = 0;  // 0: the session's
+  };
+
+  // The stored Winograd layout is that of another thread count (kWinogradThreadCounts): a
+  // primitive for the smallest listed count above the session's, up to twice it, with that
+  // layout, run with the session's threads; else for the largest listed count below the
+  // session's, run with that count. Null if none has it.
+  Result<std::optional<WinogradMatch>> MatchStoredWinograd(const ConvGeometry& g,
+                                                           int threads) const {
+    std::vector<std::pair<int, int>> candidates;  // (made for, run with)
+    for (auto it = std::rbegin(kWinogradThreadCounts); it != std::rend(kWinogradThreadCounts);
+         ++it) {
+      if (*it > threads && *it <= 2 * threads) candidates.emplace_back(*it, 0);
+    }
+    for (int t : kWinogradThreadCounts) {
+      if (t < threads) candidates.emplace_back(t, t);
+    }
+    for (const auto& [made_for, run_threads] : candidates) {
+      ThreadBudget budget(made_for);
+      EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, config_, nullptr));
+      EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> got, EncodeWeightFormat(pd.weights_desc()));
+      if (got == format_) {
+        return std::optional<WinogradMatch>(WinogradMatch{std::move(pd), made_for, run_threads});
+      }
+    }
+    return std::optional<WinogradMatch>();
+  }
+
   Result<CachedPrimitive> Make(const ConvGeometry& g, int threads) const {
     ThreadBudget budget(threads);
     EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, config_, nullptr));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> wanted, EncodeWeightFormat(pd.weights_desc()));
-    int run_threads = 0;
+    int made_for = threads;  // the count the primitive is made for
+    int run_threads = 0;     // the count it runs with, when not the session's
     if (wanted != format_ && config_.winograd) {
-      // Made for another thread count: the largest listed count below the session's whose
-      // layout is the stored one (the compiler checked they all agree).
-      for (int t : kWinogradThreadCounts) {
-        if (t > threads) continue;
-        ThreadBudget fewer(t);
-        EPCTX_ASSIGN_OR_RETURN(auto candidate, MakeConvPrimitiveDesc(g, config_, nullptr));
-        EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> got,
-                               EncodeWeightFormat(candidate.weights_desc()));
-        if (got == format_) {
-          pd = std::move(candidate);
-          wanted = std::move(got);
-          run_threads = t;
-          break;
-        }
+      EPCTX_ASSIGN_OR_RETURN(std::optional<WinogradMatch> match, MatchStoredWinograd(g, threads));
+      if (match.has_value()) {
+        pd = std::move(match->pd);
+        wanted = format_;
+        made_for = match->made_for;
+        run_threads = match->run_threads;
       }
     }
     if (wanted != format_) {
@@ -170,7 +195,7 @@ class DnnlConvKernel final : public Kernel {
     try {
       CachedPrimitive out;
       {
-        ThreadBudget creation(run_threads > 0 ? run_threads : threads);
+        ThreadBudget creation(made_for);
         out.primitive = dnnl::convolution_forward(pd);
       }
       out.threads = run_threads;

@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <map>
 
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
@@ -157,22 +158,29 @@ Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
   }
 }
 
-Result<std::vector<int64_t>> ThreadIndependentWinogradFormat(const ConvGeometry& g,
-                                                             const ConvConfig& c) {
+Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const ConvConfig& c) {
   ConvConfig wino = c;
   wino.winograd = true;
-  std::vector<int64_t> common;
+  std::map<int, std::vector<int64_t>> formats;  // by thread count
   for (int threads : kWinogradThreadCounts) {
     ThreadBudget budget(threads);
     EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, wino, nullptr));
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, EncodeWeightFormat(pd.weights_desc()));
-    if (common.empty()) {
-      common = std::move(format);
-    } else if (format != common) {
-      return EPCTX_ERROR(kUnsupported, "oneDNN's Winograd layout depends on the thread count");
+    EPCTX_ASSIGN_OR_RETURN(formats[threads], EncodeWeightFormat(pd.weights_desc()));
+  }
+  const std::vector<int64_t>& portable = formats.at(1);
+  for (const auto& [threads, format] : formats) {
+    bool served = false;
+    for (const auto& [made_for, other] : formats) {
+      served |= made_for >= threads && made_for <= 2 * threads && other == portable;
+    }
+    if (!served) {
+      return EPCTX_ERROR(kUnsupported,
+                         "oneDNN's Winograd layout for {} threads is not the 1-thread one, nor is "
+                         "it for up to twice as many",
+                         threads);
     }
   }
-  return common;
+  return portable;
 }
 
 std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads) {

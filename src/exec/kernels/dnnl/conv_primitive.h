@@ -55,16 +55,20 @@ struct ConvConfig {
 Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
     const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights);
 
-// oneDNN chooses some Winograd layouts by the number of threads the primitive is made for. The
-// compiler packs a Winograd layout only when it is the same for every count here, and a kernel
-// whose session has another count makes (and runs) its primitive with the largest count here
-// that is not above the session's.
+// oneDNN chooses some Winograd layouts by the number of threads the primitive is made for (in
+// ResNet-50's 14x14 layers: the same layout for 1 and for 4 or more threads, another for 2 and
+// 3). The compiler packs the 1-thread layout, and a kernel whose session has another count makes
+// its primitive for the smallest count here from the session's up to twice it whose layout that
+// is, and runs it with the session's count: oneDNN's Winograd convolutions size their per-thread
+// buffers for the count they were made for and index them by the running thread, so fewer
+// threads are safe. Failing that, it makes and runs it with the largest count below the
+// session's.
 inline constexpr int kWinogradThreadCounts[] = {64, 32, 16, 12, 8, 6, 4, 3, 2, 1};
 
-// The Winograd weight layout of the problem, or kUnsupported when oneDNN has none for it or
-// picks different ones for different thread counts.
-Result<std::vector<int64_t>> ThreadIndependentWinogradFormat(const ConvGeometry& g,
-                                                             const ConvConfig& c);
+// The Winograd weight layout of the problem made for 1 thread, or kUnsupported when oneDNN has
+// none for it or when some count in kWinogradThreadCounts has no count from it up to twice it
+// with that layout (a session of that count would run on fewer threads than it has).
+Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const ConvConfig& c);
 
 // A key naming the problem, for the process-wide primitive cache.
 std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads);
