@@ -33,13 +33,14 @@ struct Job {
   bool nodes_taken = false;  // a thread came back from its nodes: every node is taken
   bool dequeued = false;
 
-  // What a thread may take up next, if anything.
-  bool Offers(Task* task) const {
-    if (also && !also_taken && creation_done) {
+  // What a thread may take up next, if anything; `nodes_only`: not the also, and the nodes even
+  // past max_running_nodes.
+  bool Offers(Task* task, bool nodes_only = false) const {
+    if (!nodes_only && also && !also_taken && creation_done) {
       *task = Task::kAlso;
       return true;
     }
-    if (!nodes_taken && running_nodes < max_running_nodes) {
+    if (!nodes_taken && (nodes_only || running_nodes < max_running_nodes)) {
       *task = Task::kNodes;
       return true;
     }
@@ -85,6 +86,11 @@ class Preparer {
     wake_.notify_all();
   }
 
+  bool NodesDone(const Job& job) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return job.stop.load(std::memory_order_relaxed) || (job.nodes_taken && job.running_nodes == 0);
+  }
+
   // Cancels `job` and returns once no thread works on it any more.
   void Cancel(const std::shared_ptr<Job>& job) {
     job->stop.store(true, std::memory_order_relaxed);
@@ -101,6 +107,21 @@ class Preparer {
     while (!job->Finished() && job->Offers(&task)) Run(job, task, lock);
     Dequeue(job);
     done_.wait(lock, [&] { return job->running == 0; });
+  }
+
+  // A run's thread: shares `job`'s nodes with at most `pool_threads` of the pool's threads and
+  // returns once no thread works on them any more.
+  void FinishNodes(const std::shared_ptr<Job>& job, int pool_threads) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    job->max_running_nodes = pool_threads;
+    Task task;
+    if (!job->stop.load(std::memory_order_relaxed) && job->Offers(&task, /*nodes_only=*/true)) {
+      Run(job, task, lock);
+    }
+    done_.wait(lock, [&] {
+      return job->stop.load(std::memory_order_relaxed) ||
+             (job->nodes_taken && job->running_nodes == 0);
+    });
   }
 
   void Shutdown() {
@@ -202,6 +223,10 @@ class Ticket final : public PrepareTicket {
       : job_(std::move(job)), after_creation_(after_creation) {}
   ~Ticket() override { Preparer::Instance().Cancel(job_); }
   void CreationDone() override { Preparer::Instance().CreationDone(job_, after_creation_); }
+  void FinishNodes() override {
+    Preparer::Instance().FinishNodes(job_, std::max(1, after_creation_ - 1));
+  }
+  bool NodesDone() const override { return Preparer::Instance().NodesDone(*job_); }
 
  private:
   std::shared_ptr<Job> job_;
@@ -215,9 +240,8 @@ PrepareWorkers WorkersFor(int session_threads) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   PrepareWorkers w;
   w.while_creating = std::max(1, pool - 1);
-  w.after_creation = session_threads > 0 && session_threads < cores
-                         ? std::clamp(cores - session_threads, 1, pool)
-                         : pool;
+  w.first_run_finishes = session_threads <= 0 || session_threads >= cores;
+  w.after_creation = w.first_run_finishes ? pool : std::clamp(cores - session_threads, 1, pool);
   return w;
 }
 

@@ -95,10 +95,12 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
     exec::kernels::onednn::MapScratchpadAhead(stop);
   };
   switch (prepare) {
-    case loader::PrepareKernels::kBackground:
-      impl->preparing_ = loader::PrepareInBackground(impl->program_.get(),
-                                                     loader::WorkersFor(num_threads), map_ahead);
+    case loader::PrepareKernels::kBackground: {
+      const loader::PrepareWorkers workers = loader::WorkersFor(num_threads);
+      impl->preparing_ = loader::PrepareInBackground(impl->program_.get(), workers, map_ahead);
+      impl->first_run_finishes_preparing_ = workers.first_run_finishes;
       break;
+    }
     case loader::PrepareKernels::kCreation:
       loader::PrepareNow(impl->program_.get(), map_ahead);
       break;
@@ -157,6 +159,10 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
   if (run_options != nullptr) control.terminate = run_options->terminate_.get();
   std::span<std::byte> arena = arena_.mutable_bytes();
   loader::Profiler::Clock::time_point start = loader::Profiler::Clock::now();
+  if (first_run_finishes_preparing_) {
+    first_run_finishes_preparing_ = false;
+    preparing_->FinishNodes();
+  }
   auto all = program_->Run(ordered, arena, control, profiler_.get());
   if (profiler_ != nullptr) profiler_->RecordSession("model_run", start);
   // Whatever the run computed, from a blob that changed under it, is not an answer; a kernel

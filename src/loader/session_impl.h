@@ -72,6 +72,9 @@ class SessionImpl {
   // The background preparation of program_'s kernels; cancelled (and waited for) first when the
   // session goes.
   std::unique_ptr<loader::PrepareTicket> preparing_;
+  // The first run finishes preparing_'s nodes before it starts (PrepareWorkers); guarded by
+  // run_mutex_.
+  bool first_run_finishes_preparing_ = false;
 };
 
 }  // namespace epctx

@@ -45,8 +45,10 @@ std::vector<uint8_t> ReluChain(int length) {
 
 class KernelPreparer : public ::testing::Test {
  protected:
-  void SetUp() override {
-    bytes_ = ReluChain(64);
+  void SetUp() override { Bind(64); }
+
+  void Bind(int nodes) {
+    bytes_ = ReluChain(nodes);
     exec::WeightResolver no_weights = [](uint32_t) -> Result<Tensor> {
       return Status(StatusCode::kInternal, "no weights");
     };
@@ -112,6 +114,15 @@ TEST_F(KernelPreparer, PrepareNowRunsAlsoBeforeReturning) {
   EXPECT_EQ(AlsoRuns(), 1);
 }
 
+TEST_F(KernelPreparer, FinishNodesReturnsOnceEveryNodeIsPrepared) {
+  Bind(20000);  // long enough that a pool thread alone is still at it when FinishNodes starts
+  auto ticket = PrepareInBackground(program_.get(), {1, 1, true}, Recorder());
+  ticket->CreationDone();
+  ticket->FinishNodes();
+  EXPECT_TRUE(ticket->NodesDone());
+  EXPECT_TRUE(AlsoRan());  // in the background, as before
+}
+
 TEST(PrepareWorkers, CreationLeavesTheCreatingThreadACoreAndRunsGetWhatTheyLeaveFree) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int pool = std::min(cores, 4);
@@ -120,9 +131,13 @@ TEST(PrepareWorkers, CreationLeavesTheCreatingThreadACoreAndRunsGetWhatTheyLeave
   EXPECT_EQ(all.after_creation, pool);
   EXPECT_EQ(WorkersFor(cores).after_creation, pool);
   EXPECT_EQ(WorkersFor(cores + 3).after_creation, pool);
+  // Runs that take every core finish the preparation first; runs that leave cores free do not.
+  EXPECT_TRUE(all.first_run_finishes);
+  EXPECT_TRUE(WorkersFor(cores).first_run_finishes);
   if (cores >= 2) {
     EXPECT_EQ(WorkersFor(1).after_creation, std::min(cores - 1, pool));
     EXPECT_EQ(WorkersFor(cores - 1).after_creation, 1);
+    EXPECT_FALSE(WorkersFor(cores - 1).first_run_finishes);
   }
 }
 
