@@ -575,14 +575,21 @@ TEST_F(DnnlConvChecks, CorruptWeightsFormat) {
                 "malformed: trailing values"));
 }
 
+// A 3x3 Winograd convolution of `channels` to as many on a size x size image, blocked in and
+// out (not packed yet).
+ConvProblem BlockedWinograd(int64_t channels, int64_t size) {
+  ConvProblem p;
+  p.x_shape = {1, channels, size, size};
+  p.w_shape = {channels, channels, 3, 3};
+  p.src = p.dst = ActivationLayout::kBlocked16;
+  p.winograd = true;
+  return p;
+}
+
 // Winograd weights serve only the shape they were packed for.
 TEST(DnnlConvKernel, WinogradWeightsAtAnotherShapeAreRefused) {
   std::mt19937 rng(8);
-  ConvProblem p;
-  p.x_shape = {1, 64, 28, 28};
-  p.w_shape = {64, 64, 3, 3};
-  p.src = p.dst = ActivationLayout::kBlocked16;
-  p.winograd = true;
+  ConvProblem p = BlockedWinograd(64, 28);
   p.Pack(rng);
   ASSERT_EQ(p.packed.format[1], 2)
       << "not a Winograd layout: " << onednn::DescribeWeightFormat(p.packed.format);
@@ -616,11 +623,7 @@ TEST(DnnlConvKernel, WinogradWeightsAtAnotherShapeAreRefused) {
 // reference.
 TEST(DnnlConvKernel, WinogradWeightsInTheOneThreadLayoutServeEveryThreadCount) {
   std::mt19937 rng(9);
-  ConvProblem p;
-  p.x_shape = {1, 256, 14, 14};
-  p.w_shape = {256, 256, 3, 3};
-  p.src = p.dst = ActivationLayout::kBlocked16;
-  p.winograd = true;
+  ConvProblem p = BlockedWinograd(256, 14);
   kernels::WindowAttrs window;
   window.pads = p.pads;
   auto g = onednn::ResolveConvGeometry(window, 1, p.w_shape, p.x_shape);
