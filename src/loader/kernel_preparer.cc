@@ -104,7 +104,7 @@ class Preparer {
   void WorkUntilDone(const std::shared_ptr<Job>& job) {
     std::unique_lock<std::mutex> lock(mutex_);
     Task task;
-    while (!job->Finished() && job->Offers(&task)) Run(job, task, lock);
+    while (!job->Finished() && job->Offers(&task)) DoTask(job, task, lock);
     Dequeue(job);
     done_.wait(lock, [&] { return job->running == 0; });
   }
@@ -116,7 +116,7 @@ class Preparer {
     job->max_running_nodes = pool_threads;
     Task task;
     if (!job->stop.load(std::memory_order_relaxed) && job->Offers(&task, /*nodes_only=*/true)) {
-      Run(job, task, lock);
+      DoTask(job, task, lock);
     }
     done_.wait(lock, [&] {
       return job->stop.load(std::memory_order_relaxed) ||
@@ -163,7 +163,7 @@ class Preparer {
       Task task = Task::kNodes;
       wake_.wait(lock, [&] { return shut_down_ || (job = NextTask(&task)) != nullptr; });
       if (shut_down_) return;
-      Run(job, task, lock);
+      DoTask(job, task, lock);
     }
   }
 
@@ -178,7 +178,7 @@ class Preparer {
   }
 
   // Does `task` of `job` with mutex_ released (`lock` holds it on entry and on return).
-  void Run(const std::shared_ptr<Job>& job, Task task, std::unique_lock<std::mutex>& lock) {
+  void DoTask(const std::shared_ptr<Job>& job, Task task, std::unique_lock<std::mutex>& lock) {
     ++job->running;
     if (task == Task::kAlso) {
       job->also_taken = true;
