@@ -30,6 +30,13 @@ Result<std::unique_ptr<SessionImpl>> CreateImpl(const loader::ModelSource& sourc
   return impl;
 }
 
+// The model's metadata, then creation is over (the background preparation may widen).
+Status Finish(SessionImpl& impl, const loader::ModelSource& source) {
+  EPCTX_ASSIGN_OR_RETURN(impl.metadata(), loader::ReadModelMetadata(source.bytes, source.name));
+  impl.CreationDone();
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Session>> Session::Create(const std::string& model_path,
@@ -39,8 +46,7 @@ Result<std::unique_ptr<Session>> Session::Create(const std::string& model_path,
   EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(model_path));
   loader::ModelSource source{file.bytes(), model_path, DirName(model_path), model_path};
   EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, CreateImpl(source, opts, start));
-  EPCTX_ASSIGN_OR_RETURN(impl->metadata(), loader::ReadModelMetadata(source.bytes, source.name));
-  impl->CreationDone();
+  EPCTX_RETURN_IF_ERROR(Finish(*impl, source));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
@@ -61,8 +67,7 @@ Result<std::unique_ptr<Session>> Session::CreateFromMemory(std::span<const std::
                        "Session::CreateFromMemory cannot write a context model");
   }
   EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl, CreateImpl(source, opts, start));
-  EPCTX_ASSIGN_OR_RETURN(impl->metadata(), loader::ReadModelMetadata(source.bytes, source.name));
-  impl->CreationDone();
+  EPCTX_RETURN_IF_ERROR(Finish(*impl, source));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 

@@ -145,21 +145,12 @@ class DnnlConvKernel final : public Kernel {
     int run_threads = 0;  // 0: the session's
   };
 
-  // The stored Winograd layout is that of another thread count (kWinogradThreadCounts): a
-  // primitive for the smallest listed count above the session's, up to twice it, with that
-  // layout, run with the session's threads; else for the largest listed count below the
-  // session's, run with that count. Null if none has it.
+  // The stored Winograd layout is that of another thread count: the first of the session's
+  // WinogradCandidates (beyond its own count) whose primitive reads it. Null if none does.
   Result<std::optional<WinogradMatch>> MatchStoredWinograd(const ConvGeometry& g,
                                                            int threads) const {
-    std::vector<std::pair<int, int>> candidates;  // (made for, run with)
-    for (auto it = std::rbegin(kWinogradThreadCounts); it != std::rend(kWinogradThreadCounts);
-         ++it) {
-      if (*it > threads && *it <= 2 * threads) candidates.emplace_back(*it, 0);
-    }
-    for (int t : kWinogradThreadCounts) {
-      if (t < threads) candidates.emplace_back(t, t);
-    }
-    for (const auto& [made_for, run_threads] : candidates) {
+    for (const auto& [made_for, run_threads] : WinogradCandidates(threads)) {
+      if (made_for == threads) continue;  // the caller tried it
       ThreadBudget budget(made_for);
       EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, config_, nullptr));
       EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> got, EncodeWeightFormat(pd.weights_desc()));

@@ -158,6 +158,17 @@ Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
   }
 }
 
+std::vector<std::pair<int, int>> WinogradCandidates(int threads) {
+  std::vector<std::pair<int, int>> candidates = {{threads, 0}};
+  for (auto it = std::rbegin(kWinogradThreadCounts); it != std::rend(kWinogradThreadCounts); ++it) {
+    if (*it > threads && *it <= 2 * threads) candidates.emplace_back(*it, 0);
+  }
+  for (int t : kWinogradThreadCounts) {
+    if (t < threads) candidates.emplace_back(t, t);
+  }
+  return candidates;
+}
+
 Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const ConvConfig& c) {
   ConvConfig wino = c;
   wino.winograd = true;
@@ -168,10 +179,13 @@ Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const
     EPCTX_ASSIGN_OR_RETURN(formats[threads], EncodeWeightFormat(pd.weights_desc()));
   }
   const std::vector<int64_t>& portable = formats.at(1);
-  for (const auto& [threads, format] : formats) {
+  // Every listed count must find the layout where a session of it looks first for one it runs
+  // with its own threads (WinogradCandidates).
+  for (int threads : kWinogradThreadCounts) {
     bool served = false;
-    for (const auto& [made_for, other] : formats) {
-      served |= made_for >= threads && made_for <= 2 * threads && other == portable;
+    for (const auto& [made_for, run_with] : WinogradCandidates(threads)) {
+      auto it = formats.find(made_for);
+      if (run_with == 0 && it != formats.end() && it->second == portable) served = true;
     }
     if (!served) {
       return EPCTX_ERROR(kUnsupported,

@@ -65,6 +65,11 @@ Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
 // session's.
 inline constexpr int kWinogradThreadCounts[] = {64, 32, 16, 12, 8, 6, 4, 3, 2, 1};
 
+// Where a session of `threads` threads looks for a primitive that reads a stored Winograd
+// layout, in order: (count made for, count run with; 0: the session's). Its own count, the
+// listed counts above it up to twice it, then the listed counts below it, largest first.
+std::vector<std::pair<int, int>> WinogradCandidates(int threads);
+
 // The Winograd weight layout of the problem made for 1 thread, or kUnsupported when oneDNN has
 // none for it or when some count in kWinogradThreadCounts has no count from it up to twice it
 // with that layout (a session of that count would run on fewer threads than it has).
