@@ -4,6 +4,8 @@
 //   * Outputs handed out full of NaN: every element of a blocked output, padding lanes included,
 //     must be written, or a NaN left in the padding reaches real channels through the next
 //     convolution (0 x NaN = NaN).
+//   * A Reorder makes its primitive in Prepare when the input's shape is known (the preparation
+//     threads call it ahead of the first run), and its first run then makes none.
 //   * One DnnlConv kernel object run from four threads with input shapes taking turns: the
 //     per-kernel primitive memo and the process-wide cache stay consistent.
 #include <gtest/gtest.h>
@@ -14,6 +16,7 @@
 #include <thread>
 
 #include "exec/kernels/dnnl/conv_primitive.h"
+#include "exec/kernels/dnnl/primitive_cache.h"
 #include "exec/kernels/dnnl/weight_packing.h"
 #include "kernel_test_helpers.h"
 
@@ -197,6 +200,40 @@ TEST(DnnlKernelReuse, BlockedOutputsAreWrittenEverywhere) {
   Tensor pooled = RunPoisoned(*kp, {&y});
   EXPECT_EQ(pooled.shape(), (std::vector<int64_t>{2, 2, 3, 3, 16}));
   EXPECT_EQ(NanCount(pooled), 0) << "DnnlPool left lanes unwritten";
+}
+
+TEST(DnnlKernelReuse, ReorderMakesItsPrimitiveInPrepare) {
+  std::mt19937 rng(3);
+  // A shape no other test reorders, so that the process-wide cache has no primitive for it.
+  const std::vector<int64_t> shape{1, 21, 3, 13};
+  Tensor x = RandomFloats(shape, rng);
+  Node reorder("Reorder", {&x});
+  reorder.attrs.Int("to_layout", 1).Int("from_layout", 0).Int("channels", 21);
+  auto kernel = reorder.Create();
+  ASSERT_NE(kernel, nullptr);
+
+  const size_t before = onednn::CachedPrimitiveCount();
+  const std::vector<int64_t>* unknown = nullptr;
+  kernel->Prepare(std::span(&unknown, 1), 2);
+  EXPECT_EQ(onednn::CachedPrimitiveCount(), before) << "nothing to make without a shape";
+  const std::vector<int64_t>* known = &shape;
+  kernel->Prepare(std::span(&known, 1), 2);
+  EXPECT_EQ(onednn::CachedPrimitiveCount(), before + 1);
+
+  Tensor blocked = RunPoisoned(*kernel, {&x}, 2);
+  EXPECT_EQ(onednn::CachedPrimitiveCount(), before + 1) << "the run made another primitive";
+  ASSERT_EQ(blocked.shape(), (std::vector<int64_t>{1, 2, 3, 13, 16}));
+  // nChw16c: channel c of pixel (h, w) at [c / 16][h][w][c % 16]; the padding lanes are zero.
+  const std::vector<float> in = FloatsOf(x), out = FloatsOf(blocked);
+  int wrong = 0;
+  for (int64_t c = 0; c < 32; ++c) {
+    for (int64_t hw = 0; hw < 3 * 13; ++hw) {
+      const float got = out[static_cast<size_t>(((c / 16) * 39 + hw) * 16 + c % 16)];
+      const float want = c < 21 ? in[static_cast<size_t>(c * 39 + hw)] : 0.0f;
+      wrong += got != want ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 // One kernel object, four threads, two input shapes taking turns on every thread.
