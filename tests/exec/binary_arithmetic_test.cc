@@ -179,6 +179,44 @@ TEST(BinaryArithmeticTest, PerChannelBiasAndScalarShapes) {
   ExpectClose((*squared)[0], shape, ref_squared, 1e-6, 1e-6, "same-shape mul");
 }
 
+// A per-channel operand of a channel-blocked activation ([N, C/16, H, W, 16] with
+// [N, C/16, 1, 1, 16]): rows of 16 (or 8, or another short length) where one operand repeats
+// its row down the pixels, on either side of the op, split over two threads.
+TEST(BinaryArithmeticTest, ChannelBlockedOperandOnEitherSide) {
+  std::mt19937 rng(24);
+  struct Case {
+    std::vector<int64_t> full, repeated;
+  };
+  const Case cases[] = {{{2, 6, 40, 40, 16}, {2, 6, 1, 1, 16}},
+                        {{1, 4, 30, 30, 8}, {1, 4, 1, 1, 8}},
+                        {{3, 50, 50, 5}, {3, 1, 1, 5}},
+                        {{7, 16}, {1, 16}}};
+  for (const Case& c : cases) {
+    for (int op = 0; op < 4; ++op) {
+      for (bool repeated_first : {false, true}) {
+        Tensor full = RandomTyped<float>(DataType::kFloat32, c.full, rng, true);
+        Tensor rep = RandomTyped<float>(DataType::kFloat32, c.repeated, rng, true);
+        const Tensor& a = repeated_first ? rep : full;
+        const Tensor& b = repeated_first ? full : rep;
+        NodeSpec spec(kOps[op], 14);
+        spec.threads = 2;
+        AttrBuilder none;
+        auto result = RunNode(spec, none, {&a, &b});
+        const std::string what =
+            fmt::format("{} {} {}", kOps[op], ShapeToString(a.shape()), ShapeToString(b.shape()));
+        ASSERT_TRUE(result.ok()) << what << ": " << result.status().ToString();
+        const std::vector<float> av = FloatsOf(a), bv = FloatsOf(b);
+        std::vector<double> want;
+        for (int64_t i = 0; i < Count(c.full); ++i) {
+          want.push_back(ApplyOp(op, av[static_cast<size_t>(SourceIndex(a.shape(), c.full, i))],
+                                 bv[static_cast<size_t>(SourceIndex(b.shape(), c.full, i))]));
+        }
+        ExpectClose((*result)[0], c.full, want, 1e-6, 1e-6, what);
+      }
+    }
+  }
+}
+
 TEST(BinaryArithmeticTest, IntegerDivisionTruncatesAndWraps) {
   const std::vector<int64_t> a{7, -7, INT64_MIN, 9};
   const std::vector<int64_t> b{2, 2, -1, -4};

@@ -5,6 +5,7 @@
 // vectorize, with no call per element.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -43,6 +44,85 @@ void ApplyRun(const TA* a, const TB* b, TY* y, int64_t n, int64_t a_step, int64_
   }
 }
 
+// `rows` rows of `inner` elements in which one operand (b when `b_repeats`, else a) holds the
+// same `inner` values for every row and the other moves on by a row. kInner: `inner` known at
+// compile time (0: not), so that a row is a few vector operations on values held in registers.
+template <int kInner, typename TA, typename TB, typename TY, typename Op>
+void ApplyRepeatedRows(const TA* a, const TB* b, TY* y, int64_t rows, int64_t runtime_inner,
+                       bool b_repeats, const Op& op) {
+  const int64_t inner = kInner > 0 ? kInner : runtime_inner;
+  if (b_repeats) {
+    for (int64_t r = 0; r < rows; ++r, a += inner, y += inner) {
+      for (int64_t i = 0; i < inner; ++i) y[i] = Store<TY>(op(Load(a[i]), Load(b[i])));
+    }
+  } else {
+    for (int64_t r = 0; r < rows; ++r, b += inner, y += inner) {
+      for (int64_t i = 0; i < inner; ++i) y[i] = Store<TY>(op(Load(a[i]), Load(b[i])));
+    }
+  }
+}
+
+// Whether the plan's two innermost dims are short rows (2 to 64 elements) in which one operand
+// repeats its row down the next dim while the other is contiguous: a per-channel operand of a
+// channel-blocked activation ([N, C/16, H, W, 16] with [N, C/16, 1, 1, 16], EfficientNet's
+// squeeze-and-excitation scale). Sets `b_repeats` to which one repeats.
+inline bool RepeatsShortRows(const BroadcastPlan& plan, bool& b_repeats) {
+  const size_t r = plan.dims.size();
+  if (r < 2 || plan.dims[r - 1] < 2 || plan.dims[r - 1] > 64 || plan.dims[r - 2] < 2) return false;
+  if (plan.a_strides[r - 1] != 1 || plan.b_strides[r - 1] != 1) return false;
+  const int64_t inner = plan.dims[r - 1];
+  if (plan.a_strides[r - 2] == inner && plan.b_strides[r - 2] == 0) {
+    b_repeats = true;
+    return true;
+  }
+  if (plan.a_strides[r - 2] == 0 && plan.b_strides[r - 2] == inner) {
+    b_repeats = false;
+    return true;
+  }
+  return false;
+}
+
+// BroadcastBinary on a plan RepeatsShortRows accepts. One call per 16-element row ran at 12 GB/s
+// (EfficientNet-B0's 16 scales took 1.5 ms of its 14 at 2 threads); here a call covers as many
+// rows of one block as a thread's range holds.
+template <typename TA, typename TB, typename TY, typename Op>
+void BroadcastRepeatedRows(const BroadcastPlan& plan, bool b_repeats, const TA* ap, const TB* bp,
+                           TY* yp, int threads, const Op& op) {
+  const size_t r = plan.dims.size();
+  const int64_t inner = plan.dims[r - 1];
+  const int64_t per_block = plan.dims[r - 2];
+  const int64_t rows = plan.element_count / inner;
+  // The outer dims alone: RowStart on it gives both operands' offsets of a block.
+  BroadcastPlan blocks = plan;
+  blocks.dims.pop_back();
+  blocks.a_strides.pop_back();
+  blocks.b_strides.pop_back();
+  const int nt = ThreadsFor(threads, plan.element_count);
+  const int64_t grain = std::max<int64_t>(1, kMinParallelElements / 8 / inner);
+  ParallelForRanges(nt, rows, grain, [&](int64_t first, int64_t last) {
+    for (int64_t row = first; row < last;) {
+      const int64_t block = row / per_block;
+      const int64_t in_block = row % per_block;
+      const int64_t n = std::min(last - row, per_block - in_block);
+      int64_t a_off = 0;
+      int64_t b_off = 0;
+      broadcast_detail::RowStart(blocks, block, nullptr, a_off, b_off);
+      (b_repeats ? a_off : b_off) += in_block * inner;
+      const TA* a = ap + a_off;
+      const TB* b = bp + b_off;
+      TY* y = yp + row * inner;
+      if (inner == 16) {
+        ApplyRepeatedRows<16>(a, b, y, n, inner, b_repeats, op);
+      } else if (inner == 8) {
+        ApplyRepeatedRows<8>(a, b, y, n, inner, b_repeats, op);
+      } else {
+        ApplyRepeatedRows<0>(a, b, y, n, inner, b_repeats, op);
+      }
+      row += n;
+    }
+  });
+}
+
 // y = op(a, b), a and b broadcast numpy-style to y's shape; y may be a (in place).
 template <typename TA, typename TB, typename TY, typename Op>
 void BroadcastBinary(const Tensor& a, const Tensor& b, Tensor& y, int threads, const Op& op) {
@@ -50,6 +130,11 @@ void BroadcastBinary(const Tensor& a, const Tensor& b, Tensor& y, int threads, c
   const TA* ap = a.data_as<TA>();
   const TB* bp = b.data_as<TB>();
   TY* yp = y.mutable_data_as<TY>();
+  bool b_repeats = false;
+  if (plan.element_count > 0 && RepeatsShortRows(plan, b_repeats)) {
+    BroadcastRepeatedRows(plan, b_repeats, ap, bp, yp, threads, op);
+    return;
+  }
   ForEachBroadcastRun(
       plan, threads,
       [&](int64_t y_off, int64_t a_off, int64_t b_off, int64_t n, int64_t as, int64_t bs) {
