@@ -75,6 +75,44 @@ Offset<fb::Attribute> BuildAttribute(FlatBufferBuilder& fbb, const IrAttribute& 
   return b.Finish();
 }
 
+// Where a Concat input lives when its producer writes it straight into the Concat's output.
+struct ConcatPart {
+  int whole = -1;       // planned index of the Concat's output; -1: not a part
+  uint64_t offset = 0;  // its byte offset there
+};
+
+// Whether Concat node `n` (output `y`, inputs at planned indices `in`, -1 when not planned) can
+// have its inputs written in place: a plain ONNX Concat whose inputs are each a whole block of
+// the output (every dim before the axis is 1), at offsets the arena's alignment allows, each
+// input a value of its own (not a view shared with another, not already another Concat's part or
+// output, not repeated). Sets `deltas` to the inputs' byte offsets in the output.
+bool ConcatInPlace(const IrNode& n, const IrValue& y, const std::vector<int>& in,
+                   const std::vector<Lifetime>& lifetimes, const std::vector<int>& members,
+                   const std::vector<ConcatPart>& parts, const std::vector<bool>& whole,
+                   uint64_t y_bytes, std::vector<uint64_t>* deltas) {
+  if (!n.domain.empty() || n.op_type != "Concat" || in.empty()) return false;
+  const IrAttribute* axis_attr = n.FindAttr("axis");
+  const int64_t rank = static_cast<int64_t>(y.shape.size());
+  if (axis_attr == nullptr || rank == 0) return false;
+  const int64_t axis = axis_attr->i < 0 ? axis_attr->i + rank : axis_attr->i;
+  if (axis < 0 || axis >= rank) return false;
+  for (int64_t d = 0; d < axis; ++d) {
+    if (y.shape[static_cast<size_t>(d)] != 1) return false;
+  }
+  uint64_t at = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int p = in[i];
+    if (p < 0 || members[static_cast<size_t>(p)] != 1 || parts[static_cast<size_t>(p)].whole >= 0 ||
+        whole[static_cast<size_t>(p)] || std::count(in.begin(), in.end(), p) != 1 ||
+        at % format::kTensorAlignment != 0) {
+      return false;
+    }
+    deltas->push_back(at);
+    at += lifetimes[static_cast<size_t>(p)].bytes;
+  }
+  return at == y_bytes;
+}
+
 // Builds `graph` as program programs.size() and its bodies after it (depth first), so every body
 // comes after the program that uses it.
 Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
@@ -151,10 +189,45 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
     keep.last = std::max(keep.last, gone.last);
     root[static_cast<size_t>(rb)] = ra;
   }
+  // Inputs of a Concat that its producers write straight into their place in its output (the
+  // kernel then copies nothing): each becomes a part of the output's lifetime, at its offset.
+  std::vector<int> members(lifetimes.size(), 0);
+  for (size_t i = 0; i < lifetimes.size(); ++i)
+    ++members[static_cast<size_t>(find(static_cast<int>(i)))];
+  std::vector<ConcatPart> parts(lifetimes.size());
+  std::vector<bool> whole(lifetimes.size(), false);
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    const IrNode& n = graph.nodes[k];
+    std::vector<int> in;  // planned indices of the inputs
+    for (int v : n.inputs) {
+      const int p = index.Add(v);
+      in.push_back(p < 0 ? -1 : group[static_cast<size_t>(p)]);
+    }
+    if (n.outputs.size() != 1) continue;
+    const int out_p = index.Add(n.outputs[0]);
+    const int out = out_p < 0 ? -1 : group[static_cast<size_t>(out_p)];
+    if (out < 0) continue;
+    const IrValue& y = graph.values[static_cast<size_t>(n.outputs[0])];
+    const int w = find(out);
+    if (parts[static_cast<size_t>(w)].whole >= 0) continue;  // nested: stays a copy
+    std::vector<uint64_t> deltas;
+    if (!ConcatInPlace(n, y, in, lifetimes, members, parts, whole,
+                       lifetimes[static_cast<size_t>(w)].bytes, &deltas)) {
+      continue;
+    }
+    whole[static_cast<size_t>(w)] = true;
+    Lifetime& span = lifetimes[static_cast<size_t>(w)];
+    for (size_t i = 0; i < in.size(); ++i) {
+      const size_t part = static_cast<size_t>(in[i]);
+      parts[part] = {out, deltas[i]};
+      span.first = std::min(span.first, lifetimes[part].first);
+      span.last = std::max(span.last, lifetimes[part].last);
+    }
+  }
   std::vector<Lifetime> merged;
   std::vector<int> merged_index(lifetimes.size(), -1);
   for (size_t i = 0; i < lifetimes.size(); ++i) {
-    if (find(static_cast<int>(i)) != static_cast<int>(i)) continue;
+    if (find(static_cast<int>(i)) != static_cast<int>(i) || parts[i].whole >= 0) continue;
     merged_index[i] = static_cast<int>(merged.size());
     merged.push_back(lifetimes[i]);
   }
@@ -162,8 +235,11 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
   ArenaPlan plan;
   plan.arena_bytes = merged_plan.arena_bytes;
   for (size_t i = 0; i < lifetimes.size(); ++i) {
-    plan.offsets.push_back(merged_plan.offsets[static_cast<size_t>(
-        merged_index[static_cast<size_t>(find(static_cast<int>(i)))])]);
+    const bool part = parts[i].whole >= 0;
+    const int holder = find(part ? parts[i].whole : static_cast<int>(i));
+    plan.offsets.push_back(
+        merged_plan.offsets[static_cast<size_t>(merged_index[static_cast<size_t>(holder)])] +
+        (part ? parts[i].offset : 0));
   }
   // The reader's limits: a program beyond them would be refused at load.
   if (count > format::kMaxValuesPerProgram || graph.nodes.size() > format::kMaxNodesPerProgram ||

@@ -58,10 +58,11 @@ class LiveRanges {
   std::map<uint64_t, Range> ranges_;
 };
 
-// Per value, the value whose arena range it shares as a view (itself when none): a view node's
-// output 0 joins its input 0's group when both have exactly the same range. A group is one
-// piece of memory and is live from its first write to its last read.
-std::vector<int32_t> ViewGroups(const fb::Program& program) {
+// Per value, the root of the group of values that are one piece of arena memory (itself when
+// none): a view node's output 0 joins its input 0's group when both have exactly the same range,
+// and a Concat's inputs written in place join its output's (below). A group's range is its
+// root's, which holds every member's; it is live from its first write to its last read.
+std::vector<int32_t> MemoryGroups(const fb::Program& program) {
   const uint32_t value_count = program.values() ? program.values()->size() : 0;
   std::vector<int32_t> root(value_count);
   for (uint32_t v = 0; v < value_count; ++v) root[v] = static_cast<int32_t>(v);
@@ -89,17 +90,51 @@ std::vector<int32_t> ViewGroups(const fb::Program& program) {
     const int32_t ra = find(in), rb = find(out);
     if (ra != rb) root[static_cast<size_t>(rb)] = ra;
   }
+  // A Concat's inputs written in place (the compiler's choice when each is a whole block of the
+  // output): each input's range is exactly where the copy would put it, and together they fill
+  // the output's range. They join the output's group, whose range is the output's; anything else
+  // inside that range while the group is live is an overlap.
+  for (uint32_t n = 0; n < node_count; ++n) {
+    const fb::Node& node = *program.nodes()->Get(n);
+    if ((node.domain() != nullptr && !node.domain()->string_view().empty()) ||
+        node.op_type()->string_view() != "Concat" || node.inputs() == nullptr ||
+        node.outputs() == nullptr || node.inputs()->size() == 0 || node.outputs()->size() != 1) {
+      continue;
+    }
+    const int32_t out = node.outputs()->Get(0);
+    if (out < 0) continue;
+    const fb::Value* y = program.values()->Get(static_cast<uint32_t>(out));
+    if (y->arena_offset() < 0) continue;
+    // In range of the arena (ValidateProgram), so these sums cannot wrap.
+    uint64_t at = static_cast<uint64_t>(y->arena_offset());
+    bool in_place = true;
+    for (uint32_t i = 0; in_place && i < node.inputs()->size(); ++i) {
+      const int32_t in = node.inputs()->Get(i);
+      const fb::Value* x = in < 0 ? nullptr : program.values()->Get(static_cast<uint32_t>(in));
+      in_place = x != nullptr && in != out && x->arena_offset() >= 0 &&
+                 static_cast<uint64_t>(x->arena_offset()) == at;
+      if (in_place) at += static_cast<uint64_t>(x->arena_bytes());
+    }
+    if (!in_place ||
+        at != static_cast<uint64_t>(y->arena_offset()) + static_cast<uint64_t>(y->arena_bytes())) {
+      continue;
+    }
+    for (uint32_t i = 0; i < node.inputs()->size(); ++i) {
+      const int32_t whole = find(out), part = find(node.inputs()->Get(i));
+      if (whole != part) root[static_cast<size_t>(part)] = whole;
+    }
+  }
   for (uint32_t v = 0; v < value_count; ++v) root[v] = find(static_cast<int32_t>(v));
   return root;
 }
 
-// Values with arena bytes that are live at the same time must not share them, except the views
+// Values with arena bytes that are live at the same time must not share them, except the members
 // of one group. `written[v]` is the node writing v, `last_read[v]` the last node reading it
 // (kLiveToTheEnd for outputs).
 Status CheckArenaOverlaps(const fb::Program& program, const std::vector<int64_t>& written,
                           const std::vector<int64_t>& last_read) {
   const uint32_t node_count = program.nodes() ? program.nodes()->size() : 0;
-  const std::vector<int32_t> group = ViewGroups(program);
+  const std::vector<int32_t> group = MemoryGroups(program);
   // Per group (indexed by its root): first write and last read over its members.
   std::vector<int64_t> first(written.size(), kNeverWritten), last(written.size(), kNeverWritten);
   for (uint32_t v = 0; v < written.size(); ++v) {

@@ -23,7 +23,10 @@ namespace epctx::format {
 //  - every program output exists by the end of the run;
 //  - only node outputs have arena ranges, and two values that are live at the same time (from
 //    the node writing one to the last node reading it; program outputs to the end) never share
-//    arena bytes, except a view op's output 0 and its input 0 with exactly the same range.
+//    arena bytes, except a view op's output 0 and its input 0 with exactly the same range, and
+//    a Concat's output and its inputs when each input's range is exactly where Concat puts it
+//    and together they fill the output's (the producers write into the output; Concat copies
+//    nothing).
 Status ValidateDataflow(const fb::Program& program);
 
 // Ops whose output 0 is input 0 seen with another shape (Reshape and the like): the memory plan

@@ -174,6 +174,63 @@ TEST(ConcatTest, AxesAndErrors) {
               "required attribute 'axis' is missing");
 }
 
+// A run context whose output 0 is a view of `out` (as an arena slot is), so that inputs can be
+// placed inside it the way the memory plan places a Concat's inputs.
+class SlotContext final : public KernelContext {
+ public:
+  SlotContext(std::vector<const Tensor*> inputs, std::vector<float>& out)
+      : inputs_(std::move(inputs)), out_(out) {}
+  size_t input_count() const override { return inputs_.size(); }
+  const Tensor* input(size_t i) const override { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  size_t output_count() const override { return 1; }
+  Result<Tensor*> AllocateOutput(size_t, DataType type, std::vector<int64_t> shape) override {
+    y_ = Tensor::View(type, std::move(shape), out_.data(), nullptr);
+    return &y_;
+  }
+  Status SetOutput(size_t, Tensor) override { return Status(StatusCode::kInternal, "unused"); }
+  int num_threads() const override { return 1; }
+
+ private:
+  std::vector<const Tensor*> inputs_;
+  std::vector<float>& out_;
+  Tensor y_;
+};
+
+TEST(ConcatTest, InputsAlreadyInTheOutputAreKeptAndMisplacedOnesRefused) {
+  const NodeSpec spec("Concat", 13);
+  AttrBuilder attrs;
+  attrs.Int("axis", 1);
+  NodeInfo info;
+  info.name = "concat";
+  info.op_type = spec.op_type;
+  info.opset = spec.opset;
+  info.attrs = &attrs.attrs();
+  info.inputs.resize(3);
+  info.outputs.resize(1);
+  auto kernel = KernelRegistry::Global().Create(info);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+
+  // [1,2] and [1,4] written in place, [1,3] copied in after them.
+  std::vector<float> slot(9, -1.0f);
+  std::iota(slot.begin(), slot.begin() + 6, 1.0f);
+  Tensor a = Tensor::View(DataType::kFloat32, {1, 2}, slot.data(), nullptr);
+  Tensor b = Tensor::View(DataType::kFloat32, {1, 4}, slot.data() + 2, nullptr);
+  Tensor c = FloatTensor({1, 3}, {7, 8, 9});
+  SlotContext in_place({&a, &b, &c}, slot);
+  Status s = (*kernel)->Run(in_place);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(slot, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9}));
+
+  // The last input inside the output, one element before its place: copying the others would
+  // overwrite it before it is read.
+  Tensor b_late = Tensor::View(DataType::kFloat32, {1, 4}, slot.data() + 4, nullptr);
+  Tensor a_copy = FloatTensor({1, 2}, {1, 2});
+  Tensor c_short = FloatTensor({1, 3}, {7, 8, 9});
+  SlotContext misplaced({&a_copy, &c_short, &b_late}, slot);
+  ExpectError((*kernel)->Run(misplaced), StatusCode::kInvalidArgument,
+              "input 2 shares memory with the output but is not at its place in it");
+}
+
 TEST(SqueezeUnsqueezeTest, AttributeAndInputForms) {
   Tensor x = Iota({1, 3, 1, 2});
   const auto data = AsDoubles(x);

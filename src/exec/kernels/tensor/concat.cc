@@ -15,16 +15,38 @@ namespace epctx::exec::kernels {
 namespace {
 
 // For each of `outer` rows, every input's block of its extent on the axis times `inner` elements.
+// An input already at its place in the output (written there by its producer, as the memory
+// plan arranges when each input is one block of the output) is not copied.
 template <typename T>
 void ConcatBlocks(const std::vector<const Tensor*>& inputs, size_t axis, int64_t outer,
                   size_t inner, T* out) {
   for (int64_t o = 0; o < outer; ++o) {
     for (const Tensor* t : inputs) {
       const size_t block = static_cast<size_t>(t->shape()[axis]) * inner;
-      std::copy_n(t->data_as<T>() + static_cast<size_t>(o) * block, block, out);
+      const T* from = t->data_as<T>() + static_cast<size_t>(o) * block;
+      if (from != out) std::copy_n(from, block, out);
       out += block;
     }
   }
+}
+
+// Inputs that share memory with the output must be exactly at their place in it (one block
+// each, outer == 1): a copy would otherwise overwrite an input before it is read.
+Status CheckSharedInputs(const std::vector<const Tensor*>& inputs, size_t axis, int64_t outer,
+                         size_t inner, const Tensor& y) {
+  const auto* out = static_cast<const std::byte*>(y.data());
+  const auto* out_end = out + y.byte_size();
+  const auto* place = out;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto* in = static_cast<const std::byte*>(inputs[i]->data());
+    const auto* in_end = in + inputs[i]->byte_size();
+    if (in < out_end && out < in_end && (outer != 1 || in != place)) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "input {} shares memory with the output but is not at its place in it", i);
+    }
+    place += static_cast<size_t>(inputs[i]->shape()[axis]) * inner;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -68,6 +90,7 @@ Status ConcatToOutput(KernelContext& ctx, size_t output, const std::vector<const
   if (strings) {
     ConcatBlocks(inputs, axis, outer, inner, y->mutable_data_as<std::string>());
   } else {
+    EPCTX_RETURN_IF_ERROR(CheckSharedInputs(inputs, axis, outer, inner, *y));
     ConcatBlocks(inputs, axis, outer, inner, static_cast<std::byte*>(y->mutable_data()));
   }
   return Status::Ok();
