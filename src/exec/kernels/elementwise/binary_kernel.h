@@ -130,10 +130,15 @@ void BroadcastBinary(const Tensor& a, const Tensor& b, Tensor& y, int threads, c
   const TA* ap = a.data_as<TA>();
   const TB* bp = b.data_as<TB>();
   TY* yp = y.mutable_data_as<TY>();
-  bool b_repeats = false;
-  if (plan.element_count > 0 && RepeatsShortRows(plan, b_repeats)) {
-    BroadcastRepeatedRows(plan, b_repeats, ap, bp, yp, threads, op);
-    return;
+  // float32 only: the activations it is for; for every type and op it would double this file's
+  // compile time (the sanitizer builds' longest).
+  if constexpr (std::is_same_v<TA, float> && std::is_same_v<TB, float> &&
+                std::is_same_v<TY, float>) {
+    bool b_repeats = false;
+    if (plan.element_count > 0 && RepeatsShortRows(plan, b_repeats)) {
+      BroadcastRepeatedRows(plan, b_repeats, ap, bp, yp, threads, op);
+      return;
+    }
   }
   ForEachBroadcastRun(
       plan, threads,
