@@ -357,19 +357,23 @@ void ReshapeRule(const NodeContext& ctx, std::vector<ValueFacts>& out) {
   std::optional<size_t> inferred;
   for (size_t i = 0; i < target->size(); ++i) {
     const std::optional<DimExpr>& e = (*target)[i];
-    std::optional<int64_t> c = e ? e->AsConstant() : std::nullopt;
-    if (c == -1) {
+    // The element's value when constant (`known`); read through value_or, which GCC 12's
+    // -Wmaybe-uninitialized does not misread at -O1 as it did comparisons of the optional.
+    const std::optional<int64_t> constant = e ? e->AsConstant() : std::nullopt;
+    const bool known = constant.has_value();
+    const int64_t c = constant.value_or(0);
+    if (known && c == -1) {
       if (inferred) return;  // the kernel refuses two -1s
       inferred = i;
       shape.push_back(DimExpr::Constant(0));  // replaced below
       continue;
     }
     const bool copies = in && i < in->size();
-    if (c == 0 && !allow_zero) {
+    if (known && c == 0 && !allow_zero) {
       shape.push_back(copies ? (*in)[i] : ctx.symbols().Fresh());
       continue;
     }
-    if (!e || (c && *c < 0)) {
+    if (!e || (known && c < 0)) {
       shape.push_back(ctx.symbols().Fresh());
       continue;
     }
@@ -377,7 +381,7 @@ void ReshapeRule(const NodeContext& ctx, std::vector<ValueFacts>& out) {
     // dim is the same expression (or zeros are kept).
     std::optional<int64_t> lo = e->LowerBound();
     const bool never_zero = lo && *lo >= 1;
-    if (c || allow_zero || never_zero || (copies && (*in)[i] == *e)) {
+    if (known || allow_zero || never_zero || (copies && (*in)[i] == *e)) {
       shape.push_back(*e);
     } else {
       shape.push_back(ctx.symbols().Fresh());
