@@ -12,8 +12,7 @@
 #   6. builds the stress test with ThreadSanitizer (build-tsan/) and runs it for STRESS_SECONDS
 #      (default 20).
 # The sanitizer builds use -O1 (-O0 for the kernel library's heaviest code, CMakeLists.txt): they
-# are there to run checks, not to be fast. Each step's time is
-# printed at the end.
+# are there to run checks, not to be fast. Each step's time is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
