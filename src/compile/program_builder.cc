@@ -81,8 +81,8 @@ struct ConcatPart {
   uint64_t offset = 0;  // its byte offset there
 };
 
-// Whether Concat node `n` (output `y`, inputs at planned indices `in`, -1 when not planned) can
-// have its inputs written in place: a plain ONNX Concat whose inputs are each a whole block of
+// Whether ONNX Concat node `n` (output `y`, inputs at planned indices `in`, -1 when not planned;
+// the caller checked the op) can have its inputs written in place: each input a whole block of
 // the output (every dim before the axis is 1), at offsets the arena's alignment allows, each
 // input a value of its own (not a view shared with another, not already another Concat's part or
 // output, not repeated). Sets `deltas` to the inputs' byte offsets in the output.
@@ -90,7 +90,6 @@ bool ConcatInPlace(const IrNode& n, const IrValue& y, const std::vector<int>& in
                    const std::vector<Lifetime>& lifetimes, const std::vector<int>& members,
                    const std::vector<ConcatPart>& parts, const std::vector<bool>& whole,
                    uint64_t y_bytes, std::vector<uint64_t>* deltas) {
-  if (!n.domain.empty() || n.op_type != "Concat" || in.empty()) return false;
   const IrAttribute* axis_attr = n.FindAttr("axis");
   const int64_t rank = static_cast<int64_t>(y.shape.size());
   if (axis_attr == nullptr || rank == 0) return false;
@@ -196,14 +195,15 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
     ++members[static_cast<size_t>(find(static_cast<int>(i)))];
   std::vector<ConcatPart> parts(lifetimes.size());
   std::vector<bool> whole(lifetimes.size(), false);
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    const IrNode& n = graph.nodes[k];
+  for (const IrNode& n : graph.nodes) {
+    if (!n.domain.empty() || n.op_type != "Concat" || n.inputs.empty() || n.outputs.size() != 1) {
+      continue;
+    }
     std::vector<int> in;  // planned indices of the inputs
     for (int v : n.inputs) {
       const int p = index.Add(v);
       in.push_back(p < 0 ? -1 : group[static_cast<size_t>(p)]);
     }
-    if (n.outputs.size() != 1) continue;
     const int out_p = index.Add(n.outputs[0]);
     const int out = out_p < 0 ? -1 : group[static_cast<size_t>(out_p)];
     if (out < 0) continue;

@@ -2,7 +2,6 @@
 // (activation_layout.h), where the compiler's layout plan changes from one to the other.
 // Attributes: `from_layout` and `to_layout`, `channels` (the logical channel count, which a
 // blocked shape does not show).
-#include <algorithm>
 #include <memory>
 
 #include <fmt/ranges.h>
@@ -44,9 +43,7 @@ class ReorderKernel final : public Kernel {
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
     if (shapes.empty() || shapes[0] == nullptr) return;
     auto dims = LogicalShape(*shapes[0], from_, channels_);
-    if (!dims.ok() || !Accepts(*dims)) return;
-    if (std::any_of(dims->begin(), dims->end(), [](int64_t d) { return d <= 0; })) return;
-    (void)PrimitiveFor(*shapes[0], *dims, threads);
+    if (dims.ok() && Accepts(*dims)) (void)PrimitiveFor(*shapes[0], *dims, threads);
   }
 
   Status Run(KernelContext& ctx) override {
