@@ -1,5 +1,6 @@
 // The background preparation's job: its `also` waits for the session's creation to be over, a
-// cancelled job never starts it, and the worker counts leave the creating thread a core.
+// cancelled job never starts it, threads done with the nodes map the scratchpad ahead (after
+// creation), and the worker counts leave the creating thread a core.
 #include "loader/kernel_preparer.h"
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "exec/executor.h"
+#include "exec/kernels/dnnl/runtime.h"
 #include "program_generated.h"
 
 namespace epctx::loader {
@@ -121,6 +123,29 @@ TEST_F(KernelPreparer, FinishNodesReturnsOnceEveryNodeIsPrepared) {
   ticket->FinishNodes();
   EXPECT_TRUE(ticket->NodesDone());
   EXPECT_TRUE(AlsoRan());  // in the background, as before
+}
+
+// A thread done with its share of the nodes maps a scratchpad as large as the largest known
+// ahead: the `also` may have looked before that primitive was made. Not while creation lasts.
+// (Sizes larger than any other test's here, and the larger one for the test that expects none
+// made, so that either order in one process holds.)
+TEST_F(KernelPreparer, ThreadsDoneWithTheNodesMapTheLargestScratchpadAhead) {
+  constexpr size_t kBytes = size_t{32} << 20;
+  exec::kernels::onednn::NoteScratchpadSize(kBytes);  // as a primitive among the nodes would
+  PrepareNow(program_.get());                         // creation's work: no need to wait
+  EXPECT_GE(exec::kernels::onednn::SpareScratchpadBytes(), kBytes);
+}
+
+TEST_F(KernelPreparer, NodesDoneWhileCreationLastsMapNoScratchpad) {
+  constexpr size_t kBytes = size_t{48} << 20;
+  exec::kernels::onednn::NoteScratchpadSize(kBytes);
+  auto ticket = PrepareInBackground(program_.get(), WorkersFor(0));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!ticket->NodesDone() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(ticket->NodesDone());
+  EXPECT_LT(exec::kernels::onednn::SpareScratchpadBytes(), kBytes);
 }
 
 TEST(PrepareWorkers, CreationLeavesTheCreatingThreadACoreAndRunsGetWhatTheyLeaveFree) {

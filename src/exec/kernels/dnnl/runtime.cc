@@ -56,6 +56,8 @@ std::atomic<size_t> largest_thread_buffer{0};
 // (capacity 0) when there is none. Guarded by spare_mutex. Never destroyed: threads that are
 // still running while the process exits may still take it or swap it.
 std::mutex spare_mutex;
+// A thread is in MapScratchpadAhead.
+std::atomic<bool> making_spare{false};
 AnonymousMemory& Spare() {
   static AnonymousMemory* spare = new AnonymousMemory();
   return *spare;
@@ -73,6 +75,15 @@ Result<AnonymousMemory> AllocateScratchpad(size_t bytes) {
                        bytes, memory.status().message());
   }
   return memory;
+}
+
+// The size of spare scratchpad to make: the largest known, unless no primitive needs one, some
+// thread's buffer is already as large, or the spare is.
+size_t SpareNeeded() {
+  const size_t bytes = largest_scratchpad.load(std::memory_order_relaxed);
+  if (bytes == 0 || largest_thread_buffer.load(std::memory_order_relaxed) >= bytes) return 0;
+  std::lock_guard<std::mutex> lock(spare_mutex);
+  return Spare().capacity() >= bytes ? 0 : bytes;
 }
 
 void NoteThreadBuffer(size_t bytes) {
@@ -105,19 +116,33 @@ Result<void*> ThreadScratchpad(size_t bytes) {
 }
 
 void MapScratchpadAhead(const std::atomic<bool>& stop) {
-  const size_t bytes = largest_scratchpad.load(std::memory_order_relaxed);
-  if (bytes == 0 || largest_thread_buffer.load(std::memory_order_relaxed) >= bytes) return;
-  {
-    std::lock_guard<std::mutex> lock(spare_mutex);
-    if (Spare().capacity() >= bytes) return;
+  // One thread at a time makes the spare; a thread that finds another at it leaves the work to
+  // it. So that a size noted meanwhile (a primitive made while the spare was being made) is not
+  // lost, the maker looks again after letting go. (A child of fork() made while a thread was at
+  // it never maps one ahead: its runs allocate their own.)
+  while (!stop.load(std::memory_order_relaxed) && SpareNeeded() > 0) {
+    if (making_spare.exchange(true, std::memory_order_acquire)) return;
+    const size_t bytes = SpareNeeded();
+    bool made = false;
+    if (bytes > 0) {
+      // Made and mapped outside the lock, which is only ever held for a swap (a child of fork()
+      // must not find it taken for milliseconds).
+      Result<AnonymousMemory> memory = AllocateScratchpad(bytes);
+      if (memory.ok()) {
+        memory->MapAheadForWriting(stop);
+        std::lock_guard<std::mutex> lock(spare_mutex);
+        if (Spare().capacity() < memory->capacity()) Spare() = std::move(*memory);
+        made = true;
+      }
+    }
+    making_spare.store(false, std::memory_order_release);
+    if (!made) return;  // nothing needed, or no memory: the run allocates its own or says why
   }
-  // Made and mapped outside the lock, which is only ever held for a swap (a child of fork()
-  // must not find it taken for milliseconds).
-  Result<AnonymousMemory> memory = AllocateScratchpad(bytes);
-  if (!memory.ok()) return;  // the run allocates its own, or reports why it cannot
-  memory->MapAheadForWriting(stop);
+}
+
+size_t SpareScratchpadBytes() {
   std::lock_guard<std::mutex> lock(spare_mutex);
-  if (Spare().capacity() < memory->capacity()) Spare() = std::move(*memory);
+  return Spare().capacity();
 }
 
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {

@@ -56,6 +56,9 @@ void NoteScratchpadSize(size_t bytes);
 // Does nothing while no primitive needs a scratchpad, or once some thread holds one as large.
 void MapScratchpadAhead(const std::atomic<bool>& stop);
 
+// Bytes of the buffer mapped ahead that no thread has adopted yet (0 if none).
+size_t SpareScratchpadBytes();
+
 // Plain memory descriptor of an f32 tensor of `dims` in the given tag.
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag);
 
