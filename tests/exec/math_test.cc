@@ -2,7 +2,9 @@
 // Where, Cast through float16, and the unsupported-type error.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "kernel_test_helpers.h"
@@ -86,6 +88,27 @@ TEST(MathKernels, CastRoundTripsThroughFloat16) {
   EXPECT_EQ(got[1], -2.5f);
   EXPECT_EQ(got[2], 65504.0f);
   EXPECT_NEAR(got[3], 1.19209e-7f, 1e-9f);  // nearest float16 subnormal
+}
+
+// NaN and values outside the integer type's range (undefined in C++, unsaid in ONNX) saturate,
+// NaN to 0; values in range truncate toward zero.
+TEST(MathKernels, CastOfFloatToIntegerSaturatesAndTakesNaNToZero) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor x = FloatTensor({8}, {std::nanf(""), inf, -inf, 1e30f, -1e30f, 2.9f, -2.9f, 9.3e18f});
+  AttrBuilder to_int64;
+  to_int64.Int("to", static_cast<int64_t>(DataType::kInt64));
+  auto wide = RunNode(NodeSpec("Cast", 13), to_int64, {&x});
+  ASSERT_TRUE(wide.ok()) << wide.status().message();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(Int64sOf((*wide)[0]), (std::vector<int64_t>{0, kMax, kMin, kMax, kMin, 2, -2, kMax}));
+
+  AttrBuilder to_uint8;
+  to_uint8.Int("to", static_cast<int64_t>(DataType::kUint8));
+  auto narrow = RunNode(NodeSpec("Cast", 13), to_uint8, {&x});
+  ASSERT_TRUE(narrow.ok()) << narrow.status().message();
+  const uint8_t* got = (*narrow)[0].data_as<uint8_t>();
+  EXPECT_EQ(std::vector<int>(got, got + 8), (std::vector<int>{0, 255, 0, 255, 0, 2, 0, 255}));
 }
 
 TEST(MathKernels, SqrtOfInt64IsUnsupported) {

@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "epctx/status.h"
@@ -88,12 +89,30 @@ inline Compute<T> Load(T v) {
   }
 }
 
+// A floating value as the integer type T. C++ leaves NaN and values outside T's range undefined
+// (and ONNX's Cast does not say what they become), so a model's data could reach undefined
+// behaviour through them: they saturate to T's limits instead, NaN becomes 0 (Rust's `as`
+// rule). Values in range truncate toward zero, as static_cast does.
+template <typename T, typename V>
+inline T SaturatingFloatToInt(V v) {
+  if (v != v) return T{0};
+  // The limits as V: the maximum may round up (2^63 for int64 in float), so >= saturates.
+  constexpr V kLowest = static_cast<V>(std::numeric_limits<T>::min());
+  constexpr V kHighest = static_cast<V>(std::numeric_limits<T>::max());
+  if (v <= kLowest) return std::numeric_limits<T>::min();
+  if (v >= kHighest) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
 template <typename T, typename V>
 inline T Store(V v) {
   if constexpr (std::is_same_v<T, Half>) {
     return FloatToHalf(static_cast<float>(v));
   } else if constexpr (std::is_same_v<T, BFloat16>) {
     return FloatToBFloat16(static_cast<float>(v));
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool> &&
+                       std::is_floating_point_v<V>) {
+    return SaturatingFloatToInt<T>(v);
   } else {
     return static_cast<T>(v);
   }
