@@ -113,6 +113,26 @@ onnx::InferenceFunction CheckWeightRank(WeightedOp op, onnx::InferenceFunction o
   };
 }
 
+// Recurrent layers: onnx 1.12's inference for RNN and LSTM 1-6 and GRU 3-6 (RNNShapeInference1)
+// reads the input's first two dims without checking its rank; an input of rank 1 read past the
+// end (SIGSEGV, found by tests/fuzz/run_fuzzer). Ours refuses an input whose rank is not 3, then
+// runs onnx's.
+constexpr const char* kRecurrentOps[] = {"RNN", "GRU", "LSTM"};
+
+onnx::InferenceFunction CheckRecurrentInputRank(const char* op,
+                                                onnx::InferenceFunction onnx_inference) {
+  return [op, onnx_inference](onnx::InferenceContext& ctx) {
+    if (onnx::hasInputShape(ctx, 0) && ctx.getInputType(0)->has_tensor_type()) {
+      const int rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+      if (rank != 3) {
+        fail_shape_inference(op, ": the input X has rank ", rank,
+                             "; it must be 3 ([seq_length, batch_size, input_size])");
+      }
+    }
+    if (onnx_inference) onnx_inference(ctx);
+  };
+}
+
 // Every version of `op` in the default domain. Schemas live in a static, non-const registry map;
 // the registry hands out const pointers.
 std::vector<onnx::OpSchema*> MutableSchemas(const char* op) {
@@ -135,6 +155,12 @@ void Install() {
     for (onnx::OpSchema* schema : MutableSchemas(op.op)) {
       schema->TypeAndShapeInferenceFunction(
           CheckWeightRank(op, schema->GetTypeAndShapeInferenceFunction()));
+    }
+  }
+  for (const char* op : kRecurrentOps) {
+    for (onnx::OpSchema* schema : MutableSchemas(op)) {
+      schema->TypeAndShapeInferenceFunction(
+          CheckRecurrentInputRank(op, schema->GetTypeAndShapeInferenceFunction()));
     }
   }
 }

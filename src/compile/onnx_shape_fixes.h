@@ -16,6 +16,9 @@ namespace epctx::compile {
 //    weight's dims and indexes the input's with them without checking the ranks (a weight of
 //    another rank crashed the process). Ours refuses a weight whose rank differs from the
 //    input's, then runs onnx's.
+//  - RNN, GRU and LSTM (every version): onnx 1.12's inference for the versions before 7 reads the
+//    input's first two dims without checking its rank (an input of rank 1 crashed the process).
+//    Ours refuses an input whose rank is not 3, then runs onnx's.
 // Idempotent and safe to call from several threads.
 void InstallShapeInferenceFixes();
 

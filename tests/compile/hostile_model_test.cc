@@ -223,6 +223,22 @@ TEST(HostileShapes, ConvolutionWeightOfAnotherRankInfersNothing) {
   EXPECT_EQ(OutputShape(*quantized), (std::vector<int64_t>{1, 1, -1}));
 }
 
+// Found by tests/fuzz/run_fuzzer (corpus/onnx_import/regression_lstm5_rank1_input): onnx 1.12's
+// inference of RNN, LSTM (versions 1-6) and GRU (3-6) read the input's first two dims without
+// checking its rank, and an input of rank 1 died with SIGSEGV. Now that node's inference fails.
+TEST(HostileShapes, RecurrentInputOfAnotherRankInfersNothing) {
+  for (const char* op : {"RNN", "GRU", "LSTM"}) {
+    const int gates = std::string(op) == "LSTM" ? 4 : std::string(op) == "GRU" ? 3 : 1;
+    auto imported = Import(Parse(fmt::format(
+        "<ir_version: 3, opset_import: [\"\" : 5]>\nagraph (float[2] x, float[1, {0}, 2] w, "
+        "float[1, {0}, 3] r) => (float[1, 1, N] y_h) {{\n  y, y_h = {1}<hidden_size = 3>(x, w, "
+        "r)\n}}\n",
+        3 * gates, op)));
+    ASSERT_TRUE(imported.ok()) << op << ": " << imported.status().ToString();
+    EXPECT_EQ(OutputShape(*imported), (std::vector<int64_t>{1, 1, -1})) << op;
+  }
+}
+
 TEST(StftShape, FramesAreCountedFromTheFrameLength) {
   auto onesided = Import(Parse(StftModel(", float[400] window", "signal, step, window", 1)));
   ASSERT_TRUE(onesided.ok()) << onesided.status().ToString();
