@@ -8,7 +8,7 @@
 #   4. runs every test with CTest,
 #   5. builds the blob-format tests and the libFuzzer targets with clang, ASan + UBSan
 #      (build-fuzz/), runs the format tests, then replays each seed corpus (tests/fuzz/corpus/,
-#      crash inputs found included) and fuzzes each target for FUZZ_SECONDS seconds (default 24),
+#      crash inputs found included) and fuzzes each target for FUZZ_SECONDS seconds (default 20),
 #   6. builds the stress test with ThreadSanitizer (build-tsan/) and runs it for STRESS_SECONDS
 #      (default 20).
 # The sanitizer builds use -O1 (-O0 for the kernel library's heaviest code, CMakeLists.txt): they
@@ -47,9 +47,9 @@ ctest --no-tests=error --test-dir build --output-on-failure -j"$JOBS" --timeout 
 step "sanitizer build, clang ASan + UBSan (build-fuzz/)"
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DEPCTX_FUZZ=ON -DEPCTX_BUILD_BENCH=OFF \
-  -DEPCTX_FUZZ_SECONDS="${FUZZ_SECONDS:-24}" >/dev/null
+  -DEPCTX_FUZZ_SECONDS="${FUZZ_SECONDS:-20}" >/dev/null
 cmake --build build-fuzz -j"$JOBS" --target format_tests \
-  blob_fuzzer context_model_fuzzer onnx_import_fuzzer tensor_file_fuzzer compile_fuzzer
+  blob_fuzzer context_model_fuzzer onnx_import_fuzzer tensor_file_fuzzer compile_fuzzer run_fuzzer
 
 step "blob format tests under ASan + UBSan"
 ctest --no-tests=error --test-dir build-fuzz --output-on-failure -j"$JOBS" -L format
