@@ -273,14 +273,16 @@ void BoundProgram::Prepare(const std::atomic<bool>& stop, std::atomic<size_t>& n
 
 class BoundProgram::RunContext final : public KernelContext {
  public:
+  // `shapes_as_declared`: the run's inputs have their declared shapes, so every value must too.
   RunContext(const BoundProgram& program, std::vector<Tensor>& values,
              std::vector<uint8_t>& heap_owned, std::span<std::byte> arena,
-             const RunControl& control)
+             const RunControl& control, bool shapes_as_declared)
       : program_(program),
         values_(values),
         heap_owned_(heap_owned),
         arena_(arena),
-        control_(control) {}
+        control_(control),
+        shapes_as_declared_(shapes_as_declared) {}
 
   void SetNode(const BoundNode* node) { node_ = node; }
 
@@ -300,6 +302,18 @@ class BoundProgram::RunContext final : public KernelContext {
     }
     size_t v = static_cast<size_t>(node_->outputs[index]);
     const Slot& slot = program_.slots_[v];
+    // Refused before any memory is taken rather than after the node ran (Run checks every output
+    // against its declaration): a forged program's attributes must not make a tensor of any size
+    // first (a Convolution of a forged blob asked for 4.8 GB).
+    if (shapes_as_declared_ && slot.kind == ValueKind::kTensor && !slot.optional &&
+        !program_.HasDeclaredShape(static_cast<int32_t>(v), shape)) {
+      std::vector<int64_t> declared(slot.shape.begin(), slot.shape.end());
+      return EPCTX_ERROR(
+          kInvalidArgument, "value '{}' is {} {}, but the program declares {} {}",
+          program_.program_->values()->Get(static_cast<uint32_t>(v))->name()->string_view(),
+          DataTypeName(type), ShapeToString(shape), DataTypeName(slot.dtype),
+          ShapeToString(declared));
+    }
     uint64_t bytes = 0;
     int64_t count = 1;
     bool fits = slot.arena_offset >= 0;
@@ -363,6 +377,7 @@ class BoundProgram::RunContext final : public KernelContext {
   std::vector<uint8_t>& heap_owned_;
   std::span<std::byte> arena_;
   const RunControl& control_;
+  const bool shapes_as_declared_;
   const BoundNode* node_ = nullptr;
 };
 
@@ -372,11 +387,15 @@ Status RunControl::CheckTerminate(std::string_view where) const {
 }
 
 bool BoundProgram::HasDeclaredShape(int32_t v, const Tensor& t) const {
+  return HasDeclaredShape(v, t.shape());
+}
+
+bool BoundProgram::HasDeclaredShape(int32_t v, std::span<const int64_t> shape) const {
   const Slot& slot = slots_[static_cast<size_t>(v)];
   if (!slot.shape_known) return true;
-  if (t.shape().size() != slot.shape.size()) return false;
+  if (shape.size() != slot.shape.size()) return false;
   for (size_t d = 0; d < slot.shape.size(); ++d) {
-    if (slot.shape[d] >= 0 && slot.shape[d] != t.shape()[d]) return false;
+    if (slot.shape[d] >= 0 && slot.shape[d] != shape[d]) return false;
   }
   return true;
 }
@@ -471,7 +490,7 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
   std::optional<ActiveObserverScope> scope;
   if (active.observer != nullptr) scope.emplace(active);
 
-  RunContext ctx(*this, values, heap_owned, arena, control);
+  RunContext ctx(*this, values, heap_owned, arena, control, shapes_as_declared);
   for (size_t k = 0; k < nodes_.size(); ++k) {
     const BoundNode& n = nodes_[k];
     if (control.terminated()) {

@@ -117,8 +117,9 @@ class BoundProgram {
   // kInvalidArgument when `t` is not of the kind (tensor, sequence, optional) and element type
   // value `v` declares.
   Status CheckKindAndType(int32_t v, const Tensor& t) const;
-  // Whether `t` has the rank and static dims value `v` declares.
+  // Whether `t` (a tensor of `shape`) has the rank and static dims value `v` declares.
   bool HasDeclaredShape(int32_t v, const Tensor& t) const;
+  bool HasDeclaredShape(int32_t v, std::span<const int64_t> shape) const;
   // kInvalidArgument when `t` is not of the type value `v` declares, or (with `check_shape`)
   // not of its shape.
   Status CheckDeclared(int32_t v, const Tensor& t, bool check_shape) const;

@@ -86,6 +86,29 @@ TEST(DeclaredTypes, NodeOutputOfAnotherShapeIsRefused) {
   EXPECT_THAT(out.status().message(), HasSubstr("but the program declares float32 [3]"));
 }
 
+// A node asking for an output of another shape than declared is refused before any memory is
+// taken: a forged program must not make a tensor of any size first.
+TEST(DeclaredTypes, OutputOfAnotherShapeIsRefusedBeforeItsMemoryIsTaken) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fb::Value>> values = {
+      fb::CreateValue(fbb, fbb.CreateString("shape"), static_cast<int32_t>(DataType::kInt64),
+                      fbb.CreateVector(std::vector<int64_t>{2})),
+      fb::CreateValue(fbb, fbb.CreateString("y"), static_cast<int32_t>(DataType::kFloat32),
+                      fbb.CreateVector(std::vector<int64_t>{2, 2}))};
+  const std::vector<uint8_t> bytes = OneNodeProgram(fbb, values, "ConstantOfShape", "fill");
+  auto shape = Tensor::Allocate(DataType::kInt64, {2});
+  ASSERT_TRUE(shape.ok());
+  shape->mutable_data_as<int64_t>()[0] = int64_t{1} << 30;  // 2^60 floats: no allocator has them
+  shape->mutable_data_as<int64_t>()[1] = int64_t{1} << 30;
+  auto out = RunRelu(bytes, *shape);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(
+      out.status().message(),
+      HasSubstr("ConstantOfShape node 'fill': value 'y' is float32 [1073741824,1073741824], "
+                "but the program declares float32 [2,2]"));
+}
+
 TEST(DeclaredTypes, UnknownDimsAcceptAnyExtent) {
   auto out = RunRelu(ReluProgram(DataType::kFloat32, {-1}), FloatPair());
   EXPECT_TRUE(out.ok()) << out.status().ToString();
