@@ -1,6 +1,7 @@
 // Fuzz target: a context blob as an attacker would forge it (every checksum recomputed, so the
 // input reaches the meaning-level checks), through the verifying reader, then every program of
-// every model bound to this build's kernels, as a session and `epctx verify` do.
+// every model bound to this build's kernels, as a session and `epctx verify` do, and each bound
+// program run once on zero inputs of its declared shapes, as a session's first run would.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include "format/blob_layout.h"
 #include "format/blob_reader.h"
 #include "program_generated.h"
+#include "util/aligned_buffer.h"
 #include "util/hash.h"
 #include "util/overflow.h"
 
@@ -89,6 +91,51 @@ void Resign(std::span<std::byte> blob) {
   std::memcpy(blob.data(), &h, sizeof h);
 }
 
+// Inputs and arenas larger than these are not made: the target is after wrong answers to
+// forged programs, not after the time large zero tensors take.
+constexpr int64_t kMaxInputElements = int64_t{1} << 16;
+constexpr uint64_t kMaxArenaBytes = uint64_t{256} << 20;
+
+// Runs `bound` (whose main program is `main`) once on zero tensors of the declared inputs, unknown
+// dims 1, loops capped.
+void RunOnZeros(const exec::BoundProgram& bound, const fb::Program& main) {
+  if (bound.arena_bytes() > kMaxArenaBytes || main.inputs() == nullptr) return;
+  std::vector<Tensor> inputs;
+  for (int32_t id : *main.inputs()) {
+    if (main.values() == nullptr || id < 0 || static_cast<uint32_t>(id) >= main.values()->size()) {
+      return;  // Bind refuses these; not this harness's business
+    }
+    const fb::Value& v = *main.values()->Get(static_cast<uint32_t>(id));
+    const auto dtype = static_cast<DataType>(v.dtype());
+    if (static_cast<ValueKind>(v.kind()) == ValueKind::kSequence) {
+      inputs.push_back(Tensor::Sequence(dtype, {}));
+      continue;
+    }
+    if (static_cast<ValueKind>(v.kind()) != ValueKind::kTensor || dtype == DataType::kString) {
+      return;
+    }
+    std::vector<int64_t> shape;
+    int64_t elements = 1;
+    if (v.shape() != nullptr) {
+      for (int64_t d : *v.shape()) {
+        d = d < 0 ? 1 : d;
+        if (d > kMaxInputElements || (elements *= d) > kMaxInputElements) return;
+        shape.push_back(d);
+      }
+    }
+    auto tensor = Tensor::Allocate(dtype, shape);
+    if (!tensor.ok()) return;
+    if (tensor->byte_size() > 0) std::memset(tensor->mutable_data(), 0, tensor->byte_size());
+    inputs.push_back(std::move(*tensor));
+  }
+  AlignedBuffer arena(static_cast<size_t>(bound.arena_bytes()),
+                      AlignedBuffer::Fill::kUninitialized);
+  if (!arena.valid()) return;
+  exec::RunControl control;
+  control.max_loop_iterations = 1000;
+  (void)bound.Run(inputs, std::span<std::byte>(arena.data(), bound.arena_bytes()), control);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -114,7 +161,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (uint32_t i = 0; i < model->programs()->size(); ++i) {
       programs.push_back(view->GetProgram(*model, i));
     }
-    (void)exec::BoundProgram::Bind(programs, 0, weights, 1);
+    auto bound = exec::BoundProgram::Bind(programs, 0, weights, 1);
+    if (bound.ok() && !programs.empty() && programs[0] != nullptr)
+      RunOnZeros(**bound, *programs[0]);
   }
   return 0;
 }
