@@ -307,12 +307,7 @@ class BoundProgram::RunContext final : public KernelContext {
     // first (a Convolution of a forged blob asked for 4.8 GB).
     if (shapes_as_declared_ && slot.kind == ValueKind::kTensor && !slot.optional &&
         !program_.HasDeclaredShape(static_cast<int32_t>(v), shape)) {
-      std::vector<int64_t> declared(slot.shape.begin(), slot.shape.end());
-      return EPCTX_ERROR(
-          kInvalidArgument, "value '{}' is {} {}, but the program declares {} {}",
-          program_.program_->values()->Get(static_cast<uint32_t>(v))->name()->string_view(),
-          DataTypeName(type), ShapeToString(shape), DataTypeName(slot.dtype),
-          ShapeToString(declared));
+      return program_.DeclarationMismatch(static_cast<int32_t>(v), type, shape);
     }
     uint64_t bytes = 0;
     int64_t count = 1;
@@ -443,10 +438,16 @@ Status BoundProgram::CheckDeclared(int32_t v, const Tensor& t, bool check_shape)
   }
   const bool type_fits = TypeFits(slot.dtype, t.dtype());
   if (type_fits && (!check_shape || HasDeclaredShape(v, t))) return Status::Ok();
+  return DeclarationMismatch(v, t.dtype(), t.shape());
+}
+
+Status BoundProgram::DeclarationMismatch(int32_t v, DataType type,
+                                         const std::vector<int64_t>& shape) const {
+  const Slot& slot = slots_[static_cast<size_t>(v)];
   std::vector<int64_t> declared(slot.shape.begin(), slot.shape.end());
   return EPCTX_ERROR(kInvalidArgument, "value '{}' is {} {}, but the program declares {} {}",
                      program_->values()->Get(static_cast<uint32_t>(v))->name()->string_view(),
-                     DataTypeName(t.dtype()), ShapeToString(t.shape()), DataTypeName(slot.dtype),
+                     DataTypeName(type), ShapeToString(shape), DataTypeName(slot.dtype),
                      slot.shape_known ? ShapeToString(declared) : "of any shape");
 }
 

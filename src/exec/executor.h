@@ -123,6 +123,8 @@ class BoundProgram {
   // kInvalidArgument when `t` is not of the type value `v` declares, or (with `check_shape`)
   // not of its shape.
   Status CheckDeclared(int32_t v, const Tensor& t, bool check_shape) const;
+  // The kInvalidArgument error for value `v` found (or asked for) as `type` `shape`.
+  Status DeclarationMismatch(int32_t v, DataType type, const std::vector<int64_t>& shape) const;
   struct BoundNode {
     std::unique_ptr<Kernel> kernel;
     std::vector<int32_t> inputs;
