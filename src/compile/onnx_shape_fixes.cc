@@ -4,6 +4,7 @@
 #include <onnx/defs/shape_inference.h>
 
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -97,20 +98,20 @@ struct WeightedOp {
 constexpr WeightedOp kWeightedOps[] = {
     {"Conv", 1}, {"ConvInteger", 1}, {"QLinearConv", 3}, {"ConvTranspose", 1}};
 
-onnx::InferenceFunction CheckWeightRank(WeightedOp op, onnx::InferenceFunction onnx_inference) {
-  return [op, onnx_inference](onnx::InferenceContext& ctx) {
-    const size_t w = static_cast<size_t>(op.weight_input);
-    if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, w) &&
-        ctx.getInputType(0)->has_tensor_type() && ctx.getInputType(w)->has_tensor_type()) {
-      const int x_rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
-      const int w_rank = ctx.getInputType(w)->tensor_type().shape().dim_size();
-      if (x_rank != w_rank) {
-        fail_shape_inference(op.op, ": the weight has rank ", w_rank, ", the input ", x_rank,
-                             "; they must be equal");
-      }
+// A check that fails the node's inference (fail_shape_inference) before onnx's runs.
+using Precheck = std::function<void(onnx::InferenceContext&)>;
+
+void CheckWeightRank(WeightedOp op, onnx::InferenceContext& ctx) {
+  const size_t w = static_cast<size_t>(op.weight_input);
+  if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, w) &&
+      ctx.getInputType(0)->has_tensor_type() && ctx.getInputType(w)->has_tensor_type()) {
+    const int x_rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+    const int w_rank = ctx.getInputType(w)->tensor_type().shape().dim_size();
+    if (x_rank != w_rank) {
+      fail_shape_inference(op.op, ": the weight has rank ", w_rank, ", the input ", x_rank,
+                           "; they must be equal");
     }
-    if (onnx_inference) onnx_inference(ctx);
-  };
+  }
 }
 
 // Recurrent layers: onnx 1.12's inference for RNN and LSTM 1-6 and GRU 3-6 (RNNShapeInference1)
@@ -119,18 +120,14 @@ onnx::InferenceFunction CheckWeightRank(WeightedOp op, onnx::InferenceFunction o
 // runs onnx's.
 constexpr const char* kRecurrentOps[] = {"RNN", "GRU", "LSTM"};
 
-onnx::InferenceFunction CheckRecurrentInputRank(const char* op,
-                                                onnx::InferenceFunction onnx_inference) {
-  return [op, onnx_inference](onnx::InferenceContext& ctx) {
-    if (onnx::hasInputShape(ctx, 0) && ctx.getInputType(0)->has_tensor_type()) {
-      const int rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
-      if (rank != 3) {
-        fail_shape_inference(op, ": the input X has rank ", rank,
-                             "; it must be 3 ([seq_length, batch_size, input_size])");
-      }
+void CheckRecurrentInputRank(const char* op, onnx::InferenceContext& ctx) {
+  if (onnx::hasInputShape(ctx, 0) && ctx.getInputType(0)->has_tensor_type()) {
+    const int rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+    if (rank != 3) {
+      fail_shape_inference(op, ": the input X has rank ", rank,
+                           "; it must be 3 ([seq_length, batch_size, input_size])");
     }
-    if (onnx_inference) onnx_inference(ctx);
-  };
+  }
 }
 
 // Every version of `op` in the default domain. Schemas live in a static, non-const registry map;
@@ -147,21 +144,26 @@ std::vector<onnx::OpSchema*> MutableSchemas(const char* op) {
   return schemas;
 }
 
+// Every version of `op` runs `check` before its own inference.
+void GuardInference(const char* op, const Precheck& check) {
+  for (onnx::OpSchema* schema : MutableSchemas(op)) {
+    onnx::InferenceFunction onnx_inference = schema->GetTypeAndShapeInferenceFunction();
+    schema->TypeAndShapeInferenceFunction([check, onnx_inference](onnx::InferenceContext& ctx) {
+      check(ctx);
+      if (onnx_inference) onnx_inference(ctx);
+    });
+  }
+}
+
 void Install() {
   for (onnx::OpSchema* stft : MutableSchemas("STFT")) {
     if (stft->SinceVersion() == 17) stft->TypeAndShapeInferenceFunction(InferStft);
   }
   for (const WeightedOp& op : kWeightedOps) {
-    for (onnx::OpSchema* schema : MutableSchemas(op.op)) {
-      schema->TypeAndShapeInferenceFunction(
-          CheckWeightRank(op, schema->GetTypeAndShapeInferenceFunction()));
-    }
+    GuardInference(op.op, [op](onnx::InferenceContext& ctx) { CheckWeightRank(op, ctx); });
   }
   for (const char* op : kRecurrentOps) {
-    for (onnx::OpSchema* schema : MutableSchemas(op)) {
-      schema->TypeAndShapeInferenceFunction(
-          CheckRecurrentInputRank(op, schema->GetTypeAndShapeInferenceFunction()));
-    }
+    GuardInference(op, [op](onnx::InferenceContext& ctx) { CheckRecurrentInputRank(op, ctx); });
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "util/aligned_buffer.h"
 #include "util/hash.h"
 #include "util/overflow.h"
+#include "zero_input.h"
 
 namespace {
 
@@ -91,13 +93,11 @@ void Resign(std::span<std::byte> blob) {
   std::memcpy(blob.data(), &h, sizeof h);
 }
 
-// Inputs and arenas larger than these are not made: the target is after wrong answers to
-// forged programs, not after the time large zero tensors take.
-constexpr int64_t kMaxInputElements = int64_t{1} << 16;
+// Arenas larger than this are not made (nor large inputs, zero_input.h).
 constexpr uint64_t kMaxArenaBytes = uint64_t{256} << 20;
 
-// Runs `bound` (whose main program is `main`) once on zero tensors of the declared inputs, unknown
-// dims 1, loops capped.
+// Runs `bound` (whose main program is `main`) once on zero inputs of its declarations, loops
+// capped.
 void RunOnZeros(const exec::BoundProgram& bound, const fb::Program& main) {
   if (bound.arena_bytes() > kMaxArenaBytes || main.inputs() == nullptr) return;
   std::vector<Tensor> inputs;
@@ -106,27 +106,12 @@ void RunOnZeros(const exec::BoundProgram& bound, const fb::Program& main) {
       return;  // Bind refuses these; not this harness's business
     }
     const fb::Value& v = *main.values()->Get(static_cast<uint32_t>(id));
-    const auto dtype = static_cast<DataType>(v.dtype());
-    if (static_cast<ValueKind>(v.kind()) == ValueKind::kSequence) {
-      inputs.push_back(Tensor::Sequence(dtype, {}));
-      continue;
-    }
-    if (static_cast<ValueKind>(v.kind()) != ValueKind::kTensor || dtype == DataType::kString) {
-      return;
-    }
-    std::vector<int64_t> shape;
-    int64_t elements = 1;
-    if (v.shape() != nullptr) {
-      for (int64_t d : *v.shape()) {
-        d = d < 0 ? 1 : d;
-        if (d > kMaxInputElements || (elements *= d) > kMaxInputElements) return;
-        shape.push_back(d);
-      }
-    }
-    auto tensor = Tensor::Allocate(dtype, shape);
-    if (!tensor.ok()) return;
-    if (tensor->byte_size() > 0) std::memset(tensor->mutable_data(), 0, tensor->byte_size());
-    inputs.push_back(std::move(*tensor));
+    std::span<const int64_t> shape;
+    if (v.shape() != nullptr) shape = {v.shape()->data(), v.shape()->size()};
+    std::optional<Tensor> zero =
+        fuzz::ZeroInput(static_cast<ValueKind>(v.kind()), static_cast<DataType>(v.dtype()), shape);
+    if (!zero) return;
+    inputs.push_back(std::move(*zero));
   }
   AlignedBuffer arena(static_cast<size_t>(bound.arena_bytes()),
                       AlignedBuffer::Fill::kUninitialized);

@@ -4,19 +4,12 @@
 // indices, shapes, counts and axes read from the model's data at run time.
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
+#include <optional>
 #include <span>
 #include <unordered_map>
 
 #include "epctx/session.h"
-
-namespace {
-
-// Inputs larger than this are not made: the target is after wrong answers to bad data, not
-// after the time a large zero tensor takes.
-constexpr int64_t kMaxInputElements = int64_t{1} << 16;
-
-}  // namespace
+#include "zero_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace epctx;
@@ -29,23 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!session.ok()) return 0;
   std::unordered_map<std::string, Tensor> inputs;
   for (const ValueInfo& v : (*session)->inputs()) {
-    if (v.kind == ValueKind::kSequence) {
-      inputs.emplace(v.name, Tensor::Sequence(v.dtype, {}));
-      continue;
-    }
-    if (v.kind != ValueKind::kTensor || v.dtype == DataType::kString) return 0;
-    std::vector<int64_t> shape = v.shape;
-    int64_t elements = 1;
-    for (int64_t& d : shape) {
-      if (d < 0) d = 1;
-      if (d > kMaxInputElements) return 0;
-      elements *= d;
-      if (elements > kMaxInputElements) return 0;
-    }
-    auto tensor = Tensor::Allocate(v.dtype, shape);
-    if (!tensor.ok()) return 0;
-    if (tensor->byte_size() > 0) std::memset(tensor->mutable_data(), 0, tensor->byte_size());
-    inputs.emplace(v.name, std::move(*tensor));
+    std::optional<Tensor> zero = fuzz::ZeroInput(v.kind, v.dtype, v.shape);
+    if (!zero) return 0;
+    inputs.emplace(v.name, std::move(*zero));
   }
   (void)(*session)->Run(inputs);
   return 0;
