@@ -60,6 +60,28 @@ TEST(MathKernels, PowFloatBaseInt64Exponent) {
   EXPECT_EQ(FloatsOf((*out)[0]), (std::vector<float>{4, 9, 0.25f}));
 }
 
+// The base takes the types of Pow's constraint T (float types, int32, int64); the exponent any
+// numeric type.
+TEST(MathKernels, PowBaseOutsideItsTypeConstraintIsRefused) {
+  AttrBuilder none;
+  const uint8_t small[2] = {2, 3};
+  Tensor u8 = MakeTensor(DataType::kUint8, {2}, small);
+  const int32_t wide[2] = {2, 3};
+  Tensor i32 = MakeTensor(DataType::kInt32, {2}, wide);
+  for (bool describe : {true, false}) {  // found at creation, or at run time
+    NodeSpec spec("Pow", 15);
+    spec.describe_inputs = describe;
+    ExpectError(RunNode(spec, none, {&u8, &i32}).status(), StatusCode::kUnsupported,
+                "type uint8 is not supported");
+  }
+  auto out = RunNode(NodeSpec("Pow", 15), none, {&i32, &u8});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const Tensor& y = (*out)[0];
+  ASSERT_EQ(y.dtype(), DataType::kInt32);
+  EXPECT_EQ(std::vector<int32_t>(y.data_as<int32_t>(), y.data_as<int32_t>() + 2),
+            (std::vector<int32_t>{4, 27}));
+}
+
 TEST(MathKernels, WhereBroadcastsThreeInputs) {
   AttrBuilder none;
   const bool cond[2] = {true, false};

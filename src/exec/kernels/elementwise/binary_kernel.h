@@ -159,8 +159,9 @@ enum class BinaryBroadcast {
 struct BinaryOpTraits {
   // The types input A takes, and B.
   static constexpr TypeSet kTypes = TypeSet::kNumeric;
-  // B may have another type of kTypes than A (Pow's exponent); else A and B have one type.
+  // B may have another type than A, one of kTypesB (Pow's exponent); else A and B have one type.
   static constexpr bool kMixedTypes = false;
+  static constexpr TypeSet kTypesB = TypeSet::kNumeric;
   // The output is bool (the comparisons); else it has A's type.
   static constexpr bool kBoolOut = false;
   // The inputs' names in the op's ONNX signature, for messages.
@@ -217,7 +218,7 @@ class BinaryKernel final : public Kernel {
     }
     if (ta != DataType::kUndefined) EPCTX_RETURN_IF_ERROR(ExpectTypeIn<Op::kTypes>(ta));
     if (Op::kMixedTypes && tb != DataType::kUndefined) {
-      EPCTX_RETURN_IF_ERROR(ExpectTypeIn<Op::kTypes>(tb));
+      EPCTX_RETURN_IF_ERROR(ExpectTypeIn<Op::kTypesB>(tb));
     }
     return Status::Ok();
   }
@@ -266,7 +267,7 @@ class BinaryKernel final : public Kernel {
       } else if constexpr (Op::kMixedTypes) {
         return Visit(b.dtype(), [&](auto tb) -> Status {
           using TB = typename decltype(tb)::type;
-          if constexpr (kInSet<Op::kTypes, TB>) {
+          if constexpr (kInSet<Op::kTypesB, TB>) {
             return ComputeTyped<TA, TB>(ctx, a, b, std::move(shape));
           } else {
             return UnsupportedType(b.dtype());

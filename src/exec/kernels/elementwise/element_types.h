@@ -124,17 +124,20 @@ inline constexpr bool kIsFloat =
 template <typename T>
 inline constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-enum class TypeSet { kFloat, kSigned, kNumeric, kAll, kBool, kUnsignedInt, kInt };
+// kFloatOrWideInt: the float types, int32 and int64 (Pow's base).
+enum class TypeSet { kFloat, kSigned, kNumeric, kAll, kBool, kUnsignedInt, kInt, kFloatOrWideInt };
 
 template <TypeSet S, typename T>
-inline constexpr bool kInSet = S == TypeSet::kFloat ? kIsFloat<T>
-                               : S == TypeSet::kSigned
-                                   ? kIsFloat<T> || (kIsInt<T> && std::is_signed_v<T>)
-                               : S == TypeSet::kNumeric ? kIsFloat<T> || kIsInt<T>
-                               : S == TypeSet::kAll     ? true
-                               : S == TypeSet::kBool    ? std::is_same_v<T, bool>
-                               : S == TypeSet::kInt     ? kIsInt<T>
-                                                        : kIsInt<T>&& std::is_unsigned_v<T>;
+inline constexpr bool kInSet =
+    S == TypeSet::kFloat     ? kIsFloat<T>
+    : S == TypeSet::kSigned  ? kIsFloat<T> || (kIsInt<T> && std::is_signed_v<T>)
+    : S == TypeSet::kNumeric ? kIsFloat<T> || kIsInt<T>
+    : S == TypeSet::kAll     ? true
+    : S == TypeSet::kBool    ? std::is_same_v<T, bool>
+    : S == TypeSet::kInt     ? kIsInt<T>
+    : S == TypeSet::kFloatOrWideInt
+        ? kIsFloat<T> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>
+        : kIsInt<T>&& std::is_unsigned_v<T>;
 
 inline Status UnsupportedType(DataType t) {
   return EPCTX_ERROR(kUnsupported, "type {} is not supported", DataTypeName(t));
