@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "compile/onnx_import.h"
 #include "compile/passes/passes.h"
 #include "compile/symbolic/symbolic_shapes.h"
@@ -14,7 +16,7 @@ namespace epctx::compile {
 namespace {
 
 std::string ModelPath(const std::string& name) {
-  return std::string(EPCTX_TEST_MODELS_DIR) + "/" + name + ".onnx";
+  return fmt::format("{}/{}.onnx", EPCTX_TEST_MODELS_DIR, name);
 }
 
 struct TransformerCase {

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "epctx/compiler.h"
 #include "loader/loader_test_helpers.h"
 
@@ -28,7 +30,7 @@ TEST(EngineOptions, UnknownKeyListsEveryKnownKey) {
   auto parsed = loader::ParseEngineOptions(o);
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().message(),
-            std::string("unknown option \"ep.context_enabel\" (known: ") + kAllKeys + ")");
+            fmt::format("unknown option \"ep.context_enabel\" (known: {})", kAllKeys));
 }
 
 TEST(EngineOptions, CompileKeysLandInTheCompileOptions) {

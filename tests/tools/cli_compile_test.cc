@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "tools/tools_test_helpers.h"
 
 namespace epctx {
@@ -16,7 +18,7 @@ using tools_testing::RunCli;
 using tools_testing::TempDir;
 
 std::string Model(const std::string& name) {
-  return std::string(EPCTX_TEST_MODELS_DIR) + "/" + name + ".onnx";
+  return fmt::format("{}/{}.onnx", EPCTX_TEST_MODELS_DIR, name);
 }
 
 TEST(CliCompileTest, SeveralModelsShareOneBlob) {
