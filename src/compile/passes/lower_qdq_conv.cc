@@ -61,8 +61,8 @@ std::optional<std::vector<float>> MatchBias(const IrGraph& g, const std::vector<
   return out;
 }
 
-std::optional<QdqConv> Match(const IrGraph& g, const std::vector<int>& producer,
-                             const IrNode& conv) {
+std::optional<QdqConv> MatchQdqConv(const IrGraph& g, const std::vector<int>& producer,
+                                    const IrNode& conv) {
   if (!conv.domain.empty() || conv.op_type != "Conv" || conv.inputs.size() < 2 ||
       conv.inputs.size() > 3 || conv.outputs.size() != 1) {
     return std::nullopt;
@@ -129,7 +129,7 @@ Result<PassStats> LowerQdqConvsToInteger(IrGraph& graph) {
   const std::vector<int> producer = Producers(graph);
   std::vector<std::optional<QdqConv>> matches(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    matches[i] = Match(graph, producer, graph.nodes[i]);
+    matches[i] = MatchQdqConv(graph, producer, graph.nodes[i]);
   }
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     if (!matches[i]) continue;

@@ -16,8 +16,8 @@ struct QdqMatMul {
   qdq::QuantizedWeight w;  // [K, N]; scale per tensor or per column
 };
 
-std::optional<QdqMatMul> Match(const IrGraph& g, const std::vector<int>& producer,
-                               const IrNode& mm) {
+std::optional<QdqMatMul> MatchQdqMatMul(const IrGraph& g, const std::vector<int>& producer,
+                                        const IrNode& mm) {
   if (!mm.domain.empty() || mm.op_type != "MatMul" || mm.inputs.size() != 2 ||
       mm.outputs.size() != 1) {
     return std::nullopt;
@@ -70,7 +70,7 @@ Result<PassStats> LowerQdqMatMulsToInteger(IrGraph& graph) {
   const std::vector<int> producer = Producers(graph);
   std::vector<std::optional<QdqMatMul>> matches(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    matches[i] = Match(graph, producer, graph.nodes[i]);
+    matches[i] = MatchQdqMatMul(graph, producer, graph.nodes[i]);
   }
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     if (!matches[i]) continue;

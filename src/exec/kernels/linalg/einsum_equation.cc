@@ -11,13 +11,13 @@ namespace epctx::exec::kernels {
 namespace {
 
 // One term's letters, with the position of its ellipsis (-1 when it has none).
-struct Term {
+struct ParsedTerm {
   std::vector<int> letters;
   int ellipsis_at = -1;
 };
 
-Result<Term> ParseTerm(std::string_view s, std::string_view equation) {
-  Term t;
+Result<ParsedTerm> ParseTerm(std::string_view s, std::string_view equation) {
+  ParsedTerm t;
   for (size_t i = 0; i < s.size();) {
     if (s.substr(i, 3) == "...") {
       if (t.ellipsis_at >= 0) {
@@ -62,9 +62,9 @@ Result<EinsumEquation> ParseEinsum(std::string_view equation,
   }
   EinsumEquation e;
   int ellipsis_rank = 0;
-  std::vector<Term> parsed;
+  std::vector<ParsedTerm> parsed;
   for (size_t i = 0; i < terms.size(); ++i) {
-    EPCTX_ASSIGN_OR_RETURN(Term t, ParseTerm(terms[i], equation));
+    EPCTX_ASSIGN_OR_RETURN(ParsedTerm t, ParseTerm(terms[i], equation));
     const int rank = static_cast<int>(shapes[i].size());
     const int letters = static_cast<int>(t.letters.size());
     if (t.ellipsis_at < 0 ? rank != letters : rank < letters) {
@@ -77,7 +77,7 @@ Result<EinsumEquation> ParseEinsum(std::string_view equation,
   }
   std::map<int, int> counts;
   for (size_t i = 0; i < parsed.size(); ++i) {
-    const Term& t = parsed[i];
+    const ParsedTerm& t = parsed[i];
     const int rank = static_cast<int>(shapes[i].size());
     const int covered = t.ellipsis_at < 0 ? 0 : rank - static_cast<int>(t.letters.size());
     std::vector<int> labels;
@@ -117,7 +117,7 @@ Result<EinsumEquation> ParseEinsum(std::string_view equation,
     }
     return e;
   }
-  EPCTX_ASSIGN_OR_RETURN(Term out, ParseTerm(eq.substr(arrow + 2), equation));
+  EPCTX_ASSIGN_OR_RETURN(ParsedTerm out, ParseTerm(eq.substr(arrow + 2), equation));
   for (int j = 0; j <= static_cast<int>(out.letters.size()); ++j) {
     if (j == out.ellipsis_at) {
       for (int k = 0; k < ellipsis_rank; ++k) e.output.push_back(kEllipsisLabel + k);
