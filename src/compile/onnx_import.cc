@@ -8,7 +8,9 @@
 #include <climits>
 #include <unordered_map>
 
+#include "compile/contrib/contrib_schemas.h"
 #include "compile/function_inliner.h"
+#include "compile/onnx_inference_scope.h"
 #include "compile/onnx_precheck.h"
 #include "compile/onnx_shape_fixes.h"
 #include "compile/onnx_tensor.h"
@@ -16,6 +18,7 @@
 #include "exec/kernel.h"
 #include "util/file.h"
 #include "util/hash.h"
+#include "util/logging.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
@@ -37,6 +40,13 @@ Status RunChecker(const onnx::ModelProto& model, const std::string& name) {
 Status RunShapeInference(onnx::ModelProto& model, const std::string& name) {
   InstallShapeInferenceFixes();
   try {
+    OnnxInferenceScope scope(model);
+    if (scope.set_aside() > 0) {
+      Logger().debug(
+          "'{}': {} nodes get no onnx shape inference (first operator onnx does not "
+          "know: {})",
+          name, scope.set_aside(), scope.first_unknown_op());
+    }
     onnx::ShapeInferenceOptions options{/*check_type=*/false, /*error_mode=*/0,
                                         /*enable_data_propagation=*/true};
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
@@ -463,6 +473,7 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
   }
   // Before onnx::checker and shape inference, which would crash on some of what it refuses.
   EPCTX_RETURN_IF_ERROR(PrecheckModel(*model, name));
+  RegisterContribSchemas();
   if (model->functions_size() > 0) {
     return EPCTX_ERROR(kUnsupported,
                        "'{}': model-local functions are not supported (function '{}')", name,

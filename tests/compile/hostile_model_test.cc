@@ -239,6 +239,26 @@ TEST(HostileShapes, RecurrentInputOfAnotherRankInfersNothing) {
   }
 }
 
+// Found on a Llama-style graph whose MatMuls are com.microsoft MatMulNBits: onnx 1.12 gives the
+// output of an operator it has no schema for no type, and the inference of a Shape two nodes
+// later read that missing type (SIGSEGV). Such operators and every node after them get no onnx
+// inference; the import goes on, and the values keep what the model declares.
+TEST(HostileShapes, ShapeChainAfterAnOperatorOnnxDoesNotKnowImports) {
+  for (const char* between : {"Transpose", "Reshape", "Relu"}) {
+    const std::string reshape_to = std::string(between) == "Reshape" ? ", target" : "";
+    auto imported = Import(Parse(
+        fmt::format("<ir_version: 8, opset_import: [\"\" : 17, \"ai.example\" : 1]>\n"
+                    "agraph (float[2, 3] x) => (int64[2] s) <int64[2] target = {{3, 2}}>\n{{\n"
+                    "  y = ai.example.Mystery(x)\n  z = {}(y{})\n  s = Shape(z)\n}}\n",
+                    between, reshape_to)));
+    ASSERT_TRUE(imported.ok()) << between << ": " << imported.status().ToString();
+    ASSERT_EQ(imported->graph.nodes.size(), 3u) << between;
+    EXPECT_EQ(imported->graph.nodes[0].op_type, "Mystery");
+    EXPECT_EQ(imported->graph.nodes[0].domain, "ai.example");
+    EXPECT_EQ(OutputShape(*imported), (std::vector<int64_t>{2})) << between;
+  }
+}
+
 TEST(StftShape, FramesAreCountedFromTheFrameLength) {
   auto onesided = Import(Parse(StftModel(", float[400] window", "signal, step, window", 1)));
   ASSERT_TRUE(onesided.ok()) << onesided.status().ToString();

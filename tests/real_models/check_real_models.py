@@ -8,7 +8,8 @@ usage: check_real_models.py --epctx BIN --work DIR [--list JSON] [--models a,b]
 --list names another list in the same form (default: models.json beside this script). An entry
 with "generate" instead of "package" names a script of this repository (relative to its root) that
 writes the model into a folder given as --out; "atol"/"rtol" in an entry replace the defaults, with
-the reason in "tolerance"; "expect_ops" ({op: count}, op as `epctx inspect` names it) is checked
+the reason in "tolerance"; "values" ({input: [numbers]}, one per element) replaces an input's
+generated contents (float inputs are uniform in [-1, 1), integer ones int64_value); "expect_ops" ({op: count}, op as `epctx inspect` names it) is checked
 against the compiled program, so that a model keeps running on the kernels it is there to test.
 
 Into DIR: the packages (`npm pack`, kept between runs), onnxruntime-node 1.30.0 (installed with
@@ -118,7 +119,8 @@ def check(args, ort_module, m, generated):
     """Rows of (model, output, max abs diff, verdict) for one model; raises on a failed step."""
     model = generate(args.work, m, generated) if "generate" in m else fetch(args.work, m)
     out = os.path.join(args.work, "runs", m["name"])
-    spec = json.dumps({"inputs": m["inputs"], "int64_value": m.get("int64_value", 0)})
+    spec = json.dumps({"inputs": m["inputs"], "int64_value": m.get("int64_value", 0),
+                       "values": m.get("values", {})})
     code, text = run(["node", os.path.join(HERE, "ort_reference.js"), ort_module, model, out, spec])
     if code != 0:
         raise RuntimeError(f"ONNX Runtime failed: {text.strip()}")

@@ -1,0 +1,28 @@
+#include "compile/contrib/schema_helpers.h"
+
+namespace epctx::compile::contrib {
+
+void RegisterOne(onnx::OpSchema schema) {
+  onnx::RegisterSchema(std::move(schema));
+}
+
+void PropagateTypeAndShape(onnx::InferenceContext& ctx, size_t input, size_t output) {
+  if (ctx.getNumInputs() <= input || ctx.getInputType(input) == nullptr ||
+      ctx.getNumOutputs() <= output) {
+    return;
+  }
+  onnx::propagateElemTypeFromInputToOutput(ctx, input, output);
+  if (onnx::hasInputShape(ctx, input)) onnx::propagateShapeFromInputToOutput(ctx, input, output);
+}
+
+void ShapeWithLastDim(onnx::InferenceContext& ctx, size_t input, size_t output, int64_t last) {
+  if (!onnx::hasInputShape(ctx, input)) return;
+  const onnx::TensorShapeProto& in = onnx::getInputShape(ctx, input);
+  if (in.dim_size() == 0) fail_shape_inference("input ", input, " must have rank 1 or more");
+  onnx::TensorShapeProto out = in;
+  out.mutable_dim(out.dim_size() - 1)->clear_dim_param();
+  out.mutable_dim(out.dim_size() - 1)->set_dim_value(last);
+  onnx::updateOutputShape(ctx, output, out);
+}
+
+}  // namespace epctx::compile::contrib

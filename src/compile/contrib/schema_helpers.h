@@ -1,0 +1,21 @@
+// What the contrib schema files share: registration of one schema, and the few inference steps
+// their functions are made of.
+#pragma once
+
+#include <onnx/defs/schema.h>
+#include <onnx/defs/shape_inference.h>
+
+#include <cstdint>
+
+namespace epctx::compile::contrib {
+
+// Registers `schema` (its name, domain and version set) with onnx's registry.
+void RegisterOne(onnx::OpSchema schema);
+
+// Output `output` takes input `input`'s element type and, when known, its shape.
+void PropagateTypeAndShape(onnx::InferenceContext& ctx, size_t input, size_t output);
+
+// The input's shape with its last dim replaced by `last` (a matrix product's output).
+void ShapeWithLastDim(onnx::InferenceContext& ctx, size_t input, size_t output, int64_t last);
+
+}  // namespace epctx::compile::contrib
