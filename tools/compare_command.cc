@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -22,14 +23,39 @@ struct CompareArgs {
   double atol = 0;
 };
 
+// An IEEE half (float16) or bfloat16 as a double.
+double HalfToDouble(uint16_t h) {
+  const int sign = h >> 15, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  double v;
+  if (exponent == 0) {
+    v = std::ldexp(mantissa, -24);
+  } else if (exponent == 31) {
+    v = mantissa != 0 ? NAN : INFINITY;
+  } else {
+    v = std::ldexp(mantissa + 1024, exponent - 25);
+  }
+  return sign ? -v : v;
+}
+double BFloat16ToDouble(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
 template <typename T>
+double AsDouble(T v) {
+  return static_cast<double>(v);
+}
+
+template <typename T, double (*kToDouble)(T) = AsDouble<T>>
 Status CompareValues(const Tensor& a, const Tensor& b, const CompareArgs& args) {
   const T* x = a.data_as<T>();
   const T* y = b.data_as<T>();
   double max_abs = 0, max_ref = 0, max_rel = 0;
   int64_t mismatches = 0, worst = -1;
   for (int64_t i = 0; i < b.element_count(); ++i) {
-    double xi = static_cast<double>(x[i]), yi = static_cast<double>(y[i]);
+    double xi = kToDouble(x[i]), yi = kToDouble(y[i]);
     double diff = std::fabs(xi - yi);
     if (std::isnan(diff)) diff = INFINITY;
     if (diff > args.atol + args.rtol * std::fabs(yi)) {
@@ -68,6 +94,10 @@ Status RunCompare(const CompareArgs& args) {
       return CompareValues<float>(a, b, args);
     case DataType::kFloat64:
       return CompareValues<double>(a, b, args);
+    case DataType::kFloat16:
+      return CompareValues<uint16_t, HalfToDouble>(a, b, args);
+    case DataType::kBFloat16:
+      return CompareValues<uint16_t, BFloat16ToDouble>(a, b, args);
     case DataType::kInt64:
       return CompareValues<int64_t>(a, b, args);
     case DataType::kInt32:

@@ -38,6 +38,9 @@ std::vector<std::string> PackLayoutDescriptions() {
       fmt::format("{} onednn: the layout oneDNN {} picks for the primitive that reads it "
                   "(Conv filters), described by the node's weights_format",
                   static_cast<int>(PackLayout::kOneDnn), EPCTX_DNNL_VERSION),
+      fmt::format("{} nbits-codes: MatMulNBits int4 codes, each 16 bytes holding codes j and "
+                  "j + 16 of a group of 32 (int8 codes as code - 128)",
+                  static_cast<int>(PackLayout::kNBitsCodes)),
   };
 }
 

@@ -37,6 +37,12 @@ template std::shared_ptr<ConstantData> ConstantData::FromVector<int64_t>(DataTyp
 template std::shared_ptr<ConstantData> ConstantData::FromVector<int32_t>(DataType,
                                                                          std::vector<int64_t>,
                                                                          std::vector<int32_t>);
+template std::shared_ptr<ConstantData> ConstantData::FromVector<uint8_t>(DataType,
+                                                                         std::vector<int64_t>,
+                                                                         std::vector<uint8_t>);
+template std::shared_ptr<ConstantData> ConstantData::FromVector<int8_t>(DataType,
+                                                                        std::vector<int64_t>,
+                                                                        std::vector<int8_t>);
 template std::shared_ptr<ConstantData> ConstantData::FromVector<std::byte>(DataType,
                                                                            std::vector<int64_t>,
                                                                            std::vector<std::byte>);

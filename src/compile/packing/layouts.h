@@ -14,6 +14,7 @@ enum class PackLayout : uint32_t {
   kGemmBTransposed = 2,  // Gemm B as [N, K] (transB=1), alpha folded in
   kOneDnn = 3,           // the layout a oneDNN primitive reads; the node's `weights_format`
                          // attribute describes it (exec/kernels/dnnl/weight_format.h)
+  kNBitsCodes = 4,       // MatMulNBits codes as exec/kernels/quant/nbits_layout.h packs them
 };
 
 }  // namespace epctx::compile

@@ -20,6 +20,32 @@ bool IsZeroPad(const IrGraph& graph, const IrNode& n) {
                      [](int64_t v) { return v == 0; });
 }
 
+// The node of `graph` that makes value `v`, -1 for a graph input, a constant or a capture.
+int ProducerOf(const IrGraph& graph, int v) {
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (int o : graph.nodes[i].outputs) {
+      if (o == v) return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+// Cast (or CastLike) to the type its input already has.
+bool IsSameTypeCast(const IrGraph& graph, const IrNode& n) {
+  if (n.inputs.empty() || n.inputs[0] < 0) return false;
+  const IrValue& in = ValueOf(graph, n.inputs[0]);
+  if (!in.is_plain_tensor() || in.dtype == DataType::kUndefined) return false;
+  if (n.op_type == "Cast") {
+    const IrAttribute* to = n.FindAttr("to");
+    return to != nullptr && to->type == exec::AttrType::kInt &&
+           to->i == static_cast<int64_t>(in.dtype);
+  }
+  if (n.op_type == "CastLike" && n.inputs.size() > 1 && n.inputs[1] >= 0) {
+    return ValueOf(graph, n.inputs[1]).dtype == in.dtype;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<PassStats> EliminateIdentityLike(IrGraph& graph) {
@@ -27,8 +53,8 @@ Result<PassStats> EliminateIdentityLike(IrGraph& graph) {
   std::vector<bool> dead(graph.nodes.size(), false);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     IrNode& n = graph.nodes[i];
-    if (!n.domain.empty() ||
-        (n.op_type != "Identity" && n.op_type != "Dropout" && !IsZeroPad(graph, n))) {
+    if (!n.domain.empty() || (n.op_type != "Identity" && n.op_type != "Dropout" &&
+                              !IsZeroPad(graph, n) && !IsSameTypeCast(graph, n))) {
       continue;
     }
     if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0) continue;
@@ -37,10 +63,21 @@ Result<PassStats> EliminateIdentityLike(IrGraph& graph) {
       if (n.outputs.size() > 1 && n.outputs[1] >= 0) continue;
       if (n.inputs.size() > 2 && n.inputs[2] >= 0) continue;  // training_mode given as input
     }
-    int out = n.outputs[0];
-    // A graph output keeps its name, so the node that defines it stays.
-    if (IsGraphOutput(graph, out)) continue;
-    ReplaceUses(graph, out, n.inputs[0]);
+    const int out = n.outputs[0];
+    const int in = n.inputs[0];
+    if (IsGraphOutput(graph, out)) {
+      // A graph output keeps its name: the node making the input makes the output instead (a
+      // float16 model's last Cast would otherwise copy the logits), unless the input is a value
+      // the graph gets or gives under its own name.
+      const int producer = ProducerOf(graph, in);
+      if (producer < 0 || IsGraphOutput(graph, in)) continue;
+      for (int& o : graph.nodes[static_cast<size_t>(producer)].outputs) {
+        if (o == in) o = out;
+      }
+      ReplaceUses(graph, in, out);
+    } else {
+      ReplaceUses(graph, out, in);
+    }
     dead[i] = true;
     stats.changed++;
   }

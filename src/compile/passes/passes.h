@@ -15,7 +15,11 @@ struct PassStats {
   int changed = 0;  // nodes removed, folded or fused
 };
 
-// Identity, inference-mode Dropout and Pad by zero: consumers read the input directly.
+// Float16 values become float32 (constants converted, Cast targets changed); the main graph's
+// float16 inputs and outputs stay float16 behind a Cast each (lift_float16.cc says why).
+Result<PassStats> LiftFloat16(IrGraph& graph);
+// Identity, inference-mode Dropout, Pad by zero and Casts to the type the value already has:
+// consumers read the input directly.
 Result<PassStats> EliminateIdentityLike(IrGraph& graph);
 // MatMul of DequantizeLinear(uint8 activation) by DequantizeLinear(constant int8 weight, zero
 // point 0) becomes com.epctx DnnlMatMulInteger with float32 output scaled by the product of the
@@ -25,6 +29,9 @@ Result<PassStats> LowerQdqMatMulsToInteger(IrGraph& graph);
 // zero point 0), with a float or DequantizeLinear(int32) bias, becomes com.epctx DnnlIntegerConv
 // (the filter stays int8; runs before FoldConstants).
 Result<PassStats> LowerQdqConvsToInteger(IrGraph& graph);
+// com.microsoft MatMulNBits with constant B, scales and zero points becomes com.epctx
+// MatMulNBitsPacked, its codes repacked for the kernel (exec/kernels/quant/nbits_layout.h).
+Result<PassStats> LowerMatMulNBits(IrGraph& graph);
 // Nodes whose inputs are all constants are run once and replaced by their outputs; Shape/Size of
 // statically shaped values become constants too.
 Result<PassStats> FoldConstants(IrGraph& graph);

@@ -65,6 +65,9 @@ KernelCreateFn CreateGru, CreateLstm, CreateRnn;
 // and convolutions
 KernelCreateFn CreateConvInteger, CreateDequantizeLinear, CreateDynamicQuantizeLinear,
     CreateMatMulInteger, CreateQLinearConv, CreateQLinearMatMul, CreateQuantizeLinear;
+// ... and the weight-only quantized products: com.microsoft MatMulNBits (refuses, saying why it
+// was not packed) and the com.epctx MatMulNBitsPacked the compiler lowers it to
+KernelCreateFn CreateMatMulNBits, CreateMatMulNBitsPacked;
 
 // linalg/: Einsum, Det
 KernelCreateFn CreateDet, CreateEinsum;

@@ -170,6 +170,8 @@ constexpr KernelEntry kQuantKernels[] = {
     {"DequantizeLinear", 10, CreateDequantizeLinear},
     {"DynamicQuantizeLinear", 11, CreateDynamicQuantizeLinear},
     {"MatMulInteger", 10, CreateMatMulInteger},
+    {"MatMulNBits", 1, CreateMatMulNBits, "com.microsoft"},
+    {"MatMulNBitsPacked", 1, CreateMatMulNBitsPacked, "com.epctx"},
     {"QLinearConv", 10, CreateQLinearConv},
     {"QLinearMatMul", 10, CreateQLinearMatMul},
     {"QuantizeLinear", 10, CreateQuantizeLinear},

@@ -1,0 +1,142 @@
+// Float16 models run in float32: every float16 value inside the graph becomes float32 (constants
+// converted, Cast targets and typed attributes changed), and only the graph's own float16 inputs
+// and outputs stay float16, behind one Cast each. This is what ONNX Runtime's CPU provider does
+// for the operators it has no float16 kernel for (it inserts Casts around them); here it is done
+// once for the whole graph, so the float32 kernels (oneDNN's included) run every node and no Cast
+// is left between two of them. Results are float32's, at least as precise as float16's: a Cast
+// to float16 inside the graph no longer rounds (it becomes a Cast to float32, which
+// EliminateIdentityLike removes).
+#include <cstring>
+
+#include "compile/passes/passes.h"
+#include "exec/kernels/elementwise/element_types.h"
+
+namespace epctx::compile {
+namespace {
+
+constexpr int64_t kOnnxFloat = 1;
+constexpr int64_t kOnnxFloat16 = 10;
+
+std::shared_ptr<ConstantData> ToFloat32(const ConstantData& c) {
+  const size_t count = c.bytes.size() / sizeof(uint16_t);
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i) {
+    exec::kernels::elementwise::Half h;
+    std::memcpy(&h.bits, c.bytes.data() + i * sizeof(uint16_t), sizeof h.bits);
+    values[i] = exec::kernels::elementwise::HalfToFloat(h);
+  }
+  auto out = ConstantData::FromVector<float>(DataType::kFloat32, c.shape, std::move(values));
+  out->layout = c.layout;
+  return out;
+}
+
+// A new value like `like` (a copy: adding values moves the graph's), of `dtype`.
+int AddCastValue(IrGraph& graph, IrValue like, DataType dtype, const std::string& suffix) {
+  IrValue v = std::move(like);
+  v.name = graph.UniqueName(like.name + suffix);
+  v.dtype = dtype;
+  v.constant = nullptr;
+  return graph.AddValue(std::move(v));
+}
+
+IrNode CastNode(IrGraph& graph, const std::string& name, int from, int to, int64_t onnx_type) {
+  IrNode cast;
+  cast.name = graph.UniqueName(name);
+  cast.op_type = "Cast";
+  cast.inputs = {from};
+  cast.outputs = {to};
+  IrAttribute a;
+  a.name = "to";
+  a.type = exec::AttrType::kInt;
+  a.i = onnx_type;
+  cast.attrs.push_back(a);
+  return cast;
+}
+
+// Changes a node's own float16 choices (Cast's target, the value of ConstantOfShape, the dtype
+// of EyeLike and the random generators) to float32.
+int LiftAttributes(IrNode& n) {
+  int changed = 0;
+  for (IrAttribute& a : n.attrs) {
+    if (a.type == exec::AttrType::kInt && a.i == kOnnxFloat16 &&
+        ((n.op_type == "Cast" && a.name == "to") || a.name == "dtype")) {
+      a.i = kOnnxFloat;
+      ++changed;
+    } else if (a.type == exec::AttrType::kTensor && a.tensor &&
+               a.tensor->dtype == DataType::kFloat16) {
+      a.tensor = ToFloat32(*a.tensor);
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+int Lift(IrGraph& graph, bool main_graph) {
+  int changed = 0;
+  std::vector<bool> keep(graph.values.size(), false);  // the main graph's float16 inputs/outputs
+  std::vector<IrNode> input_casts, output_casts;
+  if (main_graph) {
+    for (int in : graph.inputs) {
+      const IrValue v = ValueOf(graph, in);
+      if (v.dtype != DataType::kFloat16 || !v.is_plain_tensor()) continue;
+      const int lifted = AddCastValue(graph, v, DataType::kFloat32, "_float32");
+      ReplaceUses(graph, in, lifted);
+      input_casts.push_back(CastNode(graph, v.name + "_to_float32", in, lifted, kOnnxFloat));
+      keep.resize(graph.values.size(), false);
+      keep[static_cast<size_t>(in)] = true;
+    }
+    for (int& out : graph.outputs) {
+      const IrValue v = ValueOf(graph, out);
+      if (v.dtype != DataType::kFloat16 || !v.is_plain_tensor() || keep[static_cast<size_t>(out)]) {
+        continue;
+      }
+      if (v.is_constant()) {  // an initializer the graph outputs as it is
+        keep[static_cast<size_t>(out)] = true;
+        continue;
+      }
+      // The graph's computation makes a float32 value; a last Cast makes the output of the
+      // output's name from it.
+      const int lifted = AddCastValue(graph, v, DataType::kFloat16, "_float32");
+      for (IrNode& n : graph.nodes) {
+        for (int& o : n.outputs) {
+          if (o == out) o = lifted;
+        }
+      }
+      ReplaceUses(graph, out, lifted);
+      output_casts.push_back(CastNode(graph, v.name + "_to_float16", lifted, out, kOnnxFloat16));
+      keep.resize(graph.values.size(), false);
+      keep[static_cast<size_t>(out)] = true;
+    }
+  }
+  keep.resize(graph.values.size(), false);
+  for (size_t i = 0; i < graph.values.size(); ++i) {
+    IrValue& v = graph.values[i];
+    if (keep[i] || v.dtype != DataType::kFloat16) continue;
+    v.dtype = DataType::kFloat32;
+    if (v.constant) v.constant = ToFloat32(*v.constant);
+    ++changed;
+  }
+  for (IrNode& n : graph.nodes) {
+    changed += LiftAttributes(n);
+    for (IrAttribute& a : n.attrs) {
+      if (a.body) changed += Lift(*a.body, false);
+    }
+  }
+  if (!input_casts.empty() || !output_casts.empty()) {
+    std::vector<IrNode> nodes = std::move(input_casts);
+    for (IrNode& n : graph.nodes) nodes.push_back(std::move(n));
+    for (IrNode& n : output_casts) nodes.push_back(std::move(n));
+    graph.nodes = std::move(nodes);
+  }
+  return changed;
+}
+
+}  // namespace
+
+Result<PassStats> LiftFloat16(IrGraph& graph) {
+  PassStats stats{"lift-float16", 0};
+  stats.changed = Lift(graph, true);
+  return stats;
+}
+
+}  // namespace epctx::compile

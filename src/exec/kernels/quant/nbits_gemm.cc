@@ -1,0 +1,184 @@
+// The driver of NBitsMatMul (activation quantization, block sums, the split over columns and
+// threads) and the portable column products for builds without AVX2.
+#include "exec/kernels/quant/nbits_gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "exec/kernels/common/parallel_for.h"
+
+namespace epctx::exec::kernels {
+namespace nbits_detail {
+
+void QuantizeRows(const NBitsGeometry& g, const float* a, int64_t begin, int64_t end,
+                  const QuantizedRows& q) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float* row = a + r * g.k;
+    int8_t* codes = q.codes + r * q.row_codes;
+    for (int64_t b = 0; b < g.blocks; ++b) {
+      const int64_t k0 = b * g.block_size;
+      const int64_t len = std::min(g.block_size, g.k - k0);
+      float amax = 0;
+      for (int64_t i = 0; i < len; ++i) amax = std::max(amax, std::fabs(row[k0 + i]));
+      // MLAS's choice: the scale is max / 127, and the codes are a * (127 / max), rounded to
+      // nearest even (the current rounding mode), so that ORT's int8 arithmetic is matched.
+      const float scale = amax / 127.f;
+      const float inverse = amax != 0.f ? 127.f / amax : 0.f;
+      int32_t sum = 0;
+      for (int64_t i = 0; i < g.block_size; ++i) {
+        int32_t c = 0;
+        if (i < len) {
+          c = static_cast<int32_t>(std::nearbyint(row[k0 + i] * inverse));
+          c = std::clamp(c, -128, 127);
+        }
+        codes[k0 + i] = static_cast<int8_t>(c);
+        sum += c;
+      }
+      q.scales[r * g.blocks + b] = scale;
+      q.scaled_sums[r * g.blocks + b] = scale * static_cast<float>(sum);
+    }
+  }
+}
+
+#if !defined(__AVX2__)
+
+namespace {
+
+// Code i of block b of column n, in the packed layout's terms.
+int32_t CodeAt(const NBitsWeights& w, int64_t n, int64_t b, int64_t i) {
+  const uint8_t* block = w.codes + (n * w.g.blocks + b) * w.g.block_bytes;
+  if (w.g.bits == 8) return static_cast<int8_t>(block[i]);
+  const int64_t group = w.g.block_size >= 32 ? 32 : 16;
+  const int64_t half = group / 2;
+  const int64_t start = i / group * group;
+  const int64_t j = i - start;
+  const uint8_t byte = block[start / 2 + (j % half)];
+  return j < half ? byte & 0x0f : byte >> 4;
+}
+
+}  // namespace
+
+void DotColumnInt8(const NBitsWeights& w, const QuantizedRows& q, int64_t row0, int rows, int64_t n,
+                   float* y, int64_t ldy) {
+  const NBitsGeometry& g = w.g;
+  for (int r = 0; r < rows; ++r) {
+    const int64_t row = row0 + r;
+    const int8_t* qa = q.codes + row * q.row_codes;
+    float acc = 0, correction = 0;
+    for (int64_t b = 0; b < g.blocks; ++b) {
+      int32_t dot = 0;
+      for (int64_t i = 0; i < g.block_size; ++i) {
+        dot += CodeAt(w, n, b, i) * qa[b * g.block_size + i];
+      }
+      const float sb = w.scales[n * g.blocks + b];
+      acc += static_cast<float>(dot) * q.scales[row * g.blocks + b] * sb;
+      correction += q.scaled_sums[row * g.blocks + b] * sb * ZeroPointOf(w, n, b);
+    }
+    y[r * ldy] = acc - correction;
+  }
+}
+
+void DotColumnFloat(const NBitsWeights& w, const float* a, int64_t lda, const float* block_sums,
+                    int rows, int64_t n, float* y, int64_t ldy) {
+  const NBitsGeometry& g = w.g;
+  for (int r = 0; r < rows; ++r) {
+    const float* row = a + r * lda;
+    float acc = 0;
+    for (int64_t b = 0; b < g.blocks; ++b) {
+      const int64_t len = std::min(g.block_size, g.k - b * g.block_size);
+      float dot = 0;
+      for (int64_t i = 0; i < len; ++i) {
+        dot += static_cast<float>(CodeAt(w, n, b, i)) * row[b * g.block_size + i];
+      }
+      const float sb = w.scales[n * g.blocks + b];
+      acc += sb * (dot - ZeroPointOf(w, n, b) * block_sums[r * g.blocks + b]);
+    }
+    y[r * ldy] = acc;
+  }
+}
+
+#endif  // !defined(__AVX2__)
+
+}  // namespace nbits_detail
+
+namespace {
+
+// Columns a thread takes at a time: enough work per range to amortize the hand-out, few enough
+// ranges that two threads share the columns evenly.
+constexpr int64_t kColumnGrain = 16;
+constexpr int kRowTile = 4;
+
+// Activation rows padded to whole blocks (the float path reads whole blocks), their block sums.
+struct PaddedRows {
+  std::vector<float> rows;
+  std::vector<float> block_sums;
+  int64_t ld = 0;
+};
+
+PaddedRows PadRows(const NBitsGeometry& g, const float* a, int64_t m) {
+  PaddedRows p;
+  p.ld = g.blocks * g.block_size;
+  p.rows.assign(static_cast<size_t>(m * p.ld), 0.f);
+  p.block_sums.assign(static_cast<size_t>(m * g.blocks), 0.f);
+  for (int64_t r = 0; r < m; ++r) {
+    std::copy(a + r * g.k, a + (r + 1) * g.k, p.rows.begin() + r * p.ld);
+    for (int64_t b = 0; b < g.blocks; ++b) {
+      const int64_t k0 = b * g.block_size;
+      const int64_t len = std::min(g.block_size, g.k - k0);
+      float s = 0;
+      for (int64_t i = 0; i < len; ++i) s += a[r * g.k + k0 + i];
+      p.block_sums[static_cast<size_t>(r * g.blocks + b)] = s;
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, bool int8_activations,
+                 int threads) {
+  using namespace nbits_detail;
+  const NBitsGeometry& g = w.g;
+  if (m <= 0) return;
+  std::vector<int8_t> codes;
+  std::vector<float> scales, sums;
+  QuantizedRows q;
+  PaddedRows padded;
+  if (int8_activations) {
+    q.rows = m;
+    q.row_codes = g.blocks * g.block_size;
+    codes.resize(static_cast<size_t>(m * q.row_codes));
+    scales.resize(static_cast<size_t>(m * g.blocks));
+    sums.resize(static_cast<size_t>(m * g.blocks));
+    q.codes = codes.data();
+    q.scales = scales.data();
+    q.scaled_sums = sums.data();
+    ParallelForRanges(threads, m, 8,
+                      [&](int64_t begin, int64_t end) { QuantizeRows(g, a, begin, end, q); });
+  } else {
+    padded = PadRows(g, a, m);
+  }
+  ParallelForRanges(threads, g.n, kColumnGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t row0 = 0; row0 < m; row0 += kRowTile) {
+      const int rows = static_cast<int>(std::min<int64_t>(kRowTile, m - row0));
+      for (int64_t n = begin; n < end; ++n) {
+        float* out = y + row0 * g.n + n;
+        if (int8_activations) {
+          DotColumnInt8(w, q, row0, rows, n, out, g.n);
+        } else {
+          DotColumnFloat(w, padded.rows.data() + row0 * padded.ld, padded.ld,
+                         padded.block_sums.data() + row0 * g.blocks, rows, n, out, g.n);
+        }
+      }
+    }
+  });
+  if (w.bias != nullptr) {
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t n = 0; n < g.n; ++n) y[r * g.n + n] += w.bias[n];
+    }
+  }
+}
+
+}  // namespace epctx::exec::kernels

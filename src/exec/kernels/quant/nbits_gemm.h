@@ -1,0 +1,66 @@
+// Products of float activations and weight-only quantized weights (int4/int8 in blocks along K,
+// packed as nbits_layout.h describes): y [m, n] = a [m, k] x dequantize(W)^T (+ bias).
+//
+// Two arithmetics, chosen as ONNX Runtime chooses them from the operator's accuracy_level:
+//  - float (levels 0-3): each block's weights are dequantized in registers, (code - zero point)
+//    * scale, and multiplied with the float activations;
+//  - int8 (level 4): each block of an activation row is quantized to int8 first, as ORT's MLAS
+//    does (scale = max|a| / 127, codes rounded to nearest even), and a block's product is an
+//    integer dot product scaled by both scales: y = sum over blocks of sa * sb * (sum qa * code
+//    - zero point * sum qa). It reads the weights once per 4 activation rows and does a quarter
+//    of the float path's instructions per weight.
+#pragma once
+
+#include <cstdint>
+
+#include "exec/kernels/quant/nbits_layout.h"
+
+namespace epctx::exec::kernels {
+
+struct NBitsWeights {
+  NBitsGeometry g;
+  const uint8_t* codes = nullptr;            // packed, g.code_bytes() bytes
+  const float* scales = nullptr;             // [n, blocks]
+  const int8_t* zero_points = nullptr;       // [n, blocks], packed int8; or
+  const float* float_zero_points = nullptr;  // [n, blocks]; neither: the implied zero point
+  const float* bias = nullptr;               // [n] or null
+};
+
+// y [m, n] (row-major) = a [m, k] (row-major) x W^T (+ bias), on up to `threads` threads.
+void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, bool int8_activations,
+                 int threads);
+
+namespace nbits_detail {
+
+// One activation row quantized per block (int8 path): codes [blocks * block_size] (the tail of
+// the last block zero), scales [blocks], and scale * sum of codes per block [blocks].
+struct QuantizedRows {
+  int64_t rows = 0;
+  int64_t row_codes = 0;  // blocks * block_size
+  int8_t* codes = nullptr;
+  float* scales = nullptr;
+  float* scaled_sums = nullptr;
+};
+
+// Quantizes rows [begin, end) of a [m, k] into `q`.
+void QuantizeRows(const NBitsGeometry& g, const float* a, int64_t begin, int64_t end,
+                  const QuantizedRows& q);
+
+// y[r * ldy] for rows r in [0, rows) (rows <= 4) and column n. The AVX2 versions when the build
+// targets AVX2, portable ones otherwise.
+void DotColumnInt8(const NBitsWeights& w, const QuantizedRows& q, int64_t row0, int rows, int64_t n,
+                   float* y, int64_t ldy);
+void DotColumnFloat(const NBitsWeights& w, const float* a, int64_t lda, const float* block_sums,
+                    int rows, int64_t n, float* y, int64_t ldy);
+
+// The zero point of block b of column n, as a float in the packed layout's terms.
+inline float ZeroPointOf(const NBitsWeights& w, int64_t n, int64_t b) {
+  const int64_t i = n * w.g.blocks + b;
+  if (w.zero_points != nullptr) return static_cast<float>(w.zero_points[i]);
+  if (w.float_zero_points != nullptr) return w.float_zero_points[i];
+  return static_cast<float>(w.g.implied_zero_point());
+}
+
+}  // namespace nbits_detail
+
+}  // namespace epctx::exec::kernels
