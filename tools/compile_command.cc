@@ -27,7 +27,8 @@ struct CompileArgs {
   std::vector<std::string> config;          // -C: context options (ep.*)
   std::vector<std::string> engine_options;  // -i: engine options (epctx.*, session.*)
   bool list = false;
-  std::string target;  // --target: epctx.target_isa
+  std::string target;              // --target: epctx.target_isa
+  bool allow_unsupported = false;  // --allow-unsupported: epctx.allow_unsupported
 };
 
 // -o as given; else <DIR or the model's directory>/<stem>_ctx.onnx.
@@ -134,6 +135,7 @@ Status RunCompile(const CompileArgs& args, const GlobalOptions& global) {
   std::vector<std::string> entries = args.config;
   entries.insert(entries.end(), args.engine_options.begin(), args.engine_options.end());
   if (!args.target.empty()) entries.push_back("epctx.target_isa|" + args.target);
+  if (args.allow_unsupported) entries.push_back("epctx.allow_unsupported|1");
   EPCTX_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(entries));
   for (const std::string& m : models) {
     // Checked first so that a mistyped name leaves no output directory behind.
@@ -204,6 +206,10 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
                   "avx512_core; a blob packed for a lower tier than the client's CPU still runs "
                   "there (same as -i \"epctx.target_isa|TIER\")")
       ->check(CLI::IsMember({"native", "avx2", "avx512_core"}));
+  app->add_flag("--allow-unsupported", args->allow_unsupported,
+                "Write the context model even when some node has no kernel here (its sessions "
+                "then fail, or fall back to the original model); without it such a model is "
+                "refused, naming each node (same as -i \"epctx.allow_unsupported|1\")");
   app->add_flag("--list", args->list, "Show what this build compiles for: target and pack layouts");
   app->parse_complete_callback([args] { CheckUsage(*args); });
   app->footer("Options for -C and -i (defaults in parentheses):\n" + DescribeConfigKeys() +

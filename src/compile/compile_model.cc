@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "compile/kernel_check.h"
 #include "exec/kernels/dnnl/isa.h"
 #include "format/target.h"
 #include "util/logging.h"
@@ -14,12 +15,16 @@ format::TargetFingerprint PackingTarget() {
 }
 
 Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& partition_name,
-                                      format::BlobWriter& writer) {
+                                      format::BlobWriter& writer, bool refuse_unsupported) {
   CompiledModel out;
   out.partition_name = partition_name;
   EPCTX_ASSIGN_OR_RETURN(out.passes, RunAllPasses(model.graph));
   for (const PassStats& s : out.passes) {
     Logger().debug("{}: pass {} changed {} nodes", partition_name, s.pass, s.changed);
+  }
+  if (refuse_unsupported) {
+    EPCTX_RETURN_IF_ERROR(CheckEveryNodeRuns(
+        model.graph, model.source.path.empty() ? partition_name : model.source.path));
   }
   EPCTX_ASSIGN_OR_RETURN(out.program, BuildProgram(model.graph, writer));
   EPCTX_RETURN_IF_ERROR(
@@ -31,7 +36,8 @@ namespace {
 
 Result<MemoryBlob> Finish(ImportedModel model, const std::string& partition_name) {
   format::BlobWriter writer(PackingTarget());
-  EPCTX_RETURN_IF_ERROR(CompileIntoBlob(model, partition_name, writer).status());
+  // A session made from an original model fails on the node itself when it binds.
+  EPCTX_RETURN_IF_ERROR(CompileIntoBlob(model, partition_name, writer, false).status());
   EPCTX_ASSIGN_OR_RETURN(AlignedBuffer bytes, writer.WriteToMemory());
   return MemoryBlob{std::move(bytes), std::move(model)};
 }

@@ -23,9 +23,11 @@ struct CompiledModel {
 // dispatches to (see exec/kernels/dnnl/isa.h). Every blob writer of the compiler takes it.
 format::TargetFingerprint PackingTarget();
 
-// Optimizes `model.graph` in place and adds its program and weights to `writer`.
+// Optimizes `model.graph` in place and adds its program and weights to `writer`. With
+// `refuse_unsupported`, a graph with a node no kernel runs is refused (kernel_check.h) before
+// anything is added.
 Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& partition_name,
-                                      format::BlobWriter& writer);
+                                      format::BlobWriter& writer, bool refuse_unsupported);
 
 // Import + compile into an in-memory blob holding one model named `partition_name`; the JIT path
 // used when a session is created from an original model or falls back to it.

@@ -52,6 +52,20 @@ const std::vector<OptionKey<CompileOptions>>& CompileOptionKeys() {
          o.target_isa = v;
          return Status::Ok();
        }},
+      {"session.model_external_initializers_file_folder_path", "",
+       "compile: the folder where a model given as bytes finds its external data files (a "
+       "model file's are found in its own folder)",
+       [](const std::string& v, CompileOptions& o) {
+         o.external_data_folder = v;
+         return Status::Ok();
+       }},
+      {"epctx.allow_unsupported", "0",
+       "compile: 1 writes a context model even when some node has no kernel (its sessions then "
+       "fail or fall back); 0 refuses such a model, naming the nodes",
+       [](const std::string& v, CompileOptions& o) {
+         EPCTX_ASSIGN_OR_RETURN(o.allow_unsupported, ParseBoolOption("epctx.allow_unsupported", v));
+         return Status::Ok();
+       }},
   };
   return keys;
 }

@@ -17,6 +17,9 @@ struct CompileOptions {
   bool share_ep_contexts = false;       // ep.share_ep_contexts
   bool stop_share_ep_contexts = false;  // ep.stop_share_ep_contexts
   std::string target_isa = "native";    // epctx.target_isa: native, avx2, avx512_core
+  bool allow_unsupported = false;       // epctx.allow_unsupported
+  // session.model_external_initializers_file_folder_path: a model from memory's external data
+  std::string external_data_folder;
 };
 
 const std::vector<OptionKey<CompileOptions>>& CompileOptionKeys();

@@ -150,10 +150,11 @@ Result<CompileReport> CompileShared(const CompileOptions& opts, const CompileInp
     group.members.clear();
   }
   bool main_context = !group.open;
-  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import());
+  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import(opts.external_data_folder));
   std::string partition = UniquePartition(group.partition_uses, input.PartitionStem(out.location));
-  EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
-                         compile::CompileIntoBlob(model, partition, group.writer));
+  EPCTX_ASSIGN_OR_RETURN(
+      compile::CompiledModel compiled,
+      compile::CompileIntoBlob(model, partition, group.writer, !opts.allow_unsupported));
   group.open = true;
   compile::ContextModelSpec spec = SpecFor(model, partition, out.location, opts, main_context);
   spec.blob_reference = RelativePath(group.blob_path, DirName(out.location));
@@ -193,9 +194,9 @@ Status ApplyTargetIsa(const CompileOptions& opts) {
 
 }  // namespace
 
-Result<ImportedModel> CompileInput::Import() const {
+Result<ImportedModel> CompileInput::Import(const std::string& external_data_folder) const {
   if (!path.empty()) return ImportModelFile(path);
-  return ImportModelBytes(bytes, kModelInMemory, "");
+  return ImportModelBytes(bytes, kModelInMemory, external_data_folder);
 }
 
 std::string CompileInput::PartitionStem(const std::string& context_location) const {
@@ -224,11 +225,12 @@ Result<CompileReport> CompileToContextModel(const CompileOptions& opts, const Co
     return CompileShared(opts, input, out);
   }
 
-  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import());
+  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import(opts.external_data_folder));
   std::string partition = input.PartitionStem(out.location);
   format::BlobWriter writer(compile::PackingTarget());
-  EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
-                         compile::CompileIntoBlob(model, partition, writer));
+  EPCTX_ASSIGN_OR_RETURN(
+      compile::CompiledModel compiled,
+      compile::CompileIntoBlob(model, partition, writer, !opts.allow_unsupported));
 
   CompileReport report;
   report.context_model_path = out.location;
@@ -308,7 +310,8 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
     auto imported = compile::ImportModelFile(model_paths[i]);
     if (imported.ok()) {
       r.weight_bytes = WeightBytesOf(imported->graph);
-      auto compiled = compile::CompileIntoBlob(*imported, r.partition_name, writer);
+      auto compiled =
+          compile::CompileIntoBlob(*imported, r.partition_name, writer, !opts.allow_unsupported);
       if (compiled.ok()) {
         r.compiled = true;
         r.node_count = compiled->program.node_count;

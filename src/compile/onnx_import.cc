@@ -28,9 +28,56 @@ using ModelPtr = std::shared_ptr<onnx::ModelProto>;
 
 constexpr int kMaxInlineRounds = 8;
 
-Status RunChecker(const onnx::ModelProto& model, const std::string& name) {
+// onnx's check_model(ModelProto) resolves external data against the working directory: a model
+// compiled from any other folder was refused ("should be stored in m.onnx.data, but it doesn't
+// exist"). The same checks run here with the model's folder (onnx 1.12's check_model, whose
+// context setter is not reachable through that entry point).
+void CheckModelIn(const onnx::ModelProto& model, const std::string& model_dir) {
+  if (model.ir_version() == 0) {
+    fail_check("The model does not have an ir_version set properly.");
+  }
+  if (model.ir_version() > onnx::IR_VERSION) {
+    fail_check("Your model ir_version ", model.ir_version(), " is higher than the checker's (",
+               onnx::IR_VERSION, ").");
+  }
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& op : model.opset_import()) opsets[op.domain()] = static_cast<int>(op.version());
+  if (model.ir_version() >= 3) {
+    if (opsets.empty()) fail_check("model with IR version >= 3 must specify opset_import for ONNX");
+  } else if (opsets.empty()) {
+    opsets[""] = 1;
+  } else {
+    fail_check("model with IR version < 3 cannot have opset_import specified");
+  }
+  onnx::checker::CheckerContext ctx;
+  ctx.set_ir_version(static_cast<int>(model.ir_version()));
+  ctx.set_opset_imports(std::move(opsets));
+  ctx.set_model_dir(model_dir);
+  onnx::checker::LexicalScopeContext scope;
+  onnx::checker::check_graph(model.graph(), ctx, scope);
+  if (ctx.get_ir_version() >= 8) onnx::checker::check_model_local_functions(model, ctx, scope);
+}
+
+// Whether any initializer of the main graph keeps its data in another file.
+bool HasExternalData(const onnx::ModelProto& model) {
+  for (const auto& t : model.graph().initializer()) {
+    if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) return true;
+  }
+  return false;
+}
+
+Status RunChecker(const onnx::ModelProto& model, const std::string& name,
+                  const std::string& model_dir) {
+  if (model_dir.empty() && HasExternalData(model)) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "'{}': the model keeps weights in external data files, which are found "
+                       "relative to its folder, and a model given as bytes has none (set "
+                       "session.model_external_initializers_file_folder_path, or load it from "
+                       "its file)",
+                       name);
+  }
   try {
-    onnx::checker::check_model(model);
+    CheckModelIn(model, model_dir);
   } catch (const std::exception& e) {
     return EPCTX_ERROR(kInvalidArgument, "'{}': not a valid ONNX model: {}", name, e.what());
   }
@@ -479,7 +526,7 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
                        "'{}': model-local functions are not supported (function '{}')", name,
                        model->functions(0).name());
   }
-  EPCTX_RETURN_IF_ERROR(RunChecker(*model, name));
+  EPCTX_RETURN_IF_ERROR(RunChecker(*model, name, model_dir));
   EPCTX_RETURN_IF_ERROR(RunShapeInference(*model, name));
   auto has_kernel = [](const std::string& domain, const std::string& op, int64_t opset) {
     return exec::KernelRegistry::Global().Supports(domain, op, opset);

@@ -122,5 +122,83 @@ TEST(CliCompileTest, EngineOptionsAndContextOptions) {
   EXPECT_THAT(help.out, HasSubstr("epctx.fallback (default \"allow\")"));
 }
 
+// A model with nodes no kernel runs is refused when it is compiled, naming each node with its op
+// and the kernel's reason, and nothing is written; --allow-unsupported writes it anyway.
+TEST(CliCompileTest, ModelNoSessionCanRunIsRefusedNamingTheNodes) {
+  TempDir dir;
+  CommandResult made = tools_testing::RunPython(
+      "import onnx\n"
+      "from onnx import helper, TensorProto\n"
+      "nodes = [helper.make_node('Mystery', ['x'], ['y'], domain='ai.example', name='odd'),\n"
+      "         helper.make_node('Relu', ['y'], ['z'], name='relu'),\n"
+      "         helper.make_node('MatMulNBits', ['z', 'B', 'S'], ['w'], domain='com.microsoft',\n"
+      "                          name='q2', K=32, N=4, bits=2, block_size=32)]\n"
+      "inits = [helper.make_tensor('B', TensorProto.UINT8, [4, 1, 8], [0] * 32),\n"
+      "         helper.make_tensor('S', TensorProto.FLOAT, [4], [1.0] * 4)]\n"
+      "g = helper.make_graph(nodes, 'g', [helper.make_tensor_value_info('x', TensorProto.FLOAT, "
+      "[1, 32])],\n"
+      "                      [helper.make_tensor_value_info('w', TensorProto.FLOAT, [1, 4])], "
+      "inits)\n"
+      "m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17),\n"
+      "    helper.make_opsetid('ai.example', 1), helper.make_opsetid('com.microsoft', 1)])\n"
+      "onnx.save(m, 'mystery.onnx')\n",
+      dir.path());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  CommandResult r = RunCli({"compile", dir / "mystery.onnx", "-o", dir / "out/m_ctx.onnx"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("'" + (dir / "mystery.onnx") +
+                               "': 2 nodes no kernel of this engine runs:\n"
+                               "  operator ai.example.Mystery (opset 1) is not supported (node "
+                               "'odd')\n"
+                               "  MatMulNBits node 'q2': attribute 'bits' is 2; 4 and 8 are "
+                               "supported"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/m_ctx.onnx"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/m_ctx.epctx"));
+  CommandResult allowed = RunCli(
+      {"compile", dir / "mystery.onnx", "-o", dir / "out/m_ctx.onnx", "--allow-unsupported"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "out/m_ctx.onnx"));
+}
+
+// Models over 2 GB keep their weights in external data beside them; they compile from any
+// working directory (the files are found in the model's folder) and a location that leaves the
+// folder is refused.
+TEST(CliCompileTest, ExternalDataIsFoundBesideTheModelFromAnyFolder) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "models");
+  CommandResult made = tools_testing::RunPython(
+      "import numpy as np, onnx\n"
+      "from onnx import helper, numpy_helper, TensorProto\n"
+      "w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(3, 4), 'W')\n"
+      "g = helper.make_graph([helper.make_node('MatMul', ['x', 'W'], ['y'])], 'g',\n"
+      "    [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3])],\n"
+      "    [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 4])], [w])\n"
+      "m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)])\n"
+      "onnx.save(m, 'models/m.onnx', save_as_external_data=True, location='m.onnx.data',\n"
+      "          size_threshold=0)\n"
+      "np.save('x.npy', np.array([[1, 2, 3]], dtype=np.float32))\n"
+      "m.graph.initializer[0].external_data[0].value = '../outside.data'\n"
+      "onnx.save(m, 'models/escape.onnx')\n",
+      dir.path());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  CommandResult r = RunCli({"compile", dir / "models/m.onnx", "-o", dir / "out/m_ctx.onnx"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CommandResult run = RunCli({"run", dir / "out/m_ctx.onnx", "--input", "x=" + (dir / "x.npy"),
+                              "--output-dir", dir / "res", "-C", "epctx.fallback|deny"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  CommandResult made_ref = tools_testing::RunPython(
+      "import numpy as np\n"
+      "y = np.load('res/y.npy')\n"
+      "assert y.tolist() == [[32.0, 38.0, 44.0, 50.0]], y\n",
+      dir.path());
+  EXPECT_EQ(made_ref.exit_code, 0) << made_ref.err;
+  std::filesystem::copy_file(dir / "models/m.onnx.data", dir / "outside.data");
+  CommandResult escape =
+      RunCli({"compile", dir / "models/escape.onnx", "-o", dir / "out/e_ctx.onnx"});
+  EXPECT_EQ(escape.exit_code, 1);
+  EXPECT_THAT(escape.err, HasSubstr("external data location '../outside.data' must be a relative "
+                                    "path inside the model's directory"));
+}
+
 }  // namespace
 }  // namespace epctx
