@@ -49,7 +49,10 @@ OrtWeights MakeWeights(const NBitsCase& c, std::mt19937& rng) {
   w.g = *kernels::MakeNBitsGeometry(c.k, c.n, c.bits, c.block_size);
   const int top = (1 << c.bits) - 1;
   std::uniform_int_distribution<int> code(0, top);
-  std::uniform_real_distribution<float> scale(0.01f, 0.1f);
+  // Weights of like size at both widths (a quantizer's scale is max|w| / 2^(bits-1)): 8-bit
+  // codes span 16 times the range, so their scales are 16 times smaller.
+  const float unit = c.bits == 8 ? 1.f / 16 : 1.f;
+  std::uniform_real_distribution<float> scale(0.01f * unit, 0.1f * unit);
   w.codes.resize(static_cast<size_t>(w.g.n * w.g.blocks * w.g.block_size));
   for (auto& v : w.codes) v = static_cast<uint8_t>(code(rng));
   w.b.assign(static_cast<size_t>(w.g.code_bytes()), 0);
@@ -169,11 +172,17 @@ std::vector<NBitsCase> Cases() {
         // K a whole number of blocks, and K with a partial last block.
         cases.push_back({1, 4 * bs, 19, bits, bs, NBitsCase::kNone, false, level, 1});
         cases.push_back({5, 3 * bs + 7, 33, bits, bs, NBitsCase::kPacked, true, level, 2});
+        // One row (a decode step): four columns at a time, then the rest.
+        cases.push_back({1, 2 * bs + 5, 23, bits, bs, NBitsCase::kPacked, false, level, 2});
+        cases.push_back({1, 2 * bs, 10, bits, bs, NBitsCase::kFloat, true, level, 1});
       }
       cases.push_back({3, 96, 40, bits, 32, NBitsCase::kFloat, false, level, 1});
       cases.push_back({9, 200, 64, bits, 32, NBitsCase::kPacked, false, level, 2});
       cases.push_back({4, 576, 17, bits, 32, NBitsCase::kNone, true, level, 2});
       cases.push_back({2, 45, 3, bits, 16, NBitsCase::kFloat, true, level, 1});
+      // Prompts: enough rows for the panel path (dequantized panels and a float GEMM).
+      cases.push_back({16, 150, 70, bits, 32, NBitsCase::kPacked, true, level, 2});
+      cases.push_back({33, 64, 9, bits, 16, NBitsCase::kNone, false, level, 1});
     }
   }
   return cases;

@@ -7,7 +7,10 @@
 #include <memory>
 #include <vector>
 
+#include <dnnl.h>
+
 #include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/dnnl/runtime.h"
 
 namespace epctx::exec::kernels {
 namespace nbits_detail {
@@ -38,6 +41,31 @@ void QuantizeRows(const NBitsGeometry& g, const float* a, int64_t begin, int64_t
       }
       q.scales[r * g.blocks + b] = scale;
       q.scaled_sums[r * g.blocks + b] = scale * static_cast<float>(sum);
+      if (q.zero_lanes != nullptr) {
+        int32_t* lanes = q.zero_lanes + (r * g.blocks + b) * 8;
+        for (int l = 0; l < 8; ++l) lanes[l] = 0;
+        for (int64_t i = 0; i < g.block_size; ++i) lanes[(i % 32) / 4] += codes[k0 + i];
+        for (int l = 0; l < 8; ++l) lanes[l] *= g.implied_zero_point();
+      }
+    }
+  }
+}
+
+void RoundRowsToInt8Grid(const NBitsGeometry& g, const float* a, int64_t begin, int64_t end,
+                         float* out) {
+  for (int64_t r = begin; r < end; ++r) {
+    const float* row = a + r * g.k;
+    float* dst = out + r * g.k;
+    for (int64_t k0 = 0; k0 < g.k; k0 += g.block_size) {
+      const int64_t len = std::min(g.block_size, g.k - k0);
+      float amax = 0;
+      for (int64_t i = 0; i < len; ++i) amax = std::max(amax, std::fabs(row[k0 + i]));
+      const float scale = amax / 127.f;
+      const float inverse = amax != 0.f ? 127.f / amax : 0.f;
+      for (int64_t i = 0; i < len; ++i) {
+        const float c = std::clamp(std::nearbyint(row[k0 + i] * inverse), -128.f, 127.f);
+        dst[k0 + i] = c * scale;
+      }
     }
   }
 }
@@ -57,8 +85,6 @@ int32_t CodeAt(const NBitsWeights& w, int64_t n, int64_t b, int64_t i) {
   const uint8_t byte = block[start / 2 + (j % half)];
   return j < half ? byte & 0x0f : byte >> 4;
 }
-
-}  // namespace
 
 void DotColumnInt8(const NBitsWeights& w, const QuantizedRows& q, int64_t row0, int rows, int64_t n,
                    float* y, int64_t ldy) {
@@ -99,6 +125,31 @@ void DotColumnFloat(const NBitsWeights& w, const float* a, int64_t lda, const fl
   }
 }
 
+}  // namespace
+
+void DotColumnsInt8(const NBitsWeights& w, const QuantizedRows& q, int64_t row0, int rows,
+                    int64_t begin, int64_t end, float* y, int64_t ldy) {
+  for (int64_t n = begin; n < end; ++n) DotColumnInt8(w, q, row0, rows, n, y + n, ldy);
+}
+
+void DotColumnsFloat(const NBitsWeights& w, const float* a, int64_t lda, const float* block_sums,
+                     int rows, int64_t begin, int64_t end, float* y, int64_t ldy) {
+  for (int64_t n = begin; n < end; ++n) {
+    DotColumnFloat(w, a, lda, block_sums, rows, n, y + n, ldy);
+  }
+}
+
+void DequantizeColumn(const NBitsWeights& w, int64_t n, float* out) {
+  for (int64_t b = 0; b < w.g.blocks; ++b) {
+    const float sb = w.scales[n * w.g.blocks + b];
+    const float zero = ZeroPointOf(w, n, b);
+    const int64_t len = std::min(w.g.block_size, w.g.k - b * w.g.block_size);
+    for (int64_t i = 0; i < len; ++i) {
+      out[b * w.g.block_size + i] = (static_cast<float>(CodeAt(w, n, b, i)) - zero) * sb;
+    }
+  }
+}
+
 #endif  // !defined(__AVX2__)
 
 }  // namespace nbits_detail
@@ -135,15 +186,14 @@ PaddedRows PadRows(const NBitsGeometry& g, const float* a, int64_t m) {
   return p;
 }
 
-}  // namespace
-
-void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, bool int8_activations,
+// Column products, a few rows against each column (the decode path).
+void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, bool int8_activations,
                  int threads) {
   using namespace nbits_detail;
   const NBitsGeometry& g = w.g;
-  if (m <= 0) return;
   std::vector<int8_t> codes;
   std::vector<float> scales, sums;
+  std::vector<int32_t> zero_lanes;
   QuantizedRows q;
   PaddedRows padded;
   if (int8_activations) {
@@ -155,6 +205,11 @@ void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
     q.codes = codes.data();
     q.scales = scales.data();
     q.scaled_sums = sums.data();
+    if (g.bits == 4 && g.block_size % 32 == 0 && w.zero_points == nullptr &&
+        w.float_zero_points == nullptr) {
+      zero_lanes.resize(static_cast<size_t>(m * g.blocks * 8));
+      q.zero_lanes = zero_lanes.data();
+    }
     ParallelForRanges(threads, m, 8,
                       [&](int64_t begin, int64_t end) { QuantizeRows(g, a, begin, end, q); });
   } else {
@@ -163,17 +218,67 @@ void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
   ParallelForRanges(threads, g.n, kColumnGrain, [&](int64_t begin, int64_t end) {
     for (int64_t row0 = 0; row0 < m; row0 += kRowTile) {
       const int rows = static_cast<int>(std::min<int64_t>(kRowTile, m - row0));
-      for (int64_t n = begin; n < end; ++n) {
-        float* out = y + row0 * g.n + n;
-        if (int8_activations) {
-          DotColumnInt8(w, q, row0, rows, n, out, g.n);
-        } else {
-          DotColumnFloat(w, padded.rows.data() + row0 * padded.ld, padded.ld,
-                         padded.block_sums.data() + row0 * g.blocks, rows, n, out, g.n);
-        }
+      float* out = y + row0 * g.n;
+      if (int8_activations) {
+        DotColumnsInt8(w, q, row0, rows, begin, end, out, g.n);
+      } else {
+        DotColumnsFloat(w, padded.rows.data() + row0 * padded.ld, padded.ld,
+                        padded.block_sums.data() + row0 * g.blocks, rows, begin, end, out, g.n);
       }
     }
   });
+}
+
+}  // namespace
+
+namespace {
+
+// From this many rows on, the panel path (dequantized weights, float GEMM) is taken.
+constexpr int64_t kPanelRows = 8;
+// Columns dequantized at a time: a panel of about this many bytes stays in L2 while the GEMM
+// reads it once per block of rows.
+constexpr int64_t kPanelBytes = 192 << 10;
+
+void PanelMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, int threads) {
+  const NBitsGeometry& g = w.g;
+  const int64_t columns = std::clamp<int64_t>(
+      kPanelBytes / (g.k * static_cast<int64_t>(sizeof(float))) / 8 * 8, 8, g.n);
+  const int64_t panels = (g.n + columns - 1) / columns;
+  const int workers = std::max(1, threads);
+  std::vector<std::unique_ptr<float[]>> scratch(static_cast<size_t>(workers));
+  ParallelFor(threads, panels, [&](int64_t p, int worker) {
+    std::unique_ptr<float[]>& panel = scratch[static_cast<size_t>(worker)];
+    if (!panel) panel.reset(new float[static_cast<size_t>(columns * g.k)]);
+    const int64_t n0 = p * columns;
+    const int64_t count = std::min(columns, g.n - n0);
+    for (int64_t c = 0; c < count; ++c)
+      nbits_detail::DequantizeColumn(w, n0 + c, panel.get() + c * g.k);
+    // oneDNN's GEMM takes OpenMP's thread count: one, the one this loop hands the panel to (with
+    // all threads, every panel's GEMM would wait for the idle threads of a team per call).
+    onednn::ThreadBudget one_thread(1);
+    dnnl_sgemm('N', 'T', m, count, g.k, 1.f, a, g.k, panel.get(), g.k, 0.f, y + n0, g.n);
+  });
+}
+
+}  // namespace
+
+void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, bool int8_activations,
+                 int threads) {
+  using namespace nbits_detail;
+  const NBitsGeometry& g = w.g;
+  if (m <= 0) return;
+  if (m >= kPanelRows) {
+    std::vector<float> grid;
+    if (int8_activations) {
+      grid.resize(static_cast<size_t>(m * g.k));
+      ParallelForRanges(threads, m, 8, [&](int64_t begin, int64_t end) {
+        RoundRowsToInt8Grid(g, a, begin, end, grid.data());
+      });
+    }
+    PanelMatMul(w, int8_activations ? grid.data() : a, m, y, threads);
+  } else {
+    SmallMatMul(w, a, m, y, int8_activations, threads);
+  }
   if (w.bias != nullptr) {
     for (int64_t r = 0; r < m; ++r) {
       for (int64_t n = 0; n < g.n; ++n) y[r * g.n + n] += w.bias[n];

@@ -27,6 +27,12 @@ struct NBitsWeights {
 };
 
 // y [m, n] (row-major) = a [m, k] (row-major) x W^T (+ bias), on up to `threads` threads.
+// Few rows (decode) take the column products below, which read each weight once from the
+// quantized bytes. Many rows (a prompt) dequantize the weights a panel of columns at a time and
+// multiply with oneDNN's float GEMM, whose register blocking beats integer dot products on CPUs
+// without VNNI; for accuracy_level 4 the activations are first rounded to their int8 grid (the
+// codes times the block scale, as floats), so the result is the int8 arithmetic's up to float
+// rounding.
 void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, bool int8_activations,
                  int threads);
 
@@ -40,18 +46,30 @@ struct QuantizedRows {
   int8_t* codes = nullptr;
   float* scales = nullptr;
   float* scaled_sums = nullptr;
+  // For 4-bit weights with the implied zero point 8 and blocks of 32 or more: per block, 8 times
+  // the sums of codes 4l..4l+3 of each group of 32 (lane l of an 8-lane integer dot product), so
+  // that the zero point comes off the integer sums lane by lane. [rows, blocks, 8]; else null.
+  int32_t* zero_lanes = nullptr;
 };
 
 // Quantizes rows [begin, end) of a [m, k] into `q`.
 void QuantizeRows(const NBitsGeometry& g, const float* a, int64_t begin, int64_t end,
                   const QuantizedRows& q);
 
-// y[r * ldy] for rows r in [0, rows) (rows <= 4) and column n. The AVX2 versions when the build
-// targets AVX2, portable ones otherwise.
-void DotColumnInt8(const NBitsWeights& w, const QuantizedRows& q, int64_t row0, int rows, int64_t n,
-                   float* y, int64_t ldy);
-void DotColumnFloat(const NBitsWeights& w, const float* a, int64_t lda, const float* block_sums,
-                    int rows, int64_t n, float* y, int64_t ldy);
+// y[r * ldy + n] for rows r in [0, rows) (rows <= 4) and columns n in [begin, end). The AVX2
+// versions when the build targets AVX2, portable ones otherwise.
+void DotColumnsInt8(const NBitsWeights& w, const QuantizedRows& q, int64_t row0, int rows,
+                    int64_t begin, int64_t end, float* y, int64_t ldy);
+void DotColumnsFloat(const NBitsWeights& w, const float* a, int64_t lda, const float* block_sums,
+                     int rows, int64_t begin, int64_t end, float* y, int64_t ldy);
+
+// Rows [begin, end) of a [m, k], each block rounded to its int8 grid (code * scale, as the int8
+// path quantizes them), into out [m, k].
+void RoundRowsToInt8Grid(const NBitsGeometry& g, const float* a, int64_t begin, int64_t end,
+                         float* out);
+
+// Column n's weights dequantized, (code - zero point) * scale, into out [k].
+void DequantizeColumn(const NBitsWeights& w, int64_t n, float* out);
 
 // The zero point of block b of column n, as a float in the packed layout's terms.
 inline float ZeroPointOf(const NBitsWeights& w, int64_t n, int64_t b) {

@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+"""epctx side of bench/llm: the same greedy generation as ort_llm.js (read it for the protocol),
+through epctx's Python module (zero-copy NumPy inputs and outputs), in this fresh process. Prints
+one JSON object on stdout.
+
+usage: epctx_llm.py --prefill P_ctx.onnx --decode D_ctx.onnx --prompt IDS.npy [--tokens 32]
+                    [--threads 1] [--at 16,256,1024] [--at-runs 5]
+(the epctx module must be importable: PYTHONPATH=build/python)
+"""
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+import epctx
+
+
+def rss_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--prefill", required=True)
+    p.add_argument("--decode", required=True)
+    p.add_argument("--prompt", required=True)
+    p.add_argument("--tokens", type=int, default=32)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--at", default="")
+    p.add_argument("--at-runs", type=int, default=5)
+    a = p.parse_args()
+    so = epctx.SessionOptions()
+    so.intra_op_num_threads = a.threads
+    so.add_session_config_entry("epctx.fallback", "deny")
+    out = {"engine": "epctx", "threads": a.threads}
+    t = time.perf_counter()
+    prefill = epctx.InferenceSession(a.prefill, so)
+    out["create_prefill_ms"] = (time.perf_counter() - t) * 1e3
+    t = time.perf_counter()
+    decode = epctx.InferenceSession(a.decode, so)
+    out["create_decode_ms"] = (time.perf_counter() - t) * 1e3
+    out["rss_after_creation"] = rss_bytes()
+
+    prompt = np.load(a.prompt)
+    names = [o.name for o in prefill.get_outputs()]
+    t = time.perf_counter()
+    result = dict(zip(names, prefill.run(None, {"input_ids": prompt})))
+    out["prefill_ms"] = (time.perf_counter() - t) * 1e3
+    tokens = [int(result["logits"][0, -1].argmax())]
+    pasts = [i.name for i in decode.get_inputs() if i.name.startswith("past.")]
+    dnames = [o.name for o in decode.get_outputs()]
+    steps = []
+    for _ in range(a.tokens):
+        feeds = {"input_ids": np.array([[tokens[-1]]], dtype=np.int64)}
+        for name in pasts:
+            feeds[name] = result[name.replace("past.", "present.")]
+        t = time.perf_counter()
+        result = dict(zip(dnames, decode.run(None, feeds)))
+        steps.append((time.perf_counter() - t) * 1e3)
+        tokens.append(int(result["logits"][0, -1].argmax()))
+    out["decode_ms"] = steps
+    out["tokens"] = tokens
+    out["rss_after_generation"] = rss_bytes()
+
+    out["at"] = {}
+    for length in [int(x) for x in a.at.split(",") if x]:
+        rng = np.random.default_rng(12345)
+        feeds = {"input_ids": np.array([[1]], dtype=np.int64)}
+        for name in pasts:
+            like = result[name.replace("past.", "present.")]
+            shape = (like.shape[0], like.shape[1], length, like.shape[3])
+            feeds[name] = (rng.random(shape, dtype=np.float32) - 0.5).astype(np.float32)
+        times = []
+        for _ in range(a.at_runs):
+            t = time.perf_counter()
+            decode.run(None, feeds)
+            times.append((time.perf_counter() - t) * 1e3)
+        out["at"][str(length)] = times
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+// ONNX Runtime (onnxruntime-node) side of bench/llm: a greedy generation with a prefill and a
+// decode graph (tests/models/export_llama.py's I/O: input_ids; past.L.key/value ->
+// present.L.key/value, logits), in this fresh process:
+//   - creation of the prefill session, then of the decode session
+//   - prefill of the prompt (its first token is the argmax of the last position's logits)
+//   - --tokens decode steps, each feeding the previous step's presents as its pasts
+//   - per-token time at given past lengths (--at 16,256,1024): decode steps on pasts of that
+//     length (seeded values), --at-runs of them each
+//   - the RSS after creating the sessions and after the generation
+// Prints one JSON object on stdout. Session options: CPU provider, optimization level all,
+// --threads intra-op threads, sequential execution.
+//
+// usage: node ort_llm.js --prefill P.onnx --decode D.onnx --prompt IDS.npy [--tokens 32]
+//                        [--threads 1] [--at 16,256,1024] [--at-runs 5]
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const ort = require(path.join(__dirname, '..', 'node_modules', 'onnxruntime-node'));
+
+function parseArgs(argv) {
+  const a = {tokens: 32, threads: 1, at: [], atRuns: 5};
+  for (let i = 2; i < argv.length; i += 2) {
+    const v = argv[i + 1];
+    switch (argv[i]) {
+      case '--prefill': a.prefill = v; break;
+      case '--decode': a.decode = v; break;
+      case '--prompt': a.prompt = v; break;
+      case '--tokens': a.tokens = parseInt(v, 10); break;
+      case '--threads': a.threads = parseInt(v, 10); break;
+      case '--at': a.at = v.split(',').filter((s) => s).map((s) => parseInt(s, 10)); break;
+      case '--at-runs': a.atRuns = parseInt(v, 10); break;
+      default: throw new Error(`unknown argument ${argv[i]}`);
+    }
+  }
+  if (!a.prefill || !a.decode || !a.prompt) throw new Error('--prefill, --decode and --prompt are required');
+  return a;
+}
+
+function readInt64Npy(file) {
+  const buf = fs.readFileSync(file);
+  const headerLen = buf.readUInt16LE(8);
+  const header = buf.toString('latin1', 10, 10 + headerLen);
+  if (!/'descr':\s*'<i8'/.test(header)) throw new Error(`${file}: not an int64 .npy`);
+  const shape = header.match(/'shape':\s*\(([^)]*)\)/)[1].split(',').filter((s) => s.trim()).map(Number);
+  const data = buf.subarray(10 + headerLen);
+  return {shape, data: new BigInt64Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength))};
+}
+
+function rssBytes() {
+  const m = fs.readFileSync('/proc/self/status', 'latin1').match(/VmRSS:\s+(\d+) kB/);
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+function argmaxLast(logits) {
+  const vocab = logits.dims[logits.dims.length - 1];
+  const base = logits.data.length - vocab;
+  let best = 0;
+  for (let i = 1; i < vocab; i++) if (logits.data[base + i] > logits.data[base + best]) best = i;
+  return best;
+}
+
+// Past names in the decode graph's input order, and the present each is fed from.
+function pastNames(session) {
+  return session.inputNames.filter((n) => n.startsWith('past.'));
+}
+
+async function main() {
+  const a = parseArgs(process.argv);
+  const options = {executionProviders: ['cpu'], graphOptimizationLevel: 'all',
+                   intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential'};
+  const prompt = readInt64Npy(a.prompt);
+  const out = {engine: 'onnxruntime-node', version: ort.env.versions ? ort.env.versions.common : '1.30.0',
+               threads: a.threads};
+  let t = process.hrtime.bigint();
+  const prefill = await ort.InferenceSession.create(a.prefill, options);
+  out.create_prefill_ms = Number(process.hrtime.bigint() - t) / 1e6;
+  t = process.hrtime.bigint();
+  const decode = await ort.InferenceSession.create(a.decode, options);
+  out.create_decode_ms = Number(process.hrtime.bigint() - t) / 1e6;
+  out.rss_after_creation = rssBytes();
+
+  t = process.hrtime.bigint();
+  let result = await prefill.run({input_ids: new ort.Tensor('int64', prompt.data, prompt.shape)});
+  out.prefill_ms = Number(process.hrtime.bigint() - t) / 1e6;
+  const tokens = [argmaxLast(result.logits)];
+  const pasts = pastNames(decode);
+  const steps = [];
+  for (let i = 0; i < a.tokens; i++) {
+    const feeds = {input_ids: new ort.Tensor('int64', BigInt64Array.from([BigInt(tokens[tokens.length - 1])]), [1, 1])};
+    for (const p of pasts) feeds[p] = result[p.replace('past.', 'present.')];
+    t = process.hrtime.bigint();
+    result = await decode.run(feeds);
+    steps.push(Number(process.hrtime.bigint() - t) / 1e6);
+    tokens.push(argmaxLast(result.logits));
+  }
+  out.decode_ms = steps;
+  out.tokens = tokens;
+  out.rss_after_generation = rssBytes();
+
+  // Per-token time at fixed past lengths, on seeded pasts.
+  out.at = {};
+  for (const length of a.at) {
+    const feeds = {input_ids: new ort.Tensor('int64', BigInt64Array.from([1n]), [1, 1])};
+    for (const p of pasts) {
+      const like = result[p.replace('past.', 'present.')];
+      const dims = [like.dims[0], like.dims[1], length, like.dims[3]];
+      const n = dims.reduce((x, y) => x * y, 1);
+      const data = new Float32Array(n);
+      let seed = 12345;
+      for (let i = 0; i < n; i++) {
+        seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff;
+        data[i] = seed / 0x80000000 - 0.5;
+      }
+      feeds[p] = new ort.Tensor('float32', data, dims);
+    }
+    const times = [];
+    for (let r = 0; r < a.atRuns; r++) {
+      t = process.hrtime.bigint();
+      await decode.run(feeds);
+      times.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    out.at[length] = times;
+  }
+  process.stdout.write(JSON.stringify(out) + '\n');
+}
+
+main().catch((e) => {
+  console.error(`ort_llm: ${e.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""LLM bench: epctx vs ONNX Runtime 1.30 (onnxruntime-node) on a Llama-style model with
+SmolLM-135M's shapes (tests/models/export_llama.py --config smollm: vocab 49152, hidden 576, 30
+layers, 9 heads, 3 KV heads), as a prefill + decode pair in float32, in float16
+(tests/models/convert_float16.py) and in int4 (tests/models/quantize_nbits.py: blocks of 32,
+symmetric, accuracy_level 4 as the GenAI builder writes for CPUs), at 1 and 2 threads.
+
+Per variant: the pair compiled into one blob (`epctx compile -m prefill -m decode`), the blob's
+bytes against the two originals'; then per thread count, one fresh process of each engine in
+turn (bench/llm/ort_llm.js, bench/llm/epctx_llm.py): creation of the two sessions, prefill of a
+128-token prompt, --tokens greedy decode steps (median and mean ms/token), per-token time at
+past lengths 16, 256 and 1024, RSS, and whether the two engines' greedy tokens agree.
+
+Writes bench/results/llm.json and docs/BENCHMARKS_LLM.md (one table per CPU: earlier CPUs'
+tables are kept). Refuses to measure when the 1-minute load average is 1 or more unless --force.
+
+usage: bench/llm/run_llm.sh [--variants f32,f16,int4] [--threads 1,2] [--tokens 128] [--force]
+"""
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from bench_common import (BUSY_LOADAVG, RESULTS, ROOT, TMP, CommandFailed, build_epctx,  # noqa: E402
+                          cpu_model, log, run, run_json, run_shown)
+
+WORK = os.path.join(TMP, "llm")
+BUILD = os.path.join(ROOT, "build-bench")  # bench/run.py's build (no tests)
+DOC = os.path.join(ROOT, "docs", "BENCHMARKS_LLM.md")
+MODELS = os.path.join(ROOT, "tests", "models")
+PY = "/usr/bin/python3"
+
+
+def cpu_facts():
+    facts = {"model": cpu_model()}
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            key, value = key.strip(), value.strip()
+            if key in ("cpu family", "model", "stepping") and key not in facts:
+                facts[key] = value
+            if key == "flags":
+                flags = value.split()
+                facts["isa"] = ", ".join(x for x in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16",
+                                                     "amx_tile", "f16c") if x in flags)
+                break
+    return facts
+
+
+def prepare(epctx, variants):
+    """Exports, converts and compiles each variant; returns {variant: paths and sizes}."""
+    os.makedirs(WORK, exist_ok=True)
+    base = os.path.join(WORK, "llama_smollm")
+    if not all(os.path.exists(f"{base}_{s}.onnx") for s in ("prefill", "decode")):
+        run_shown([PY, os.path.join(MODELS, "export_llama.py"), "--config", "smollm", "--out", WORK,
+                   "--prompt-length", "128"])
+    out = {}
+    for v in variants:
+        pair = {}
+        for stem in ("prefill", "decode"):
+            src = f"{base}_{stem}.onnx"
+            dst = src if v == "f32" else f"{base}_{stem}_{v}.onnx"
+            if v == "int4" and not os.path.exists(dst):
+                run_shown([PY, os.path.join(MODELS, "quantize_nbits.py"), src, dst,
+                           "--accuracy-level", "4"])
+            if v == "f16" and not os.path.exists(dst):
+                run_shown([PY, os.path.join(MODELS, "convert_float16.py"), src, dst])
+            pair[stem] = dst
+        ctx_dir = os.path.join(WORK, f"ctx_{v}")
+        run([epctx, "compile", "-m", pair["prefill"], "-m", pair["decode"], "--output-dir", ctx_dir])
+        blob = [f for f in os.listdir(ctx_dir) if f.endswith(".epctx")][0]
+        stem = lambda p: os.path.splitext(os.path.basename(p))[0]  # noqa: E731
+        out[v] = {
+            "originals": pair,
+            "original_bytes": sum(os.path.getsize(p) for p in pair.values()),
+            "blob_bytes": os.path.getsize(os.path.join(ctx_dir, blob)),
+            "prefill_ctx": os.path.join(ctx_dir, stem(pair["prefill"]) + "_ctx.onnx"),
+            "decode_ctx": os.path.join(ctx_dir, stem(pair["decode"]) + "_ctx.onnx"),
+        }
+    return out
+
+
+def measure(variant, paths, threads, tokens, at):
+    prompt = os.path.join(WORK, "llama_smollm_prefill.input_ids.npy")
+    common = ["--prompt", prompt, "--tokens", str(tokens), "--threads", str(threads), "--at", at]
+    env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"))
+    import subprocess
+
+    ort_cmd = ["node", os.path.join(HERE, "ort_llm.js"), "--prefill", paths["originals"]["prefill"],
+               "--decode", paths["originals"]["decode"], *common]
+    ort = run_json(ort_cmd)
+    log(" ".join([PY, "epctx_llm.py", variant, f"threads {threads}"]))
+    p = subprocess.run([PY, os.path.join(HERE, "epctx_llm.py"), "--prefill", paths["prefill_ctx"],
+                        "--decode", paths["decode_ctx"], *common], env=env, text=True,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        raise CommandFailed(f"epctx_llm.py exited with {p.returncode}:\n{p.stderr[-2000:]}")
+    mine = json.loads(p.stdout)
+    return {"ort": ort, "epctx": mine}
+
+
+def summary(r):
+    d = r["decode_ms"]
+    return {
+        "creation_ms": r["create_prefill_ms"] + r["create_decode_ms"],
+        "prefill_ms": r["prefill_ms"],
+        "ttft_ms": r["create_prefill_ms"] + r["create_decode_ms"] + r["prefill_ms"],
+        "decode_median_ms": statistics.median(d),
+        "decode_mean_ms": statistics.mean(d),
+        "at": {k: statistics.median(v) for k, v in r["at"].items()},
+        "rss_mib": r["rss_after_generation"] / 2**20,
+    }
+
+
+def write_doc(report):
+    cpu = report["cpu"]
+    title = f"{cpu['model']} (family {cpu.get('cpu family')}, model {cpu.get('model')})"
+    lines = [f"## {title}", "",
+             f"{report['date']}, git {report['git']}, load average {report['loadavg_start']} at "
+             f"the start, ISA: {cpu.get('isa')}; prompt 128 tokens, {report['tokens']} greedy "
+             "tokens; ratios epctx / ORT (below 1: epctx faster or smaller).", "",
+             "| variant | threads | TTFT ms (ratio) | prefill ms (ratio) | decode median ms (ratio) "
+             "| decode mean ms (ratio) | ms/token at past 16 / 256 / 1024 (epctx; ORT) | RSS MiB "
+             "(ratio) | blob / originals | tokens equal |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in report["rows"]:
+        e, o = row["epctx"], row["ort"]
+        r = lambda k: f"{e[k]:.1f} / {o[k]:.1f} ({e[k] / o[k]:.2f})"  # noqa: E731
+        at = " / ".join(f"{e['at'].get(k, 0):.1f}" for k in ("16", "256", "1024"))
+        at_o = " / ".join(f"{o['at'].get(k, 0):.1f}" for k in ("16", "256", "1024"))
+        lines.append(f"| {row['variant']} | {row['threads']} | {r('ttft_ms')} | {r('prefill_ms')} | "
+                     f"{r('decode_median_ms')} | {r('decode_mean_ms')} | {at}; {at_o} | "
+                     f"{e['rss_mib']:.0f} / {o['rss_mib']:.0f} ({e['rss_mib'] / o['rss_mib']:.2f}) | "
+                     f"{row['blob_bytes'] / 2**20:.0f} / {row['original_bytes'] / 2**20:.0f} MiB | "
+                     f"{row['tokens_equal']} |")
+    section = "\n".join(lines) + "\n"
+    head = ("# LLM bench (bench/llm/run_llm.py)\n\nepctx vs ONNX Runtime 1.30 on a Llama-style model "
+            "with SmolLM-135M's shapes (random weights, seeded), prefill + decode in one blob. One "
+            "section per CPU; a new run replaces its CPU's section only.\n\n")
+    sections = {}
+    if os.path.exists(DOC):
+        text = open(DOC).read()
+        for part in text.split("\n## ")[1:]:
+            sections[part.split("\n", 1)[0]] = "## " + part.rstrip() + "\n"
+    sections[title] = section
+    with open(DOC, "w") as f:
+        f.write(head + "\n".join(sections.values()))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--variants", default="f32,f16,int4")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--tokens", type=int, default=128)
+    p.add_argument("--at", default="16,256,1024")
+    p.add_argument("--force", action="store_true")
+    args = p.parse_args()
+    load = os.getloadavg()[0]
+    if load >= BUSY_LOADAVG and not args.force:
+        sys.exit(f"bench: load average {load:.2f} >= {BUSY_LOADAVG}: not measuring (--force)")
+    epctx = build_epctx(BUILD)
+    run_shown(["cmake", "--build", BUILD, "-j", str(os.cpu_count() or 2), "--target", "epctx_python"])
+    variants = args.variants.split(",")
+    prepared = prepare(epctx, variants)
+    import subprocess
+
+    report = {"cpu": cpu_facts(), "loadavg_start": f"{load:.2f}", "tokens": args.tokens,
+              "date": datetime.date.today().isoformat(),
+              "git": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], text=True,
+                                    stdout=subprocess.PIPE).stdout.strip(),
+              "rows": [], "raw": []}
+    for v in variants:
+        for t in [int(x) for x in args.threads.split(",")]:
+            m = measure(v, prepared[v], t, args.tokens, args.at)
+            report["raw"].append({"variant": v, "threads": t, **m})
+            report["rows"].append({
+                "variant": v, "threads": t, "epctx": summary(m["epctx"]), "ort": summary(m["ort"]),
+                "blob_bytes": prepared[v]["blob_bytes"],
+                "original_bytes": prepared[v]["original_bytes"],
+                "tokens_equal": m["epctx"]["tokens"] == m["ort"]["tokens"]})
+            log(json.dumps(report["rows"][-1]))
+    with open(os.path.join(RESULTS, "llm.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    write_doc(report)
+    log(f"wrote {DOC}")
+
+
+if __name__ == "__main__":
+    main()
