@@ -21,6 +21,14 @@
 #include "util/logging.h"
 #include "util/status_macros.h"
 
+// onnx 1.12's check_model(ModelProto) resolves external data against the working directory (a
+// model compiled from any other folder was refused: "should be stored in m.onnx.data, but it
+// doesn't exist"). Its check_model(ModelProto, CheckerContext&), which the header does not
+// declare but the library exports, runs the same checks with the folder the context names.
+namespace onnx::checker {
+void check_model(const ModelProto& model, CheckerContext& ctx);
+}  // namespace onnx::checker
+
 namespace epctx::compile {
 namespace {
 
@@ -28,34 +36,11 @@ using ModelPtr = std::shared_ptr<onnx::ModelProto>;
 
 constexpr int kMaxInlineRounds = 8;
 
-// onnx's check_model(ModelProto) resolves external data against the working directory: a model
-// compiled from any other folder was refused ("should be stored in m.onnx.data, but it doesn't
-// exist"). The same checks run here with the model's folder (onnx 1.12's check_model, whose
-// context setter is not reachable through that entry point).
+// The model's checks, external data resolved against `model_dir`.
 void CheckModelIn(const onnx::ModelProto& model, const std::string& model_dir) {
-  if (model.ir_version() == 0) {
-    fail_check("The model does not have an ir_version set properly.");
-  }
-  if (model.ir_version() > onnx::IR_VERSION) {
-    fail_check("Your model ir_version ", model.ir_version(), " is higher than the checker's (",
-               onnx::IR_VERSION, ").");
-  }
-  std::unordered_map<std::string, int> opsets;
-  for (const auto& op : model.opset_import()) opsets[op.domain()] = static_cast<int>(op.version());
-  if (model.ir_version() >= 3) {
-    if (opsets.empty()) fail_check("model with IR version >= 3 must specify opset_import for ONNX");
-  } else if (opsets.empty()) {
-    opsets[""] = 1;
-  } else {
-    fail_check("model with IR version < 3 cannot have opset_import specified");
-  }
   onnx::checker::CheckerContext ctx;
-  ctx.set_ir_version(static_cast<int>(model.ir_version()));
-  ctx.set_opset_imports(std::move(opsets));
   ctx.set_model_dir(model_dir);
-  onnx::checker::LexicalScopeContext scope;
-  onnx::checker::check_graph(model.graph(), ctx, scope);
-  if (ctx.get_ir_version() >= 8) onnx::checker::check_model_local_functions(model, ctx, scope);
+  onnx::checker::check_model(model, ctx);
 }
 
 // Whether any initializer of the main graph keeps its data in another file.
