@@ -14,6 +14,8 @@ void Register() {
     ranges.AddDomainToVersion(kMicrosoftDomain, 1, 1);
   }
   contrib::RegisterQuantizationSchemas();
+  contrib::RegisterNormalizationSchemas();
+  contrib::RegisterActivationSchemas();
 }
 
 }  // namespace

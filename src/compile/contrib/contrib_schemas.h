@@ -18,6 +18,8 @@ void RegisterContribSchemas();
 namespace contrib {
 // One per family, called once by RegisterContribSchemas.
 void RegisterQuantizationSchemas();
+void RegisterNormalizationSchemas();
+void RegisterActivationSchemas();
 }  // namespace contrib
 
 }  // namespace epctx::compile

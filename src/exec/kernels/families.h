@@ -11,18 +11,19 @@ namespace epctx::exec::kernels {
 // elementwise/: every element-wise op: unary math (float maps, Neg, Abs, Sign, Not, IsNaN, IsInf,
 // the activations with attributes), Relu, Sigmoid, Clip; the binary ops, all on one broadcasting
 // kernel (arithmetic, Pow, Mod, BitShift, PRelu, comparisons, And/Or/Xor); variadic Sum, Mean, Max,
-// Min; Where, Cast, CastLike, Identity, Dropout
+// Min; Where, Cast, CastLike, Identity, Dropout; ONNX Runtime's com.microsoft FastGelu, BiasGelu
+// and QuickGelu
 namespace elementwise {
 KernelCreateFn CreateAbs, CreateAcos, CreateAcosh, CreateAdd, CreateAnd, CreateAsin, CreateAsinh,
-    CreateAtan, CreateAtanh, CreateBitShift, CreateCast, CreateCastLike, CreateCeil, CreateCelu,
-    CreateClip, CreateCos, CreateCosh, CreateDiv, CreateDropout, CreateElu, CreateEqual, CreateErf,
-    CreateExp, CreateFloor, CreateGreater, CreateGreaterOrEqual, CreateHardSigmoid, CreateHardSwish,
-    CreateIdentity, CreateIsInf, CreateIsNaN, CreateLeakyRelu, CreateLess, CreateLessOrEqual,
-    CreateLog, CreateMax, CreateMean, CreateMin, CreateMod, CreateMul, CreateNeg, CreateNot,
-    CreateOr, CreatePow, CreatePRelu, CreateReciprocal, CreateRelu, CreateRound, CreateSelu,
-    CreateShrink, CreateSigmoid, CreateSign, CreateSin, CreateSinh, CreateSoftplus, CreateSoftsign,
-    CreateSqrt, CreateSub, CreateSum, CreateTan, CreateTanh, CreateThresholdedRelu, CreateWhere,
-    CreateXor;
+    CreateAtan, CreateAtanh, CreateBiasGelu, CreateBitShift, CreateCast, CreateCastLike, CreateCeil,
+    CreateCelu, CreateClip, CreateCos, CreateCosh, CreateDiv, CreateDropout, CreateElu, CreateEqual,
+    CreateErf, CreateExp, CreateFastGelu, CreateFloor, CreateGreater, CreateGreaterOrEqual,
+    CreateHardSigmoid, CreateHardSwish, CreateIdentity, CreateIsInf, CreateIsNaN, CreateLeakyRelu,
+    CreateLess, CreateLessOrEqual, CreateLog, CreateMax, CreateMean, CreateMin, CreateMod,
+    CreateMul, CreateNeg, CreateNot, CreateOr, CreatePow, CreatePRelu, CreateQuickGelu,
+    CreateReciprocal, CreateRelu, CreateRound, CreateSelu, CreateShrink, CreateSigmoid, CreateSign,
+    CreateSin, CreateSinh, CreateSoftplus, CreateSoftsign, CreateSqrt, CreateSub, CreateSum,
+    CreateTan, CreateTanh, CreateThresholdedRelu, CreateWhere, CreateXor;
 }  // namespace elementwise
 
 // nn/: convolutions, matrix products and pooling on epctx's own code, BatchNormalization
@@ -47,11 +48,14 @@ KernelCreateFn CreateCompress, CreateConstantOfShape, CreateExpand, CreateEyeLik
     CreateTile, CreateTrilu, CreateUnique;
 
 // norm/: normalizations along an axis: Softmax, LogSoftmax, Hardmax, LayerNormalization,
-// InstanceNormalization, MeanVarianceNormalization, LRN, and com.epctx MaskedSoftmax (attention's
-// scale, mask and Softmax fused)
+// InstanceNormalization, MeanVarianceNormalization, LRN, com.epctx MaskedSoftmax (attention's
+// scale, mask and Softmax fused), and ONNX Runtime's RMS and residual normalizations
+// (SimplifiedLayerNormalization in the ONNX domain, com.microsoft SkipLayerNormalization and
+// SkipSimplifiedLayerNormalization)
 KernelCreateFn CreateHardmax, CreateInstanceNormalization, CreateLayerNormalization,
     CreateLogSoftmax, CreateLrn, CreateMaskedSoftmax, CreateMeanVarianceNormalization,
-    CreateSoftmax;
+    CreateSimplifiedLayerNormalization, CreateSkipLayerNormalization,
+    CreateSkipSimplifiedLayerNormalization, CreateSoftmax;
 
 // image/: resampling (Resize, Upsample, GridSample, RoiAlign), DepthToSpace, SpaceToDepth,
 // MaxUnpool, NonMaxSuppression

@@ -74,6 +74,9 @@ constexpr KernelEntry kElementwiseKernels[] = {
     {"ThresholdedRelu", 10, CreateThresholdedRelu},
     {"Where", 9, CreateWhere, "", kStringTensors},
     {"Xor", 7, CreateXor},
+    {"BiasGelu", 1, CreateBiasGelu, "com.microsoft"},
+    {"FastGelu", 1, CreateFastGelu, "com.microsoft"},
+    {"QuickGelu", 1, CreateQuickGelu, "com.microsoft"},
 };
 }  // namespace elementwise
 
@@ -144,8 +147,12 @@ constexpr KernelEntry kNormKernels[] = {
     {"LogSoftmax", 1, CreateLogSoftmax},
     {"LRN", 1, CreateLrn},
     {"MeanVarianceNormalization", 9, CreateMeanVarianceNormalization},
+    {"SimplifiedLayerNormalization", 1, CreateSimplifiedLayerNormalization},
     {"Softmax", 1, CreateSoftmax},
     {"MaskedSoftmax", 1, CreateMaskedSoftmax, "com.epctx"},
+    {"SkipLayerNormalization", 1, CreateSkipLayerNormalization, "com.microsoft"},
+    {"SkipSimplifiedLayerNormalization", 1, CreateSkipSimplifiedLayerNormalization,
+     "com.microsoft"},
 };
 
 constexpr KernelEntry kImageKernels[] = {

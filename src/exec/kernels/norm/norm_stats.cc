@@ -1,16 +1,20 @@
 #include "exec/kernels/norm/norm_stats.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "exec/kernels/common/eigen.h"
 #include "exec/kernels/common/shape.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
+namespace {
+// Row sums are vectorized float sums over blocks this long (short enough to stay accurate),
+// gathered in double.
+constexpr int64_t kBlock = 1024;
+}  // namespace
 
 MeanVar MeanAndVariance(const float* x, int64_t n) {
-  // Vectorized float sums over blocks short enough to stay accurate, gathered in double.
-  constexpr int64_t kBlock = 1024;
   MeanVar mv;
   if (n == 0) return mv;
   double sum = 0;
@@ -25,6 +29,33 @@ MeanVar MeanAndVariance(const float* x, int64_t n) {
   }
   mv.variance = sq / static_cast<double>(n);
   return mv;
+}
+
+double SumOfSquares(const float* x, int64_t n) {
+  double sum = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    sum += ConstArrayMapF(x + b, std::min(kBlock, n - b)).square().sum();
+  }
+  return sum;
+}
+
+float InverseRms(const float* x, int64_t n, float epsilon) {
+  const double mean_square = SumOfSquares(x, n) / static_cast<double>(n);
+  return static_cast<float>(1.0 / std::sqrt(mean_square + static_cast<double>(epsilon)));
+}
+
+void ScaleRow(const float* x, float factor, const float* scale, float* y, int64_t n) {
+  ArrayMapF(y, n) = ConstArrayMapF(x, n) * factor * ConstArrayMapF(scale, n);
+}
+
+void CenterScaleRow(const float* x, float mean, float factor, const float* scale,
+                    const float* shift, float* y, int64_t n) {
+  if (shift != nullptr) {
+    ArrayMapF(y, n) = (ConstArrayMapF(x, n) - mean) * factor * ConstArrayMapF(scale, n) +
+                      ConstArrayMapF(shift, n);
+  } else {
+    ArrayMapF(y, n) = (ConstArrayMapF(x, n) - mean) * factor * ConstArrayMapF(scale, n);
+  }
 }
 
 Result<BroadcastRow> BroadcastToRow(const Tensor& t, std::span<const int64_t> row,

@@ -1,4 +1,4 @@
-// Statistics and parameter layouts shared by the normalization kernels.
+// Statistics, parameter layouts and row steps shared by the normalization kernels.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,19 @@ struct MeanVar {
 // Of `n` floats, with two passes: the one-pass E[x^2] - E[x]^2 loses the variance of rows
 // whose mean is large against their spread.
 MeanVar MeanAndVariance(const float* x, int64_t n);
+
+// Sum of x[i]^2 over `n` floats (RMS normalization's statistic), vectorized in float over
+// blocks and gathered in double like MeanAndVariance.
+double SumOfSquares(const float* x, int64_t n);
+
+// 1 / sqrt(mean(x^2) + epsilon) of `n` floats: the RMS normalizations' per-row factor.
+float InverseRms(const float* x, int64_t n, float epsilon);
+
+// y[i] = x[i] * factor * scale[i] for i < n (x may equal y).
+void ScaleRow(const float* x, float factor, const float* scale, float* y, int64_t n);
+// y[i] = (x[i] - mean) * factor * scale[i] (+ shift[i] when not null) for i < n (x may equal y).
+void CenterScaleRow(const float* x, float mean, float factor, const float* scale,
+                    const float* shift, float* y, int64_t n);
 
 // A float32 parameter (LayerNormalization's Scale or B) as one value per element of a row of
 // shape `row`: the tensor itself when it already has that many elements in that order, else
