@@ -37,6 +37,11 @@ Result<PassStats> LowerMatMulNBits(IrGraph& graph);
 Result<PassStats> FoldConstants(IrGraph& graph);
 // BatchNormalization after a Conv with constant weights is folded into the Conv's weight and bias.
 Result<PassStats> FoldBatchNormIntoConv(IrGraph& graph);
+// RMS normalization as PyTorch exports it (Pow, ReduceMean, Add, Sqrt, Div, Mul, Mul by a constant
+// weight) becomes SimplifiedLayerNormalization, and a residual Add feeding one becomes
+// com.microsoft SkipSimplifiedLayerNormalization (fuse_rms_norm.cc). Runs before the oneDNN
+// lowering, which would take the residual Add as a post-op of the product before it.
+Result<PassStats> FuseRmsNorms(IrGraph& graph);
 // Relu / Clip / Sigmoid following a Conv or Gemm becomes part of it (com.epctx
 // FusedConv/FusedGemm).
 Result<PassStats> FuseActivations(IrGraph& graph);
