@@ -16,6 +16,7 @@ void Register() {
   contrib::RegisterQuantizationSchemas();
   contrib::RegisterNormalizationSchemas();
   contrib::RegisterActivationSchemas();
+  contrib::RegisterAttentionSchemas();
 }
 
 }  // namespace

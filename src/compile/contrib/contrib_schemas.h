@@ -20,6 +20,7 @@ namespace contrib {
 void RegisterQuantizationSchemas();
 void RegisterNormalizationSchemas();
 void RegisterActivationSchemas();
+void RegisterAttentionSchemas();
 }  // namespace contrib
 
 }  // namespace epctx::compile

@@ -1,5 +1,9 @@
 #include "compile/contrib/schema_helpers.h"
 
+#include <cstring>
+
+#include "compile/onnx_tensor.h"
+
 namespace epctx::compile::contrib {
 
 void RegisterOne(onnx::OpSchema schema) {
@@ -23,6 +27,27 @@ void ShapeWithLastDim(onnx::InferenceContext& ctx, size_t input, size_t output, 
   out.mutable_dim(out.dim_size() - 1)->clear_dim_param();
   out.mutable_dim(out.dim_size() - 1)->set_dim_value(last);
   onnx::updateOutputShape(ctx, output, out);
+}
+
+std::optional<int64_t> ConstantIntInput(onnx::InferenceContext& ctx, size_t input) {
+  if (ctx.getNumInputs() <= input) return std::nullopt;
+  const onnx::TensorProto* t = ctx.getInputData(input);
+  if (t == nullptr) return std::nullopt;
+  auto no_external = ExternalDataFiles::Refusing("shape inference reads no external data");
+  auto c = ConstantFromTensorProto(*t, nullptr, no_external, "");
+  if (!c.ok()) return std::nullopt;
+  const ConstantData& data = **c;
+  if (data.dtype == DataType::kInt64 && data.bytes.size() == sizeof(int64_t)) {
+    int64_t v;
+    std::memcpy(&v, data.bytes.data(), sizeof v);
+    return v;
+  }
+  if (data.dtype == DataType::kInt32 && data.bytes.size() == sizeof(int32_t)) {
+    int32_t v;
+    std::memcpy(&v, data.bytes.data(), sizeof v);
+    return v;
+  }
+  return std::nullopt;
 }
 
 }  // namespace epctx::compile::contrib

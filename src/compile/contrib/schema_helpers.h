@@ -6,6 +6,7 @@
 #include <onnx/defs/shape_inference.h>
 
 #include <cstdint>
+#include <optional>
 
 namespace epctx::compile::contrib {
 
@@ -17,5 +18,9 @@ void PropagateTypeAndShape(onnx::InferenceContext& ctx, size_t input, size_t out
 
 // The input's shape with its last dim replaced by `last` (a matrix product's output).
 void ShapeWithLastDim(onnx::InferenceContext& ctx, size_t input, size_t output, int64_t last);
+
+// The value of input `input` when it is a one-element int32 or int64 constant (an initializer or
+// Constant); nullopt otherwise (a graph input, or a tensor that does not decode).
+std::optional<int64_t> ConstantIntInput(onnx::InferenceContext& ctx, size_t input);
 
 }  // namespace epctx::compile::contrib
