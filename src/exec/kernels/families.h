@@ -102,6 +102,12 @@ namespace training {
 KernelCreateFn CreateAdagrad, CreateAdam, CreateMomentum;
 }  // namespace training
 
+// attention/: ONNX Runtime GenAI's attention operators with ONNX Runtime's CPU semantics:
+// com.microsoft GroupQueryAttention (with its KV cache and rotary embedding) and RotaryEmbedding
+namespace attention {
+KernelCreateFn CreateGroupQueryAttention, CreateRotaryEmbedding;
+}  // namespace attention
+
 // dnnl/: the com.epctx ops the compiler lowers to oneDNN primitives, on weights it packed
 namespace onednn {
 KernelCreateFn CreateChannelAffine, CreateConcatChannelAffine, CreateDnnlBatchMatMul,

@@ -233,6 +233,14 @@ constexpr KernelEntry kTrainingKernels[] = {
 };
 }  // namespace training
 
+namespace attention {
+constexpr std::string_view kDomain = "com.microsoft";
+constexpr KernelEntry kAttentionKernels[] = {
+    {"GroupQueryAttention", 1, CreateGroupQueryAttention, kDomain},
+    {"RotaryEmbedding", 1, CreateRotaryEmbedding, kDomain},
+};
+}  // namespace attention
+
 namespace onednn {
 constexpr KernelEntry kDnnlKernels[] = {
     {"ChannelAffine", 1, CreateChannelAffine, "com.epctx"},
@@ -268,6 +276,7 @@ void RegisterAllKernels(KernelRegistry& registry) {
   registry.Register(kernels::kTextKernels);
   registry.Register(kernels::training::kTrainingKernels);
   registry.Register(kernels::onednn::kDnnlKernels);
+  registry.Register(kernels::attention::kAttentionKernels);
 }
 
 }  // namespace epctx::exec

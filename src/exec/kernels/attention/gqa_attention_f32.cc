@@ -1,0 +1,311 @@
+#include "exec/kernels/attention/gqa_attention_f32.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "exec/kernels/attention/attention_f32.h"
+#include "exec/kernels/attention/rotary_f32.h"
+#include "exec/kernels/common/eigen.h"
+#include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/common/scratch.h"
+#include "exec/kernels/common/threads.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels {
+
+void GqaAttentionF32::KeyRange(int64_t b, int64_t s, int64_t* lo, int64_t* hi) const {
+  const int64_t total = int64_t{seqlens_k[b]} + 1;
+  const int64_t start = positions_from_zero ? 0 : total - seq;
+  const int64_t limit = causal ? start + s + 1 : total;
+  *hi = std::min(limit, total);
+  *lo = 0;
+  if (window >= 0) *lo = std::max<int64_t>(0, (window_from_position ? limit : *hi) - window);
+  *lo = std::min(*lo, *hi);
+}
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// Keys per chunk when one query row's keys are split over threads (decode).
+constexpr int64_t kMinChunkKeys = 64;
+// A run with fewer multiply-adds than this stays on one thread.
+constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
+
+// Up to kMaxQueryGroup query rows of one KV head that are computed together.
+struct QuerySet {
+  int count = 0;
+  int64_t s[kMaxQueryGroup] = {};
+  int64_t n[kMaxQueryGroup] = {};
+};
+
+// Softmax state of one query row over some keys: max m, sum l of exp(score - m), and the output
+// accumulated with those weights (unnormalized).
+struct Partial {
+  float m = kNegInf;
+  float l = 0.0f;
+};
+
+class Attention {
+ public:
+  Attention(const GqaAttentionF32& p, int threads) : p_(p), threads_(threads) {
+    group_ = p.heads / p.kv_heads;
+    // Query sets: the heads of a group for one row, sized evenly (4 heads: 2 + 2, not 3 + 1),
+    // or rows of one head when a group is a single head.
+    const int64_t sets = (group_ + kMaxQueryGroup - 1) / kMaxQueryGroup;
+    set_size_ =
+        group_ == 1 && p.seq > 1 ? kMaxQueryGroup : static_cast<int>((group_ + sets - 1) / sets);
+    ld_ = (p.cache_rows + 7) / 8 * 8;
+  }
+
+  Status Run();
+
+ private:
+  Status RunRows(int64_t b, int64_t kvh, int64_t s0, int64_t s1);
+  Status RunChunk(int64_t b, int64_t kvh, int64_t chunk, int64_t chunks, float* partials);
+  void MergeChunks(int64_t chunks, const float* partials);
+
+  // Scores of the set's rows over keys [lo, hi), their softmax and weighted sum: written to
+  // out[i] scaled to probabilities (partial == null), or left unnormalized with their softmax
+  // state in partial[i].
+  Status Attend(int64_t b, int64_t kvh, const QuerySet& set, const int64_t* lo, const int64_t* hi,
+                float* const* out, Partial* partial);
+
+  const float* QueryRow(int64_t b, int64_t s, int64_t n) const {
+    return p_.query + (b * p_.seq + s) * p_.query_token_stride + n * p_.head_size;
+  }
+  float* OutputRow(int64_t b, int64_t s, int64_t n) const {
+    return p_.output + ((b * p_.seq + s) * p_.heads + n) * p_.head_size;
+  }
+
+  const GqaAttentionF32& p_;
+  const int threads_;
+  int64_t group_ = 1;
+  int set_size_ = 1;
+  int64_t ld_ = 0;
+};
+
+Status Attention::Attend(int64_t b, int64_t kvh, const QuerySet& set, const int64_t* lo,
+                         const int64_t* hi, float* const* out, Partial* partial) {
+  const int64_t h = p_.head_size;
+  int64_t first = hi[0], last = lo[0];
+  for (int i = 0; i < set.count; ++i) {
+    if (lo[i] < hi[i]) {
+      first = std::min(first, lo[i]);
+      last = std::max(last, hi[i]);
+    }
+  }
+  if (first >= last) {  // every row of the set sees no key
+    for (int i = 0; i < set.count; ++i) {
+      if (partial != nullptr) partial[i] = Partial{};
+      std::fill(out[i], out[i] + h, 0.0f);
+    }
+    return Status::Ok();
+  }
+  const int64_t count = last - first;
+  EPCTX_ASSIGN_OR_RETURN(float* scratch,
+                         ThreadScratchF32(static_cast<size_t>(kMaxQueryGroup * (ld_ + h))));
+  float* scores = scratch;
+  float* rotated = scratch + kMaxQueryGroup * ld_;
+  const float* q[kMaxQueryGroup];
+  for (int i = 0; i < set.count; ++i) {
+    q[i] = QueryRow(b, set.s[i], set.n[i]);
+    if (p_.rotary_dim > 0) {
+      const int64_t pos = p_.Position(b, set.s[i]);
+      const int64_t half = p_.rotary_dim / 2;
+      RotaryRowF32(q[i], p_.cos + pos * half, p_.sin + pos * half, p_.rotary_dim, h,
+                   p_.rotary_interleaved, rotated + i * h);
+      q[i] = rotated + i * h;
+    }
+  }
+  const int64_t kv_offset = (b * p_.kv_heads + kvh) * p_.cache_rows * h;
+  AttentionScoresF32(q, set.count, p_.keys + kv_offset + first * h, count, h, p_.scale, scores,
+                     ld_);
+
+  float factor[kMaxQueryGroup];
+  for (int i = 0; i < set.count; ++i) {
+    float* row = scores + i * ld_;
+    const int64_t a = lo[i] - first;
+    const int64_t e = hi[i] - first;
+    if (a >= e) {  // this row sees no key: zero weights, zero output
+      std::fill(row, row + count, 0.0f);
+      factor[i] = 0.0f;
+      if (partial != nullptr) partial[i] = Partial{};
+      continue;
+    }
+    std::fill(row, row + a, 0.0f);
+    std::fill(row + e, row + count, 0.0f);
+    ArrayMapF w(row + a, e - a);
+    if (p_.softcap > 0.0f) w = (w * (1.0f / p_.softcap)).tanh() * p_.softcap;
+    if (p_.bias != nullptr) {
+      const int64_t bb = p_.bias_batches == 1 ? 0 : b;
+      const int64_t bn = p_.bias_heads == 1 ? 0 : set.n[i];
+      const float* bias_row =
+          p_.bias + ((bb * p_.bias_heads + bn) * p_.seq + set.s[i]) * p_.bias_row;
+      w += ConstArrayMapF(bias_row + lo[i], e - a);
+    }
+    const float m = w.maxCoeff();
+    w = (w - m).exp();
+    const float l = w.sum();
+    if (partial != nullptr) {
+      partial[i] = Partial{m, l};
+      factor[i] = 1.0f;
+    } else if (p_.smooth_softmax || p_.head_sink != nullptr) {
+      const float sink = p_.head_sink != nullptr ? p_.head_sink[set.n[i]] : 0.0f;
+      const float top = std::max(m, sink);
+      const float keep = std::exp(m - top);
+      factor[i] = keep / (keep * l + std::exp(sink - top));
+    } else {
+      factor[i] = 1.0f / l;
+    }
+  }
+  AttentionWeightedSumF32(scores, ld_, set.count, p_.values + kv_offset + first * h, count, h,
+                          factor, out);
+  return Status::Ok();
+}
+
+Status Attention::RunRows(int64_t b, int64_t kvh, int64_t s0, int64_t s1) {
+  // (row, head) pairs of the rows [s0, s1) and the KV head's query heads, row by row, taken
+  // set_size_ at a time.
+  const int64_t total = (s1 - s0) * group_;
+  for (int64_t k = 0; k < total; k += set_size_) {
+    QuerySet set;
+    int64_t lo[kMaxQueryGroup], hi[kMaxQueryGroup];
+    float* out[kMaxQueryGroup];
+    for (int64_t j = k; j < std::min(total, k + set_size_); ++j) {
+      const int i = set.count++;
+      set.s[i] = s0 + j / group_;
+      set.n[i] = kvh * group_ + j % group_;
+      p_.KeyRange(b, set.s[i], &lo[i], &hi[i]);
+      out[i] = OutputRow(b, set.s[i], set.n[i]);
+    }
+    EPCTX_RETURN_IF_ERROR(Attend(b, kvh, set, lo, hi, out, nullptr));
+  }
+  return Status::Ok();
+}
+
+Status Attention::RunChunk(int64_t b, int64_t kvh, int64_t chunk, int64_t chunks, float* partials) {
+  // One row (decode): its keys split into `chunks` runs; each (head, chunk) keeps its softmax
+  // state and unnormalized output in partials [batch, heads, chunks, 2 + head_size].
+  int64_t lo = 0, hi = 0;
+  p_.KeyRange(b, 0, &lo, &hi);
+  const int64_t step = (hi - lo + chunks - 1) / chunks;
+  const int64_t clo = std::min(hi, lo + chunk * step);
+  const int64_t chi = std::min(hi, clo + step);
+  const int64_t stride = 2 + p_.head_size;
+  for (int64_t k = 0; k < group_; k += set_size_) {
+    QuerySet set;
+    int64_t los[kMaxQueryGroup], his[kMaxQueryGroup];
+    float* out[kMaxQueryGroup];
+    Partial state[kMaxQueryGroup];
+    for (int64_t j = k; j < std::min(group_, k + set_size_); ++j) {
+      const int i = set.count++;
+      set.n[i] = kvh * group_ + j;
+      los[i] = clo;
+      his[i] = chi;
+      out[i] = partials + ((b * p_.heads + set.n[i]) * chunks + chunk) * stride + 2;
+    }
+    EPCTX_RETURN_IF_ERROR(Attend(b, kvh, set, los, his, out, state));
+    for (int i = 0; i < set.count; ++i) {
+      out[i][-2] = state[i].m;
+      out[i][-1] = state[i].l;
+    }
+  }
+  return Status::Ok();
+}
+
+void Attention::MergeChunks(int64_t chunks, const float* partials) {
+  const int64_t h = p_.head_size;
+  const int64_t stride = 2 + h;
+  for (int64_t b = 0; b < p_.batch; ++b) {
+    for (int64_t n = 0; n < p_.heads; ++n) {
+      const float* part = partials + (b * p_.heads + n) * chunks * stride;
+      float top = kNegInf;
+      for (int64_t c = 0; c < chunks; ++c) top = std::max(top, part[c * stride]);
+      const bool sink = p_.smooth_softmax || p_.head_sink != nullptr;
+      const float sink_score = p_.head_sink != nullptr ? p_.head_sink[n] : 0.0f;
+      if (sink) top = std::max(top, sink_score);
+      ArrayMapF o(OutputRow(b, 0, n), h);
+      o.setZero();
+      if (top == kNegInf) continue;  // no key and no sink
+      float l = sink ? std::exp(sink_score - top) : 0.0f;
+      for (int64_t c = 0; c < chunks; ++c) {
+        const float* pc = part + c * stride;
+        if (pc[1] == 0.0f) continue;
+        const float w = std::exp(pc[0] - top);
+        l += w * pc[1];
+        o += w * ConstArrayMapF(pc + 2, h);
+      }
+      if (l > 0.0f) o *= 1.0f / l;
+    }
+  }
+}
+
+Status Attention::Run() {
+  const int64_t units_per_row = p_.batch * p_.kv_heads;
+  int64_t max_keys = 0;
+  for (int64_t b = 0; b < p_.batch; ++b) {
+    max_keys = std::max<int64_t>(max_keys, int64_t{p_.seqlens_k[b]} + 1);
+  }
+  const int64_t macs = p_.batch * p_.heads * p_.seq * max_keys * p_.head_size;
+  const int nt = ThreadsFor(threads_, macs, kMinParallelMacs);
+
+  if (p_.seq == 1 && nt > 1) {
+    // Decode: (batch, KV head) units are few (3 for SmolLM), so each row's keys are split into
+    // chunks, making a number of units that the threads share evenly.
+    int64_t chunks = std::lcm<int64_t>(units_per_row, nt) / units_per_row;
+    while (units_per_row * chunks < 2 * nt) chunks *= 2;
+    chunks = std::max<int64_t>(1, std::min(chunks, max_keys / kMinChunkKeys));
+    if (chunks > 1) {
+      // The calling thread's buffer, reached by the others through `part` (a thread_local
+      // named inside the loop would be each thread's own).
+      thread_local std::vector<float> partials;
+      partials.resize(static_cast<size_t>(p_.batch * p_.heads * chunks * (2 + p_.head_size)));
+      float* part = partials.data();
+      Status status = Status::Ok();
+      std::atomic<bool> failed{false};
+      ParallelFor(nt, units_per_row * chunks, [&](int64_t u, int) {
+        if (failed.load(std::memory_order_relaxed)) return;
+        const int64_t chunk = u % chunks;
+        const int64_t bk = u / chunks;
+        Status s = RunChunk(bk / p_.kv_heads, bk % p_.kv_heads, chunk, chunks, part);
+        if (!s.ok() && !failed.exchange(true)) status = std::move(s);
+      });
+      EPCTX_RETURN_IF_ERROR(status);
+      MergeChunks(chunks, part);
+      return Status::Ok();
+    }
+  }
+
+  // Rows in blocks: enough units for the threads to balance (later rows of a causal prompt cost
+  // more, so the blocks are handed out last rows first).
+  int64_t block = p_.seq;
+  if (nt > 1) {
+    block = std::clamp<int64_t>(p_.seq * units_per_row / (8 * nt), 1, 32);
+  }
+  const int64_t blocks = (p_.seq + block - 1) / block;
+  Status status = Status::Ok();
+  std::atomic<bool> failed{false};
+  ParallelFor(nt, units_per_row * blocks, [&](int64_t u, int) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    const int64_t blk = blocks - 1 - u / units_per_row;
+    const int64_t bk = u % units_per_row;
+    const int64_t s0 = blk * block;
+    Status s = RunRows(bk / p_.kv_heads, bk % p_.kv_heads, s0, std::min(p_.seq, s0 + block));
+    if (!s.ok() && !failed.exchange(true)) status = std::move(s);
+  });
+  return status;
+}
+
+}  // namespace
+
+Status RunGqaAttentionF32(const GqaAttentionF32& p, int threads) {
+  Attention attention(p, threads);
+  return attention.Run();
+}
+
+}  // namespace epctx::exec::kernels
