@@ -1,9 +1,10 @@
 // The attention/ family: com.microsoft GroupQueryAttention and RotaryEmbedding. Their outputs are
 // checked against ONNX Runtime by tests/genai (CTest GenAI.AttentionMatchesOnnxRuntime); here,
 // against a double-precision reference written from the same semantics, go the cases that suite
-// does not reach: several threads (decode rows split into key chunks and merged; prompt rows in
-// blocks), every query-group size, head sinks through the merge, the present that is the past's
-// own buffer (written in place), and the errors, with their messages.
+// does not reach: several threads (a decode step's cache blocks, copied and attended to in
+// parallel, then merged; prompt rows in blocks), every query-group size, head sinks through the
+// merge, the present that is the past's own buffer (written in place), and the errors, with
+// their messages.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -205,14 +206,14 @@ void ExpectMatches(const Gqa& g, const std::string& what) {
   ExpectClose((*r)[0], {g.batch, g.seq, g.heads * g.head}, g.Reference(), 2e-5, 1e-4, what);
 }
 
-TEST(GroupQueryAttentionTest, DecodeSplitsKeysOverThreadsAndMerges) {
+TEST(GroupQueryAttentionTest, DecodeBlocksOverThreadsAndMerges) {
   std::mt19937 rng(5);
   for (int threads : {1, 2, 3}) {
     for (bool sink : {false, true}) {
       Gqa g;
-      g.past = 300;
-      g.seqlens = {300};
-      g.total = 301;
+      g.past = 1000;  // 3 KV heads x 1001 rows x 64: enough to go parallel
+      g.seqlens = {1000};
+      g.total = 1001;
       g.rotary = true;
       g.sink = sink;
       g.threads = threads;
@@ -226,9 +227,9 @@ TEST(GroupQueryAttentionTest, DecodeOfTwoEntriesWithWindowAndSmoothSoftmax) {
   std::mt19937 rng(6);
   Gqa g;
   g.batch = 2;
-  g.past = 200;
-  g.seqlens = {200, 90};
-  g.total = 201;
+  g.past = 400;
+  g.seqlens = {400, 90};
+  g.total = 401;
   g.window = 64;
   g.smooth = true;
   g.softcap = 1.5f;
@@ -247,10 +248,10 @@ TEST(GroupQueryAttentionTest, PromptRowsInBlocksForEveryGroupSize) {
       g.heads = hk[0];
       g.kv_heads = hk[1];
       g.head = 32;
-      g.seq = 37;
+      g.seq = 64;  // enough multiply-adds to go parallel
       g.with_past = false;
-      g.seqlens = {36};
-      g.total = 37;
+      g.seqlens = {63};
+      g.total = 64;
       g.rotary = true;
       g.interleaved = true;
       g.window = 11;

@@ -157,8 +157,8 @@ CASES = [
                 "tokens, local window of 3, softcap 0.5 (ONNX Runtime's other path for padded "
                 "rows)", batch=2, seq=8, seqlens=[7, 4], total=8, rotary="half",
                 local_window_size=3, softcap=0.5),
-    lambda: gqa("gqa_decode_long", "decode after 300 tokens (keys split over threads)",
-                past=300, seqlens=[300], total=301, rotary="half", cache_rows=320),
+    lambda: gqa("gqa_decode_long", "decode after 1000 tokens (cache blocks over threads)",
+                past=1000, seqlens=[1000], total=1001, rotary="half", cache_rows=1024),
     lambda: gqa("gqa_prefill_long", "prompt of 96, rows in blocks over threads",
                 seq=96, seqlens=[95], total=96, rotary="interleaved", cache_rows=128),
     lambda: gqa("gqa_decode_max_buffer", "decode after 16 tokens in a past buffer of 64 (not "

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
-#include <numeric>
 #include <vector>
 
 #include "exec/kernels/attention/attention_f32.h"
@@ -19,8 +19,7 @@ namespace epctx::exec::kernels {
 
 void GqaAttentionF32::KeyRange(int64_t b, int64_t s, int64_t* lo, int64_t* hi) const {
   const int64_t total = int64_t{seqlens_k[b]} + 1;
-  const int64_t start = positions_from_zero ? 0 : total - seq;
-  const int64_t limit = causal ? start + s + 1 : total;
+  const int64_t limit = causal ? RowsBefore(b) + s + 1 : total;
   *hi = std::min(limit, total);
   *lo = 0;
   if (window >= 0) *lo = std::max<int64_t>(0, (window_from_position ? limit : *hi) - window);
@@ -31,10 +30,15 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Keys per chunk when one query row's keys are split over threads (decode).
-constexpr int64_t kMinChunkKeys = 64;
-// A run with fewer multiply-adds than this stays on one thread.
-constexpr int64_t kMinParallelMacs = int64_t{1} << 16;
+// Cache rows per block of a decode step: a KV head's block of keys and values (128 KiB at head
+// size 64) is copied from the past and read back while it is in the core's cache.
+constexpr int64_t kDecodeBlockRows = 256;
+// Blocks split further for threads are kept at least this long.
+constexpr int64_t kMinDecodeBlockRows = 32;
+// A step that reads or copies fewer cache elements than this (or a prompt with fewer
+// multiply-adds) stays on one thread: waking the others costs more.
+constexpr int64_t kMinParallelDecode = int64_t{1} << 17;
+constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
 
 // Up to kMaxQueryGroup query rows of one KV head that are computed together.
 struct QuerySet {
@@ -66,8 +70,11 @@ class Attention {
 
  private:
   Status RunRows(int64_t b, int64_t kvh, int64_t s0, int64_t s1);
-  Status RunChunk(int64_t b, int64_t kvh, int64_t chunk, int64_t chunks, float* partials);
-  void MergeChunks(int64_t chunks, const float* partials);
+  Status RunDecode(int nt);
+  Status RunPrompt(int nt);
+  Status RunBlock(int64_t b, int64_t kvh, int64_t block, int64_t blocks, int64_t block_rows,
+                  float* partials);
+  void MergeBlocks(int64_t blocks, const float* partials);
 
   // Scores of the set's rows over keys [lo, hi), their softmax and weighted sum: written to
   // out[i] scaled to probabilities (partial == null), or left unnormalized with their softmax
@@ -188,15 +195,38 @@ Status Attention::RunRows(int64_t b, int64_t kvh, int64_t s0, int64_t s1) {
   return Status::Ok();
 }
 
-Status Attention::RunChunk(int64_t b, int64_t kvh, int64_t chunk, int64_t chunks, float* partials) {
-  // One row (decode): its keys split into `chunks` runs; each (head, chunk) keeps its softmax
-  // state and unnormalized output in partials [batch, heads, chunks, 2 + head_size].
+Status Attention::RunBlock(int64_t b, int64_t kvh, int64_t block, int64_t blocks,
+                           int64_t block_rows, float* partials) {
+  // Cache rows [r0, r1) of (b, kvh): assembled first (when asked), then attended to by the KV
+  // head's query heads, each keeping its softmax state and unnormalized output in partials
+  // [batch, heads, blocks, 2 + head_size].
+  const int64_t h = p_.head_size;
+  const int64_t r0 = block * block_rows;
+  const int64_t r1 = std::min(p_.cache_rows, r0 + block_rows);
+  if (p_.assemble_caches) {
+    const int64_t before = p_.RowsBefore(b);
+    const int64_t after = before + p_.seq;
+    const int64_t unit = b * p_.kv_heads + kvh;
+    float* k = p_.keys + unit * p_.cache_rows * h;
+    float* v = p_.values + unit * p_.cache_rows * h;
+    const int64_t copy_end = std::min(r1, before);
+    if (r0 < copy_end) {
+      const size_t bytes = static_cast<size_t>((copy_end - r0) * h) * sizeof(float);
+      std::memcpy(k + r0 * h, p_.past_keys + (unit * p_.past_rows + r0) * h, bytes);
+      std::memcpy(v + r0 * h, p_.past_values + (unit * p_.past_rows + r0) * h, bytes);
+    }
+    const int64_t zero_from = std::max(r0, after);
+    if (zero_from < r1) {
+      const size_t bytes = static_cast<size_t>((r1 - zero_from) * h) * sizeof(float);
+      std::memset(k + zero_from * h, 0, bytes);
+      std::memset(v + zero_from * h, 0, bytes);
+    }
+  }
   int64_t lo = 0, hi = 0;
   p_.KeyRange(b, 0, &lo, &hi);
-  const int64_t step = (hi - lo + chunks - 1) / chunks;
-  const int64_t clo = std::min(hi, lo + chunk * step);
-  const int64_t chi = std::min(hi, clo + step);
-  const int64_t stride = 2 + p_.head_size;
+  lo = std::max(lo, r0);
+  hi = std::max(lo, std::min(hi, r1));
+  const int64_t stride = 2 + h;
   for (int64_t k = 0; k < group_; k += set_size_) {
     QuerySet set;
     int64_t los[kMaxQueryGroup], his[kMaxQueryGroup];
@@ -205,9 +235,9 @@ Status Attention::RunChunk(int64_t b, int64_t kvh, int64_t chunk, int64_t chunks
     for (int64_t j = k; j < std::min(group_, k + set_size_); ++j) {
       const int i = set.count++;
       set.n[i] = kvh * group_ + j;
-      los[i] = clo;
-      his[i] = chi;
-      out[i] = partials + ((b * p_.heads + set.n[i]) * chunks + chunk) * stride + 2;
+      los[i] = lo;
+      his[i] = hi;
+      out[i] = partials + ((b * p_.heads + set.n[i]) * blocks + block) * stride + 2;
     }
     EPCTX_RETURN_IF_ERROR(Attend(b, kvh, set, los, his, out, state));
     for (int i = 0; i < set.count; ++i) {
@@ -218,7 +248,7 @@ Status Attention::RunChunk(int64_t b, int64_t kvh, int64_t chunk, int64_t chunks
   return Status::Ok();
 }
 
-void Attention::MergeChunks(int64_t chunks, const float* partials) {
+void Attention::MergeBlocks(int64_t chunks, const float* partials) {
   const int64_t h = p_.head_size;
   const int64_t stride = 2 + h;
   for (int64_t b = 0; b < p_.batch; ++b) {
@@ -245,60 +275,67 @@ void Attention::MergeChunks(int64_t chunks, const float* partials) {
   }
 }
 
+// Runs fn(unit) for units [0, count) on nt threads, returning the first error.
+template <typename Fn>
+Status ParallelUnits(int nt, int64_t count, Fn&& fn) {
+  Status status = Status::Ok();
+  std::atomic<bool> failed{false};
+  ParallelFor(nt, count, [&](int64_t u, int) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    Status s = fn(u);
+    if (!s.ok() && !failed.exchange(true)) status = std::move(s);
+  });
+  return status;
+}
+
+Status Attention::RunDecode(int nt) {
+  // Blocks of cache rows per (batch, KV head), more of them when that is too few units for the
+  // threads to share evenly.
+  const int64_t units = p_.batch * p_.kv_heads;
+  int64_t blocks = std::max<int64_t>(1, (p_.cache_rows + kDecodeBlockRows - 1) / kDecodeBlockRows);
+  while (nt > 1 && units * blocks < 2 * nt && p_.cache_rows / (2 * blocks) >= kMinDecodeBlockRows) {
+    blocks *= 2;
+  }
+  const int64_t block_rows = (p_.cache_rows + blocks - 1) / blocks;
+  // The calling thread's buffer, reached by the others through `part` (a thread_local named
+  // inside the loop would be each thread's own).
+  thread_local std::vector<float> partials;
+  partials.resize(static_cast<size_t>(p_.batch * p_.heads * blocks * (2 + p_.head_size)));
+  float* part = partials.data();
+  EPCTX_RETURN_IF_ERROR(ParallelUnits(nt, units * blocks, [&](int64_t u) {
+    const int64_t bk = u / blocks;
+    return RunBlock(bk / p_.kv_heads, bk % p_.kv_heads, u % blocks, blocks, block_rows, part);
+  }));
+  MergeBlocks(blocks, part);
+  return Status::Ok();
+}
+
+Status Attention::RunPrompt(int nt) {
+  // Rows in blocks: enough units for the threads to balance (later rows of a causal prompt cost
+  // more, so the blocks are handed out last rows first).
+  const int64_t units = p_.batch * p_.kv_heads;
+  int64_t block = p_.seq;
+  if (nt > 1) block = std::clamp<int64_t>(p_.seq * units / (8 * nt), 1, 32);
+  const int64_t blocks = (p_.seq + block - 1) / block;
+  return ParallelUnits(nt, units * blocks, [&](int64_t u) {
+    const int64_t blk = blocks - 1 - u / units;
+    const int64_t bk = u % units;
+    const int64_t s0 = blk * block;
+    return RunRows(bk / p_.kv_heads, bk % p_.kv_heads, s0, std::min(p_.seq, s0 + block));
+  });
+}
+
 Status Attention::Run() {
-  const int64_t units_per_row = p_.batch * p_.kv_heads;
+  if (p_.seq == 1) {
+    const int64_t elements = p_.batch * p_.kv_heads * p_.cache_rows * p_.head_size;
+    return RunDecode(ThreadsFor(threads_, elements, kMinParallelDecode));
+  }
   int64_t max_keys = 0;
   for (int64_t b = 0; b < p_.batch; ++b) {
     max_keys = std::max<int64_t>(max_keys, int64_t{p_.seqlens_k[b]} + 1);
   }
   const int64_t macs = p_.batch * p_.heads * p_.seq * max_keys * p_.head_size;
-  const int nt = ThreadsFor(threads_, macs, kMinParallelMacs);
-
-  if (p_.seq == 1 && nt > 1) {
-    // Decode: (batch, KV head) units are few (3 for SmolLM), so each row's keys are split into
-    // chunks, making a number of units that the threads share evenly.
-    int64_t chunks = std::lcm<int64_t>(units_per_row, nt) / units_per_row;
-    while (units_per_row * chunks < 2 * nt) chunks *= 2;
-    chunks = std::max<int64_t>(1, std::min(chunks, max_keys / kMinChunkKeys));
-    if (chunks > 1) {
-      // The calling thread's buffer, reached by the others through `part` (a thread_local
-      // named inside the loop would be each thread's own).
-      thread_local std::vector<float> partials;
-      partials.resize(static_cast<size_t>(p_.batch * p_.heads * chunks * (2 + p_.head_size)));
-      float* part = partials.data();
-      Status status = Status::Ok();
-      std::atomic<bool> failed{false};
-      ParallelFor(nt, units_per_row * chunks, [&](int64_t u, int) {
-        if (failed.load(std::memory_order_relaxed)) return;
-        const int64_t chunk = u % chunks;
-        const int64_t bk = u / chunks;
-        Status s = RunChunk(bk / p_.kv_heads, bk % p_.kv_heads, chunk, chunks, part);
-        if (!s.ok() && !failed.exchange(true)) status = std::move(s);
-      });
-      EPCTX_RETURN_IF_ERROR(status);
-      MergeChunks(chunks, part);
-      return Status::Ok();
-    }
-  }
-
-  // Rows in blocks: enough units for the threads to balance (later rows of a causal prompt cost
-  // more, so the blocks are handed out last rows first).
-  int64_t block = p_.seq;
-  if (nt > 1) {
-    block = std::clamp<int64_t>(p_.seq * units_per_row / (8 * nt), 1, 32);
-  }
-  const int64_t blocks = (p_.seq + block - 1) / block;
-  Status status = Status::Ok();
-  std::atomic<bool> failed{false};
-  ParallelFor(nt, units_per_row * blocks, [&](int64_t u, int) {
-    if (failed.load(std::memory_order_relaxed)) return;
-    const int64_t blk = blocks - 1 - u / units_per_row;
-    const int64_t bk = u % units_per_row;
-    const int64_t s0 = blk * block;
-    Status s = RunRows(bk / p_.kv_heads, bk % p_.kv_heads, s0, std::min(p_.seq, s0 + block));
-    if (!s.ok() && !failed.exchange(true)) status = std::move(s);
-  });
-  return status;
+  return RunPrompt(ThreadsFor(threads_, macs, kMinParallelMacs));
 }
 
 }  // namespace

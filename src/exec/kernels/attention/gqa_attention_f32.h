@@ -1,8 +1,10 @@
-// The attention of com.microsoft GroupQueryAttention once its present key/value caches hold
-// every row a query reads: which keys each query row sees (causal, local window, the batch
-// entry's length), scores, softcap, bias, softmax (with a sink term for smooth softmax and head
-// sinks), and the weighted sum of values, parallel over (batch, KV head, rows or key chunks).
-// group_query_attention.cc checks the inputs and builds the caches; this file only computes.
+// The attention of com.microsoft GroupQueryAttention over its present key/value caches: which
+// keys each query row sees (causal, local window, the batch entry's length), scores, softcap,
+// bias, softmax (with a sink term for smooth softmax and head sinks), and the weighted sum of
+// values, parallel over (batch, KV head, rows or key blocks). A decode step (one row) also
+// copies each entry's past rows into the present caches block by block, just before it reads
+// them, so that the past is read from memory once; a prompt's caches are assembled before.
+// group_query_attention.cc checks the inputs and writes the new rows; this file computes.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +20,16 @@ struct GqaAttentionF32 {
   const float* query = nullptr;
   int64_t query_token_stride = 0;
   // present caches [batch, kv_heads, cache_rows, head_size]
-  const float* keys = nullptr;
-  const float* values = nullptr;
+  float* keys = nullptr;
+  float* values = nullptr;
   int64_t cache_rows = 0;
+  // With assemble_caches (decode only), the rows of the present caches before an entry's new row
+  // are copied from the past [batch, kv_heads, past_rows, head_size], and those after it zeroed;
+  // the new rows must be written already. Without, the caches are complete.
+  bool assemble_caches = false;
+  const float* past_keys = nullptr;
+  const float* past_values = nullptr;
+  int64_t past_rows = 0;
   // output row (b, s, n) at output + (b * seq + s) * heads * head_size + n * head_size
   float* output = nullptr;
 
@@ -56,6 +65,11 @@ struct GqaAttentionF32 {
     if (first_position_only) return (position_ids != nullptr ? position_ids[0] : 0) + s;
     if (position_ids != nullptr) return position_ids[b * seq + s];
     return seqlens_k[b] + 1 - seq + s;
+  }
+
+  // Rows of entry b's cache before its new rows: its past (0 in the first prompt or without one).
+  int64_t RowsBefore(int64_t b) const {
+    return positions_from_zero ? 0 : int64_t{seqlens_k[b]} + 1 - seq;
   }
 
   // Keys [*lo, *hi) of row (b, s); empty (lo == hi) when the window leaves none.

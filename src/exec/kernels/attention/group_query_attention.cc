@@ -185,10 +185,11 @@ class GroupQueryAttentionKernel final : public Kernel {
 
   Result<Dims> CheckShapes(const KernelContext& ctx) const;
   Status CheckSeqlens(const Dims& d, const int32_t* seqlens, bool with_bias) const;
-  // Copies each entry's past rows, writes its new rows (K rotated) after them and zeros the
-  // rest; with `shared` (present is the past's memory), writes the new rows only.
-  void BuildCaches(const KernelContext& ctx, const Dims& d, const GqaAttentionF32& p, bool shared,
-                   float* present_k, float* present_v) const;
+  // Writes each entry's new rows (K rotated) into the present caches after its past. With
+  // `old_rows`, also copies the past rows before them and zeros the rest (a decode step leaves
+  // that to the attention, which reads those rows right after copying them).
+  void BuildCaches(const KernelContext& ctx, const Dims& d, const GqaAttentionF32& p,
+                   bool old_rows) const;
 
   int64_t heads_ = 0;
   int64_t kv_heads_ = 0;
@@ -392,11 +393,8 @@ Status GroupQueryAttentionKernel::CheckSeqlens(const Dims& d, const int32_t* seq
 }
 
 void GroupQueryAttentionKernel::BuildCaches(const KernelContext& ctx, const Dims& d,
-                                            const GqaAttentionF32& p, bool shared, float* present_k,
-                                            float* present_v) const {
+                                            const GqaAttentionF32& p, bool old_rows) const {
   const int64_t h = d.head_size;
-  const float* past_k = d.has_past ? ctx.input(kPastKey)->data_as<float>() : nullptr;
-  const float* past_v = d.has_past ? ctx.input(kPastValue)->data_as<float>() : nullptr;
   // New rows of (b, s, kv head): the key and value inputs, or the packed query's K and V parts.
   const float* keys = d.packed ? p.query + heads_ * h : ctx.input(kKey)->data_as<float>();
   const float* values =
@@ -405,17 +403,19 @@ void GroupQueryAttentionKernel::BuildCaches(const KernelContext& ctx, const Dims
   const int64_t half = d.rotary_dim / 2;
   const size_t row_bytes = static_cast<size_t>(h) * sizeof(float);
   const int64_t units = d.batch * kv_heads_;
-  const int nt = ThreadsFor(ctx.num_threads(), units * d.cache_rows * h);
+  const int64_t rows = old_rows ? d.cache_rows : d.seq;
+  const int nt = ThreadsFor(ctx.num_threads(), units * rows * h);
   ParallelFor(nt, units, [&](int64_t u, int) {
     const int64_t b = u / kv_heads_;
     const int64_t kvh = u % kv_heads_;
-    const int64_t before = d.first_prompt || !d.has_past ? 0 : int64_t{p.seqlens_k[b]} + 1 - d.seq;
-    float* pk = present_k + u * d.cache_rows * h;
-    float* pv = present_v + u * d.cache_rows * h;
-    if (!shared) {
+    const int64_t before = p.RowsBefore(b);
+    float* pk = p.keys + u * d.cache_rows * h;
+    float* pv = p.values + u * d.cache_rows * h;
+    if (old_rows) {
       if (before > 0) {
-        std::memcpy(pk, past_k + u * d.past_rows * h, static_cast<size_t>(before) * row_bytes);
-        std::memcpy(pv, past_v + u * d.past_rows * h, static_cast<size_t>(before) * row_bytes);
+        const size_t bytes = static_cast<size_t>(before) * row_bytes;
+        std::memcpy(pk, p.past_keys + u * d.past_rows * h, bytes);
+        std::memcpy(pv, p.past_values + u * d.past_rows * h, bytes);
       }
       const int64_t end = before + d.seq;
       std::memset(pk + end * h, 0, static_cast<size_t>(d.cache_rows - end) * row_bytes);
@@ -504,10 +504,14 @@ Status GroupQueryAttentionKernel::Run(KernelContext& ctx) {
   // ONNX Runtime's test of a shared buffer: both presents are the pasts' own memory.
   const bool shared = d.has_past && pk == ctx.input(kPastKey)->data_as<float>() &&
                       pv == ctx.input(kPastValue)->data_as<float>();
-  BuildCaches(ctx, d, p, shared, pk, pv);
   p.keys = pk;
   p.values = pv;
   p.output = out->mutable_data_as<float>();
+  p.past_keys = d.has_past ? ctx.input(kPastKey)->data_as<float>() : nullptr;
+  p.past_values = d.has_past ? ctx.input(kPastValue)->data_as<float>() : nullptr;
+  p.past_rows = d.past_rows;
+  p.assemble_caches = !shared && d.seq == 1;
+  BuildCaches(ctx, d, p, !shared && !p.assemble_caches);
   return RunGqaAttentionF32(p, ctx.num_threads());
 }
 
