@@ -38,7 +38,7 @@ constexpr int64_t kMinDecodeBlockRows = 32;
 // A step that reads or copies fewer cache elements than this (or a prompt with fewer
 // multiply-adds) stays on one thread: waking the others costs more.
 constexpr int64_t kMinParallelDecode = int64_t{1} << 17;
-constexpr int64_t kMinParallelMacs = int64_t{1} << 18;
+constexpr int64_t kMinParallelPromptMacs = int64_t{1} << 18;
 
 // Up to kMaxQueryGroup query rows of one KV head that are computed together.
 struct QuerySet {
@@ -47,8 +47,8 @@ struct QuerySet {
   int64_t n[kMaxQueryGroup] = {};
 };
 
-// Softmax state of one query row over some keys: max m, sum l of exp(score - m), and the output
-// accumulated with those weights (unnormalized).
+// Softmax state of one query row over some keys: the largest score m and the sum l of
+// exp(score - m), the weights its unnormalized output was accumulated with.
 struct Partial {
   float m = kNegInf;
   float l = 0.0f;
@@ -99,7 +99,8 @@ class Attention {
 Status Attention::Attend(int64_t b, int64_t kvh, const QuerySet& set, const int64_t* lo,
                          const int64_t* hi, float* const* out, Partial* partial) {
   const int64_t h = p_.head_size;
-  int64_t first = hi[0], last = lo[0];
+  // The keys any row of the set sees: [first, last).
+  int64_t first = std::numeric_limits<int64_t>::max(), last = 0;
   for (int i = 0; i < set.count; ++i) {
     if (lo[i] < hi[i]) {
       first = std::min(first, lo[i]);
@@ -335,7 +336,7 @@ Status Attention::Run() {
     max_keys = std::max<int64_t>(max_keys, int64_t{p_.seqlens_k[b]} + 1);
   }
   const int64_t macs = p_.batch * p_.heads * p_.seq * max_keys * p_.head_size;
-  return RunPrompt(ThreadsFor(threads_, macs, kMinParallelMacs));
+  return RunPrompt(ThreadsFor(threads_, macs, kMinParallelPromptMacs));
 }
 
 }  // namespace
