@@ -9,6 +9,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "compile/contrib/contrib_schemas.h"
 #include "compile/onnx_import.h"
 #include "exec/kernel.h"
 
@@ -158,6 +159,9 @@ void ModelBuilder::Output(const std::string& value, int rank) {
 }
 
 std::string ModelBuilder::Serialized() const {
+  // The contrib ops' schemas, which the import registers, are needed by this inference too (a
+  // test run alone would otherwise declare their outputs without a shape).
+  compile::RegisterContribSchemas();
   onnx::ModelProto inferred = model_;
   onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance());
   onnx::ModelProto out = model_;
