@@ -1,10 +1,8 @@
 #include "cli_util.h"
 
 #include <CLI/CLI.hpp>
-#include <filesystem>
 #include <set>
 #include <sstream>
-#include <system_error>
 
 #include "util/status_macros.h"
 
@@ -56,13 +54,6 @@ Result<SessionOptions> MakeSessionOptions(const std::vector<std::string>& entrie
     }
   }
   return options;
-}
-
-Status CreateDirectories(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return EPCTX_ERROR(kIoError, "'{}': cannot create directory: {}", dir, ec.message());
-  return Status::Ok();
 }
 
 std::string FormatBytes(uint64_t bytes) {

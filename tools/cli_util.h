@@ -27,9 +27,6 @@ std::vector<std::string> SplitConfigEntries(const std::string& arg);
 // the library to refuse.
 Result<SessionOptions> MakeSessionOptions(const std::vector<std::string>& entries);
 
-// Creates `dir` and any missing parents.
-Status CreateDirectories(const std::string& dir);
-
 // "97.8 MiB (102563840 bytes)"; small sizes as "512 bytes".
 std::string FormatBytes(uint64_t bytes);
 // "3.21 s", "12.4 ms", "85.0 us".

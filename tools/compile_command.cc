@@ -14,6 +14,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "epctx/compiler.h"
+#include "util/file.h"
 #include "util/status_macros.h"
 
 namespace epctx::cli {

@@ -16,6 +16,7 @@
 #include "epctx/tensor_io.h"
 #include "run_inputs.h"
 #include "tensor_summary.h"
+#include "util/file.h"
 #include "util/status_macros.h"
 
 namespace epctx::cli {

@@ -10,7 +10,7 @@ const std::vector<OptionKey<CompileOptions>>& CompileOptionKeys() {
        "where the context model is written, or, for a model loaded "
        "from memory, where it lives (to resolve the blob path)",
        [](const std::string& v, CompileOptions& o) {
-         o.context_file_path = v;
+         EPCTX_ASSIGN_OR_RETURN(o.context_file_path, ParsePathOption("ep.context_file_path", v));
          return Status::Ok();
        }},
       {"ep.context_embed_mode", "0", "1: put the blob bytes inside the context model (limit 1 GiB)",

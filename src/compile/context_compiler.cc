@@ -76,6 +76,7 @@ uint64_t IdentityOf(const AlignedBuffer& blob) {
 Status CheckContextModelPath(const std::string& path) {
   if (path.empty())
     return EPCTX_ERROR(kInvalidArgument, "no output path given for the context model");
+  EPCTX_RETURN_IF_ERROR(CheckPath(path, "context model path"));
   if (std::filesystem::path(path).filename().empty()) {
     return EPCTX_ERROR(kInvalidArgument, "'{}': the context model path names a directory", path);
   }
@@ -278,12 +279,7 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
                        "for one-model-per-call compiles; several models in one call always "
                        "share one blob");
   }
-  std::error_code ec;
-  std::filesystem::create_directories(output_dir, ec);
-  if (ec) {
-    return EPCTX_ERROR(kIoError, "'{}': cannot create the output directory: {}", output_dir,
-                       ec.message());
-  }
+  EPCTX_RETURN_IF_ERROR(CreateDirectories(output_dir));
   auto say = [&progress](const std::string& message) {
     if (progress) progress(message);
   };

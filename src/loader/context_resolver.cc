@@ -20,7 +20,9 @@ Reference Resolve(const std::string& recorded, const std::string& what,
     return r;
   }
   r.path = JoinPath(ctx.dir, recorded);
-  if (!policy.allow_external_paths && !StaysInsideFolder(recorded)) {
+  if (Status named = CheckPath(recorded, fmt::format("the {}", what)); !named.ok()) {
+    r.readable = named;
+  } else if (!policy.allow_external_paths && !StaysInsideFolder(recorded)) {
     r.readable = EPCTX_ERROR(kInvalidArgument,
                              "the {} '{}' lies outside the context model's folder '{}' "
                              "(epctx.allow_external_paths=1 allows it)",

@@ -61,7 +61,7 @@ std::vector<OptionKey<EngineOptions>> LoaderKeys() {
        "the session ends (Session::EndProfiling or its destruction): a Chrome-trace JSON array "
        "as ONNX Runtime's profiler writes; empty: no profiling",
        [](const std::string& v, EngineOptions& o) {
-         o.profile_file = v;
+         EPCTX_ASSIGN_OR_RETURN(o.profile_file, ParsePathOption("epctx.profile_file", v));
          return Status::Ok();
        }},
       {"epctx.prepare_kernels", "background",

@@ -184,9 +184,11 @@ Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
 
   const std::string& original_path = ctx->original.path;
   auto from_blob = FromContext(*ctx, source, options, profiler);
+  // Escaped: a reference read from the context model may hold a NUL or a line break.
   std::string blob_name =
       ctx->node.embed ? "(embedded in the context model)"
-                      : "'" + (ctx->blob.path.empty() ? ctx->blob.recorded : ctx->blob.path) + "'";
+                      : fmt::format("'{}'", EscapedPath(ctx->blob.path.empty() ? ctx->blob.recorded
+                                                                               : ctx->blob.path));
   if (from_blob.ok()) {
     SessionOrigin& origin = (*from_blob)->origin();
     origin.from_context_blob = true;
@@ -219,10 +221,11 @@ Result<std::unique_ptr<SessionImpl>> CreateSession(const ModelSource& source,
     }
   }
   if (fallback == nullptr) {
-    return EPCTX_ERROR(
-        kFailedPrecondition, "'{}' cannot be loaded: context blob {}: {}; original model '{}': {}",
-        source.name, blob_name, why.message(),
-        original_path.empty() ? ctx->original.recorded : original_path, fallback_status.message());
+    return EPCTX_ERROR(kFailedPrecondition,
+                       "'{}' cannot be loaded: context blob {}: {}; original model '{}': {}",
+                       source.name, blob_name, why.message(),
+                       EscapedPath(original_path.empty() ? ctx->original.recorded : original_path),
+                       fallback_status.message());
   }
   SessionOrigin& origin = fallback->origin();
   origin.from_context_blob = false;

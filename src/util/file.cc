@@ -71,6 +71,46 @@ void* MapAtHugePageBoundary(int fd, size_t size, int flags) {
 
 }  // namespace
 
+std::string EscapedPath(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  for (char c : path) {
+    const auto byte = static_cast<unsigned char>(c);
+    switch (c) {
+      case '\0':
+        out += "\\0";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      default:
+        if (byte < 0x20 || byte == 0x7F) {
+          out += fmt::format("\\x{:02X}", byte);
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+Status CheckPath(std::string_view path, std::string_view what) {
+  const size_t nul = path.find('\0');
+  if (nul == std::string_view::npos) return Status::Ok();
+  return EPCTX_ERROR(kInvalidArgument,
+                     "{} '{}' contains a NUL byte: the system would see only '{}'", what,
+                     EscapedPath(path), EscapedPath(path.substr(0, nul)));
+}
+
 void UniqueFd::reset() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
@@ -81,6 +121,7 @@ bool FileIdentity::operator<(const FileIdentity& o) const {
 }
 
 Result<FileIdentity> StatFile(const std::string& path) {
+  EPCTX_RETURN_IF_ERROR(CheckPath(path));
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     int err = errno;
@@ -100,6 +141,7 @@ Result<FileIdentity> StatFd(const UniqueFd& fd, const std::string& path) {
 }
 
 Result<UniqueFd> OpenReadOnly(const std::string& path, int flags) {
+  EPCTX_RETURN_IF_ERROR(CheckPath(path));
   // O_NONBLOCK: opening a FIFO would otherwise wait for a writer, forever.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags));
   if (!fd.valid()) {
@@ -209,6 +251,7 @@ pid_t TemporaryOwner(std::string_view name) {
 
 size_t RemoveStaleTemporaries(const std::string& dir) {
   size_t removed = 0;
+  if (!CheckPath(dir).ok()) return 0;
   std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
   if (!d) return 0;
   while (const dirent* e = ::readdir(d.get())) {
@@ -221,6 +264,7 @@ size_t RemoveStaleTemporaries(const std::string& dir) {
 }
 
 Result<AtomicFileWriter> AtomicFileWriter::Create(const std::string& path) {
+  EPCTX_RETURN_IF_ERROR(CheckPath(path));
   RemoveStaleTemporaries(DirName(path));
   std::random_device rd;
   std::string temp =
@@ -282,6 +326,14 @@ Status WriteFileAtomically(const std::string& path, std::span<const std::byte> b
   EPCTX_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(path));
   EPCTX_RETURN_IF_ERROR(writer.WriteAt(0, bytes));
   return writer.Commit();
+}
+
+Status CreateDirectories(const std::string& dir) {
+  EPCTX_RETURN_IF_ERROR(CheckPath(dir));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return EPCTX_ERROR(kIoError, "'{}': cannot create directory: {}", dir, ec.message());
+  return Status::Ok();
 }
 
 std::string DirName(const std::string& path) {

@@ -7,10 +7,23 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "epctx/status.h"
 
 namespace epctx {
+
+// `path` as a message shows it: bytes below 0x20, 0x7F and the backslash escaped (\0, \t, \n,
+// \r, \\, \xNN), every other byte as it is, so that a path holding a NUL or a line break reads
+// as what it is.
+std::string EscapedPath(std::string_view path);
+
+// Refuses a path holding a NUL byte (kInvalidArgument naming `what` and the path, escaped). The
+// system calls take C strings and would see only the part before the NUL, so
+// "a_ctx.onnx\0.json" would read or write "a_ctx.onnx": a silent wrong file. Every function here
+// that hands a path to the system checks it first (so paths read from models are covered too),
+// and the public entry points check theirs before any work, so such a call writes nothing.
+Status CheckPath(std::string_view path, std::string_view what = "path");
 
 class UniqueFd {
  public:
@@ -117,6 +130,9 @@ class AtomicFileWriter {
 };
 
 Status WriteFileAtomically(const std::string& path, std::span<const std::byte> bytes);
+
+// Creates `dir` and any missing parents.
+Status CreateDirectories(const std::string& dir);
 
 // Removes from `dir` the temporaries AtomicFileWriter names ".<file>.tmp-<pid>-<random>" whose
 // process no longer exists (a writer that was killed), and returns how many. AtomicFileWriter

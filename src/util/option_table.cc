@@ -2,6 +2,7 @@
 
 #include <fmt/ranges.h>
 
+#include "util/file.h"
 #include "util/status_macros.h"
 
 namespace epctx {
@@ -10,6 +11,11 @@ Result<bool> ParseBoolOption(const std::string& key, const std::string& value) {
   if (value == "1") return true;
   if (value == "0") return false;
   return EPCTX_ERROR(kInvalidArgument, "option {} must be \"0\" or \"1\", got \"{}\"", key, value);
+}
+
+Result<std::string> ParsePathOption(const std::string& key, const std::string& value) {
+  EPCTX_RETURN_IF_ERROR(CheckPath(value, fmt::format("option {}", key)));
+  return value;
 }
 
 Status UnknownOptionError(const std::string& key, const std::vector<std::string>& known) {

@@ -22,6 +22,8 @@ struct OptionKey {
 
 // "0" or "1"; anything else names the key and the value given.
 Result<bool> ParseBoolOption(const std::string& key, const std::string& value);
+// A path (empty allowed); one holding a NUL byte is refused naming the key (see CheckPath).
+Result<std::string> ParsePathOption(const std::string& key, const std::string& value);
 
 // Applies each entry to `out` with the key of that name in `keys`; the first unknown key or bad
 // value is the error, the unknown key's message listing every name in `keys`.

@@ -321,6 +321,11 @@ TEST_F(ExternalDataTest, Errors) {
             kWhere +
                 ": external data 'weights.bin' cannot be resolved for a model without a "
                 "directory");
+  // The location is a path: with a NUL the system would open the file named by what precedes it.
+  const std::string nul_location("weights.bin\0.other", 18);
+  EXPECT_EQ(ErrorWith(External({{"location", nul_location}}), files_, StatusCode::kInvalidArgument),
+            kWhere + ": path '" + file +
+                "\\0.other' contains a NUL byte: the system would see only '" + file + "'");
   auto refusing = ExternalDataFiles::Refusing("tensor files with external data are not supported");
   EXPECT_EQ(ErrorWith(External({{"location", "weights.bin"}}), refusing, StatusCode::kUnsupported),
             kWhere +
