@@ -70,8 +70,8 @@ std::string ShapeToString(const ValueInfo& value);
 // InferenceSession::ValidateInputs): the element type must be the declared one; an input declared
 // without a shape, or as a scalar (rank 0), takes a tensor of any shape; otherwise the rank must be
 // the declared rank and every static dim the declared size, while a symbolic or unknown dim takes
-// any size. The error names the input (or `subject`, when given), what is expected and what was
-// given.
+// any size; a bool tensor's bytes must be 0 or 1. The error names the input (or `subject`, when
+// given), what is expected and what was given.
 Status CheckInput(const ValueInfo& declared, const Tensor& given, const std::string& subject = "");
 
 // Model-level facts of the file the session was created from (ONNX ModelProto fields). For a

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "util/bool_values.h"
 #include "util/overflow.h"
 #include "util/status_macros.h"
 
@@ -297,6 +298,13 @@ Result<std::shared_ptr<ConstantData>> ConstantFromTensorProto(const onnx::Tensor
       return EPCTX_ERROR(kCorrupt, "{}: {} has {} bytes; shape {} of {} needs {}", where,
                          present[0], c->bytes.size(), ShapeToString(shape), DataTypeName(dtype),
                          byte_size);
+    }
+    // As int32_data's values are checked below: a bool byte other than 0 or 1 is not a bool.
+    if (dtype == DataType::kBool) {
+      if (std::optional<size_t> bad = FirstNonBoolByte(c->bytes)) {
+        return EPCTX_ERROR(kCorrupt, "{}: {}[{}] = {} is out of range for bool", where, present[0],
+                           *bad, static_cast<int>(c->bytes[*bad]));
+      }
     }
     c->shape = std::move(shape);
     return c;

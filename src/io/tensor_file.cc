@@ -1,14 +1,16 @@
 // What both tensor file formats share: the choice of reader by extension, the owned copy both
-// readers end with, and the file names tensors are written under.
+// readers end with (where bool bytes are checked), and the file names tensors are written under.
 
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "epctx/tensor_io.h"
 #include "io/tensor_parse.h"
+#include "util/bool_values.h"
 #include "util/status_macros.h"
 
 namespace epctx {
@@ -23,6 +25,14 @@ std::string LowerCase(std::string s) {
 
 Result<Tensor> io::TensorFromBytes(const std::string& where, DataType dtype,
                                    std::vector<int64_t> shape, std::span<const std::byte> bytes) {
+  // A file's bool that is neither 0 nor 1 is refused, not guessed at (NumPy reads any nonzero
+  // byte as True, but the engine's kernels read the byte).
+  if (dtype == DataType::kBool) {
+    if (std::optional<size_t> bad = FirstNonBoolByte(bytes)) {
+      return EPCTX_ERROR(kCorrupt, "{}: bool element {} is {}, not 0 or 1", where, *bad,
+                         static_cast<int>(bytes[*bad]));
+    }
+  }
   auto tensor = Tensor::Allocate(dtype, std::move(shape));
   if (!tensor.ok()) {
     return Status(tensor.status().code(), fmt::format("{}: {}", where, tensor.status().message()));

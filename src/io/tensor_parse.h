@@ -19,8 +19,8 @@ namespace epctx::io {
 Result<Tensor> ParseNpy(std::string_view bytes, const std::string& name);
 Result<Tensor> ParseTensorProto(std::string_view bytes, const std::string& name);
 
-// A tensor holding a copy of `bytes`, which must be exactly the data of `shape`. `where` starts
-// the message of an allocation failure.
+// A tensor holding a copy of `bytes`, which must be exactly the data of `shape`; a bool byte
+// other than 0 or 1 is refused. `where` starts the message of a failure.
 Result<Tensor> TensorFromBytes(const std::string& where, DataType dtype, std::vector<int64_t> shape,
                                std::span<const std::byte> bytes);
 

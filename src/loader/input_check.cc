@@ -2,13 +2,33 @@
 // (onnxruntime/core/session/inference_session.cc, InferenceSession::ValidateInputs): the shape is
 // checked only against a declaration of rank 1 or more, so a scalar input also takes the
 // one-element tensor [1] that users of such models feed (and, as in ONNX Runtime, any other
-// shape); the error lists every dim that differs, as ONNX Runtime's does.
+// shape); the error lists every dim that differs, as ONNX Runtime's does. Beyond ONNX Runtime: a
+// bool input's bytes must be 0 or 1.
 #include <fmt/format.h>
 
+#include <optional>
+#include <span>
+
 #include "epctx/session.h"
+#include "util/bool_values.h"
 #include "util/status_macros.h"
 
 namespace epctx {
+namespace {
+
+// Caller memory read in place (a C view, a NumPy array) is not copied, so it cannot be normalized:
+// a bool byte other than 0 or 1 is refused here, before any kernel reads it.
+Status CheckBoolBytes(const Tensor& t, const std::string& who) {
+  if (t.dtype() != DataType::kBool || !t.is_tensor()) return Status::Ok();
+  std::span<const std::byte> bytes(static_cast<const std::byte*>(t.data()), t.byte_size());
+  if (std::optional<size_t> bad = FirstNonBoolByte(bytes)) {
+    return EPCTX_ERROR(kInvalidArgument, "{}: bool element {} is {}, not 0 or 1", who, *bad,
+                       static_cast<int>(bytes[*bad]));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 std::string ShapeToString(const ValueInfo& value) {
   std::string out = "[";
@@ -47,6 +67,8 @@ Status CheckInput(const ValueInfo& declared, const Tensor& given, const std::str
         return EPCTX_ERROR(kInvalidArgument, "{} element {} has type {}, expected {}", who, i,
                            DataTypeName(given.elements()[i].dtype()), DataTypeName(declared.dtype));
       }
+      EPCTX_RETURN_IF_ERROR(
+          CheckBoolBytes(given.elements()[i], fmt::format("{} element {}", who, i)));
     }
     return Status::Ok();
   }
@@ -54,6 +76,7 @@ Status CheckInput(const ValueInfo& declared, const Tensor& given, const std::str
     return EPCTX_ERROR(kInvalidArgument, "{} has type {}, expected {}", who,
                        DataTypeName(given.dtype()), DataTypeName(declared.dtype));
   }
+  EPCTX_RETURN_IF_ERROR(CheckBoolBytes(given, who));
   // No shape, or a scalar: not checked.
   if (declared.shape.empty()) return Status::Ok();
   const std::vector<int64_t>& shape = given.shape();

@@ -542,6 +542,45 @@ static void test_value_kinds(void) {
   for (int i = 0; i < 4; ++i) unlink(out_file(written[i]));
 }
 
+/* A bool view whose bytes are not 0 or 1 (the caller's memory, read in place): the run refuses
+ * it naming the element, where Not used to flip 2 to 3. A path cannot hold a NUL byte here: C
+ * strings end at the first one. */
+static void test_bool_views(void) {
+  const char* model = "/usr/share/libonnx-testdata/data/node/test_not_2d/model.onnx";
+  epctx_session* session = NULL;
+  if (!CHECK_OK(epctx_compile_model(model, out_file("not_ctx.onnx"), NULL)) ||
+      !CHECK_OK(epctx_session_create(out_file("not_ctx.onnx"), NULL, &session))) {
+    return;
+  }
+  const int64_t shape[2] = {3, 4};
+  unsigned char bools[12] = {0, 1, 1, 0, 1, 2, 0, 1, 0, 0, 1, 255};
+  const char* name = "x";
+  epctx_tensor* input = NULL;
+  epctx_tensor* output = NULL;
+  if (CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_BOOL, shape, 2, bools, sizeof bools, &input))) {
+    CHECK_ERROR(
+        epctx_session_run(session, &name, (const epctx_tensor* const*)&input, 1, NULL, 1, &output),
+        EPCTX_INVALID_ARGUMENT, "input 'x': bool element 5 is 2, not 0 or 1");
+    bools[5] = 1;
+    bools[11] = 0;
+    if (CHECK_OK(epctx_session_run(session, &name, (const epctx_tensor* const*)&input, 1, NULL, 1,
+                                   &output))) {
+      const void* data = NULL;
+      size_t size = 0;
+      CHECK_OK(epctx_tensor_get_data(output, &data, &size));
+      const unsigned char* y = (const unsigned char*)data;
+      int exact = size == 12;
+      for (size_t i = 0; exact && i < 12; ++i) exact = y[i] == (bools[i] ^ 1);
+      CHECK(exact, "Not of the view is not its negation");
+    }
+  }
+  epctx_tensor_release(output);
+  epctx_tensor_release(input);
+  epctx_session_release(session);
+  unlink(out_file("not_ctx.onnx"));
+  unlink(out_file("not_ctx.epctx"));
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s MODELS_DIR\n", argv[0]);
@@ -559,6 +598,7 @@ int main(int argc, char** argv) {
   test_options();
   test_tensor_errors();
   test_value_kinds();
+  test_bool_views();
 
   /* Two models with one trunk into one shared blob. */
   const char* models[2] = {model_file("resnet18_cls.onnx"), model_file("resnet18_reg.onnx")};

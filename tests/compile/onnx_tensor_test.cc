@@ -1,7 +1,7 @@
 // The TensorProto decoder (compile/onnx_tensor.h) that initializers, tensor attributes and tensor
 // files share: typed fields of every type, a catalogue of corrupt TensorProtos with the exact
 // error for each, raw data used in place, external data through a file, and the import of a model
-// whose initializer is out of range.
+// whose initializer is out of range (a bool byte other than 0 or 1 included).
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -191,6 +191,29 @@ TEST(OnnxTensorTest, NarrowingOutOfRangeIsRefused) {
   }
 }
 
+// Bools are 0 or 1 in raw_data too, as in int32_data: a 2 or a 255 is refused, not read as true
+// (Not would flip it to 3 or 254, Cast would make it 2.0 or 255.0).
+TEST(OnnxTensorTest, BoolRawDataOtherThanZeroOrOneIsRefused) {
+  onnx::TensorProto p = Proto(onnx::TensorProto_DataType_BOOL, {4});
+  p.set_raw_data(std::string("\x00\x01\x02\xff", 4));
+  EXPECT_EQ(ErrorFor(p, StatusCode::kCorrupt),
+            kWhere + ": raw_data[2] = 2 is out of range for bool");
+  p.set_raw_data(std::string("\x00\x01\x01\xff", 4));
+  EXPECT_EQ(ErrorFor(p, StatusCode::kCorrupt),
+            kWhere + ": raw_data[3] = 255 is out of range for bool");
+  // Past the first eight bytes too (the check reads eight at a time).
+  onnx::TensorProto long_bools = Proto(onnx::TensorProto_DataType_BOOL, {19});
+  std::string bytes(19, '\x01');
+  bytes[17] = '\x10';
+  long_bools.set_raw_data(bytes);
+  EXPECT_EQ(ErrorFor(long_bools, StatusCode::kCorrupt),
+            kWhere + ": raw_data[17] = 16 is out of range for bool");
+  p.set_raw_data(std::string("\x00\x01\x01\x00", 4));
+  auto c = Decode(p);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(Bytes(**c), std::string("\x00\x01\x01\x00", 4));
+}
+
 TEST(OnnxTensorTest, SizesMustMatchTheShape) {
   onnx::TensorProto p = Float23();
   p.set_raw_data(std::string(20, '\0'));
@@ -326,6 +349,14 @@ TEST_F(ExternalDataTest, Errors) {
   EXPECT_EQ(ErrorWith(External({{"location", nul_location}}), files_, StatusCode::kInvalidArgument),
             kWhere + ": path '" + file +
                 "\\0.other' contains a NUL byte: the system would see only '" + file + "'");
+  // Bools stored externally are checked as raw_data is.
+  WriteStringToFile(dir_ / "bools.bin", std::string("\x01\x00\x02", 3));
+  onnx::TensorProto bools = External({{"location", "bools.bin"}});
+  bools.set_data_type(onnx::TensorProto_DataType_BOOL);
+  bools.clear_dims();
+  bools.add_dims(3);
+  EXPECT_EQ(ErrorWith(bools, files_, StatusCode::kCorrupt),
+            kWhere + ": external data[2] = 2 is out of range for bool");
   auto refusing = ExternalDataFiles::Refusing("tensor files with external data are not supported");
   EXPECT_EQ(ErrorWith(External({{"location", "weights.bin"}}), refusing, StatusCode::kUnsupported),
             kWhere +

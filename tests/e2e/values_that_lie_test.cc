@@ -1,5 +1,6 @@
 // Values that lie, at the public C++ API: a path holding a NUL byte (the system would see only
-// the part before it: another file, silently). It is an error naming the path, and a refused
+// the part before it: another file, silently) and a bool input whose bytes are not 0 or 1
+// (kernels read the byte: Not of 2 gave 3). Each is an error naming what is wrong, and a refused
 // path writes nothing.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -134,6 +135,37 @@ TEST(NulPaths, ContextModelReferenceWithANulIsNotOpened) {
   ASSERT_TRUE(fallback.ok()) << fallback.status().ToString();
   EXPECT_FALSE((*fallback)->origin().from_context_blob);
   EXPECT_THAT((*fallback)->origin().fallback_reason, HasSubstr("contains a NUL byte"));
+}
+
+TEST(BoolInputs, RunRefusesBytesOtherThanZeroOrOne) {
+  TempDir dir;
+  auto session = CompileAndLoad(dir, WriteModel(dir, "not", kNotModel));
+  ASSERT_NE(session, nullptr);
+  // A view of caller memory, as the C API and NumPy arrays give one: read in place, so refused.
+  static const uint8_t kLying[4] = {0, 1, 2, 255};
+  Tensor lying = Tensor::View(DataType::kBool, {4}, kLying, nullptr);
+  auto r = session->Run({{"x", lying}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().ToString(), "InvalidArgument: input 'x': bool element 2 is 2, not 0 or 1");
+  static const uint8_t kLast[9] = {0, 1, 1, 0, 1, 0, 1, 1, 255};
+  r = session->Run({{"x", Tensor::View(DataType::kBool, {9}, kLast, nullptr)}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().ToString(), "InvalidArgument: input 'x': bool element 8 is 255, not 0 or 1");
+  static const uint8_t kTruthful[4] = {0, 1, 1, 0};
+  r = session->Run({{"x", Tensor::View(DataType::kBool, {4}, kTruthful, nullptr)}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(std::string(static_cast<const char*>((*r)[0].data()), 4),
+            std::string("\x01\x00\x00\x01", 4));
+  // CheckInput, which `epctx run` applies to its input files, checks sequence elements too.
+  ValueInfo seq;
+  seq.name = "s";
+  seq.kind = ValueKind::kSequence;
+  seq.dtype = DataType::kBool;
+  Tensor elements =
+      Tensor::Sequence(DataType::kBool, {Tensor::View(DataType::kBool, {4}, kTruthful, nullptr),
+                                         Tensor::View(DataType::kBool, {4}, kLying, nullptr)});
+  Status s = CheckInput(seq, elements);
+  EXPECT_EQ(s.ToString(), "InvalidArgument: input 's' element 1: bool element 2 is 2, not 0 or 1");
 }
 
 }  // namespace

@@ -37,6 +37,10 @@ Tensor PatternTensor(DataType dtype, std::vector<int64_t> shape, uint32_t seed) 
   std::mt19937 rng(seed);
   auto* p = static_cast<unsigned char*>(t->mutable_data());
   for (size_t i = 0; i < t->byte_size(); ++i) p[i] = static_cast<unsigned char>(rng());
+  // Bools are 0 or 1 (a file holding other bytes is refused: values_that_lie_test.cc).
+  if (dtype == DataType::kBool) {
+    for (size_t i = 0; i < t->byte_size(); ++i) p[i] &= 1;
+  }
   return std::move(t).value();
 }
 

@@ -1,8 +1,12 @@
-"""Paths holding a NUL byte, from Python: Python's own open() refuses one; the engine saw only
-the part before it and wrote or loaded that file. Each is refused, naming the path."""
+"""Values that lie, from Python: a path holding a NUL byte (Python's own open() refuses one; the
+engine saw only the part before it and wrote or loaded that file) and a NumPy bool array whose
+bytes are not 0 or 1 (a view of other bytes: Not of 2 gave 3). Each raises, naming what is
+wrong. (NumPy makes no array whose dims multiply beyond its address space, empty or not, so
+huge empty inputs cannot come from Python: tests/tools/cli_values_that_lie_test.cc feeds one.)"""
 
 import os
 
+import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto as TP
@@ -60,4 +64,20 @@ def test_path_options_with_a_nul_are_refused_when_added():
         with pytest.raises(epctx.InvalidArgument) as e:
             so.add_session_config_entry(key, "out/m_ctx.onnx\0.json")
         assert str(e.value) == nul_message(f"option {key}", "out/m_ctx.onnx", ".json")
+
+
+def test_bool_arrays_whose_bytes_are_not_0_or_1_are_refused(not_model):
+    sess = epctx.InferenceSession(not_model)
+    lying = np.array([0, 1, 2, 255], np.uint8).view(np.bool_)
+    assert lying.view(np.uint8).tolist() == [0, 1, 2, 255]
+    with pytest.raises(epctx.InvalidArgument) as e:
+        sess.run(None, {"x": lying})
+    assert str(e.value) == "input 'x': bool element 2 is 2, not 0 or 1"
+    # Not contiguous: copied before the run, and checked all the same.
+    strided = np.array([0, 9, 1, 9, 7, 9], np.uint8).view(np.bool_)[::2]
+    with pytest.raises(epctx.InvalidArgument) as e:
+        sess.run(None, {"x": strided})
+    assert str(e.value) == "input 'x': bool element 2 is 7, not 0 or 1"
+    (y,) = sess.run(None, {"x": np.array([False, True, True, False])})
+    assert y.dtype == np.bool_ and y.tolist() == [True, False, False, True]
 
