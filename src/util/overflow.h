@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "epctx/status.h"
+#include "epctx/tensor.h"
 #include "util/status_macros.h"
 
 namespace epctx {
@@ -22,14 +23,45 @@ inline bool RangeInside(uint64_t offset, uint64_t size, uint64_t total) {
   return size <= total && offset <= total - size;
 }
 
+// The exact product of non-negative `dims` into *out; false when it exceeds int64. Exact: a 0
+// anywhere makes it 0 however large the other dims are, so the order of the dims does not matter.
+inline bool ExactDimProduct(std::span<const int64_t> dims, int64_t* out) {
+  *out = 0;
+  for (int64_t d : dims) {
+    if (d == 0) return true;
+  }
+  int64_t product = 1;
+  for (int64_t d : dims) {
+    if (__builtin_mul_overflow(product, d, &product)) return false;
+  }
+  *out = product;
+  return true;
+}
+
+// Product of dims that becomes a dim or an element count (Flatten's output dims, the rows of a
+// reduction, the batches of a matrix product); kInvalidArgument on a negative dim or when the
+// product overflows int64. Even an existing tensor's dims need it: [0, 2^32, 2^32] holds no
+// element, but its last two dims multiply to 2^64, which int64 arithmetic would wrap to 0.
+inline Result<int64_t> CheckedDimProduct(std::span<const int64_t> dims) {
+  for (int64_t d : dims) {
+    if (d < 0) return EPCTX_ERROR(kInvalidArgument, "negative dimension {}", d);
+  }
+  int64_t product = 0;
+  if (!ExactDimProduct(dims, &product)) {
+    return EPCTX_ERROR(kInvalidArgument, "the product of dims {} overflows int64",
+                       ShapeToString(std::vector<int64_t>(dims.begin(), dims.end())));
+  }
+  return product;
+}
+
 // Product of dims; fails on a negative dim or when the product overflows int64.
 inline Result<int64_t> CheckedElementCount(std::span<const int64_t> shape) {
-  int64_t count = 1;
   for (int64_t d : shape) {
     if (d < 0) return EPCTX_ERROR(kInvalidArgument, "negative dimension {}", d);
-    if (__builtin_mul_overflow(count, d, &count)) {
-      return EPCTX_ERROR(kInvalidArgument, "element count overflows");
-    }
+  }
+  int64_t count = 0;
+  if (!ExactDimProduct(shape, &count)) {
+    return EPCTX_ERROR(kInvalidArgument, "element count overflows");
   }
   return count;
 }

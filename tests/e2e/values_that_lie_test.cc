@@ -1,7 +1,7 @@
 // Values that lie, at the public C++ API: a path holding a NUL byte (the system would see only
-// the part before it: another file, silently) and a bool input whose bytes are not 0 or 1
-// (kernels read the byte: Not of 2 gave 3). Each is an error naming what is wrong, and a refused
-// path writes nothing.
+// the part before it: another file, silently), a bool input whose bytes are not 0 or 1 (kernels
+// read the byte: Not of 2 gave 3), and an empty input whose other dims multiply beyond int64
+// (Flatten gave [0, 0]). Each is an error naming what is wrong, and a refused path writes nothing.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -24,6 +24,14 @@ constexpr const char* kNotModel = R"(
 agraph (bool[n] x) => (bool[n] y)
 {
   y = Not(x)
+}
+)";
+
+constexpr const char* kFlattenModel = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[a, b, c] x) => (float[d, e] y)
+{
+  y = Flatten <axis = 1> (x)
 }
 )";
 
@@ -166,6 +174,26 @@ TEST(BoolInputs, RunRefusesBytesOtherThanZeroOrOne) {
                                          Tensor::View(DataType::kBool, {4}, kLying, nullptr)});
   Status s = CheckInput(seq, elements);
   EXPECT_EQ(s.ToString(), "InvalidArgument: input 's' element 1: bool element 2 is 2, not 0 or 1");
+}
+
+TEST(HugeEmptyShapes, FlattenOverflowIsAnErrorNamingTheNode) {
+  TempDir dir;
+  auto session = CompileAndLoad(dir, WriteModel(dir, "flatten", kFlattenModel));
+  ASSERT_NE(session, nullptr);
+  auto x = Tensor::Allocate(DataType::kFloat32, {0, int64_t{1} << 32, int64_t{1} << 32});
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  auto r = session->Run({{"x", *x}});
+  ASSERT_FALSE(r.ok()) << "output shape " << ShapeToString((*r)[0].shape());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              ::testing::MatchesRegex("model '.*': Flatten node '.*': the product of dims "
+                                      "\\[4294967296,4294967296\\] overflows int64"));
+  // Products that fit stay exact.
+  auto fits = Tensor::Allocate(DataType::kFloat32, {int64_t{1} << 32, 0, int64_t{1} << 32});
+  ASSERT_TRUE(fits.ok());
+  r = session->Run({{"x", *fits}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)[0].shape(), (std::vector<int64_t>{int64_t{1} << 32, 0}));
 }
 
 }  // namespace

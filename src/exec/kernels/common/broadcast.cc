@@ -33,6 +33,15 @@ BroadcastPlan PlanBroadcast(std::span<const int64_t> a, std::span<const int64_t>
   const size_t rank = out.size();
   std::vector<Dim> dims;
   BroadcastPlan plan;
+  // An empty output has nothing to iterate, and its other dims may multiply beyond int64
+  // ([0, 2^32, 2^32]). Otherwise every product here is at most the output's element count.
+  if (std::find(out.begin(), out.end(), 0) != out.end()) {
+    plan.dims = {1};
+    plan.a_strides = {0};
+    plan.b_strides = {0};
+    plan.element_count = 0;
+    return plan;
+  }
   plan.element_count = 1;
   for (size_t i = 0; i < rank; ++i) {
     plan.element_count *= out[i];

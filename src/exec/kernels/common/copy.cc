@@ -11,20 +11,21 @@
 
 namespace epctx::exec::kernels {
 
-void CopyAxisRange(const Tensor& in, size_t axis, int64_t begin, int64_t size, Tensor& out) {
+Status CopyAxisRange(const Tensor& in, size_t axis, int64_t begin, int64_t size, Tensor& out) {
   const std::vector<int64_t>& dims = in.shape();
-  const int64_t outer = DimProduct(dims, 0, axis);
-  const int64_t inner = DimProduct(dims, axis + 1, dims.size());
-  const int64_t from_row = dims[axis] * inner;  // elements per outer index in `in`
-  const int64_t to_row = size * inner;          // and in `out`
-  if (to_row == 0) return;
+  EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(dims, 0, axis));
+  EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(dims, axis + 1, dims.size()));
+  // Elements per outer index in `in`, and in `out` (no more: size <= dims[axis]).
+  EPCTX_ASSIGN_OR_RETURN(const int64_t from_row, CheckedDimProduct(dims, axis, dims.size()));
+  const int64_t to_row = size * inner;
+  if (to_row == 0) return Status::Ok();
   if (in.dtype() == DataType::kString) {
     const auto* src = in.data_as<std::string>();
     auto* dst = out.mutable_data_as<std::string>();
     for (int64_t o = 0; o < outer; ++o) {
       std::copy_n(src + o * from_row + begin * inner, to_row, dst + o * to_row);
     }
-    return;
+    return Status::Ok();
   }
   const size_t elem = DataTypeSize(in.dtype());
   const auto* src = static_cast<const std::byte*>(in.data());
@@ -34,6 +35,7 @@ void CopyAxisRange(const Tensor& in, size_t axis, int64_t begin, int64_t size, T
                 src + static_cast<size_t>(o * from_row + begin * inner) * elem,
                 static_cast<size_t>(to_row) * elem);
   }
+  return Status::Ok();
 }
 
 Status CopyToOutput(KernelContext& ctx, size_t index, const Tensor& in,

@@ -21,7 +21,8 @@ Status ViewOrCopy(KernelContext& ctx, size_t index, size_t input, const Tensor& 
                   std::vector<int64_t> shape);
 
 // Copies indices [begin, begin + size) of axis `axis` of `in` into `out`, whose shape is `in`'s
-// with that axis `size` long (the caller allocates it). Strings are copied as strings.
-void CopyAxisRange(const Tensor& in, size_t axis, int64_t begin, int64_t size, Tensor& out);
+// with that axis `size` long (the caller allocates it). Strings are copied as strings. Fails when
+// a product of `in`'s dims overflows int64 (an empty `in` may have such dims).
+Status CopyAxisRange(const Tensor& in, size_t axis, int64_t begin, int64_t size, Tensor& out);
 
 }  // namespace epctx::exec::kernels

@@ -4,12 +4,6 @@
 
 namespace epctx::exec::kernels {
 
-int64_t DimProduct(std::span<const int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims) p *= d;
-  return p;
-}
-
 Result<int64_t> NormalizeAxis(int64_t axis, int64_t rank, std::string_view what) {
   if (axis < -rank || axis >= rank) {
     return EPCTX_ERROR(kInvalidArgument, "{} {} is out of range for rank {}", what, axis, rank);

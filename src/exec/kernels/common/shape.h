@@ -9,13 +9,19 @@
 #include "epctx/status.h"
 #include "epctx/tensor.h"
 #include "exec/kernel.h"
+#include "util/overflow.h"
 
 namespace epctx::exec::kernels {
 
-// Product of dims taken from an existing tensor (so non-negative and without overflow).
-int64_t DimProduct(std::span<const int64_t> dims);
-inline int64_t DimProduct(const std::vector<int64_t>& dims, size_t begin, size_t end) {
-  return DimProduct(std::span<const int64_t>(dims.data() + begin, end - begin));
+// Product of dims [begin, end) of `dims`, for every product of dims that becomes a dim, an element
+// count or a loop bound: an error naming the dims when it overflows int64, never a wrapped value.
+// Parts of an existing tensor's dims need the check too: [0, 2^32, 2^32] holds no element, but
+// its last two dims multiply to 2^64. (The product of all of a tensor's dims is its
+// element_count(), checked when it was made.)
+using ::epctx::CheckedDimProduct;  // all of `dims` (util/overflow.h)
+inline Result<int64_t> CheckedDimProduct(const std::vector<int64_t>& dims, size_t begin,
+                                         size_t end) {
+  return CheckedDimProduct(std::span<const int64_t>(dims.data() + begin, end - begin));
 }
 
 // `axis` in [-rank, rank) mapped to [0, rank).

@@ -15,8 +15,9 @@ Result<Tensor> SliceAlong(const Tensor& t, int64_t axis, int64_t index) {
   std::vector<int64_t> out_shape(shape);
   out_shape.erase(out_shape.begin() + axis);
   EPCTX_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(t.dtype(), out_shape));
-  const int64_t outer = DimProduct(shape, 0, a);
-  const size_t inner = static_cast<size_t>(DimProduct(shape, a + 1, shape.size())) * elem;
+  EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(shape, 0, a));
+  EPCTX_ASSIGN_OR_RETURN(const int64_t inner_count, CheckedDimProduct(shape, a + 1, shape.size()));
+  const size_t inner = static_cast<size_t>(inner_count) * elem;
   const int64_t count = shape[a];
   const auto* src = static_cast<const std::byte*>(t.data());
   auto* dst = static_cast<std::byte*>(out.mutable_data());
@@ -46,8 +47,10 @@ Result<Tensor> StackAlong(std::span<const Tensor> parts, int64_t axis, bool reve
   const int64_t count = static_cast<int64_t>(parts.size());
   shape.insert(shape.begin() + axis, count);
   EPCTX_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(first.dtype(), shape));
-  const int64_t outer = DimProduct(part_shape, 0, a);
-  const size_t inner = static_cast<size_t>(DimProduct(part_shape, a, part_shape.size())) * elem;
+  EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(part_shape, 0, a));
+  EPCTX_ASSIGN_OR_RETURN(const int64_t inner_count,
+                         CheckedDimProduct(part_shape, a, part_shape.size()));
+  const size_t inner = static_cast<size_t>(inner_count) * elem;
   auto* dst = static_cast<std::byte*>(out.mutable_data());
   for (int64_t p = 0; p < count; ++p) {
     const auto* src = static_cast<const std::byte*>(parts[static_cast<size_t>(p)].data());

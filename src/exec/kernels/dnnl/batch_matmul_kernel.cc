@@ -23,12 +23,17 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-Dims RowMajorStrides(const Dims& shape) {
+// A 0 dim counts as 1, so an empty tensor's other dims ([0, 2^32, 2^32]) can overflow int64: an
+// error rather than wrapped strides.
+Result<Dims> RowMajorStrides(const Dims& shape) {
   Dims strides(shape.size());
   int64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= std::max<int64_t>(shape[i], 1);
+    if (__builtin_mul_overflow(s, std::max<int64_t>(shape[i], 1), &s)) {
+      return EPCTX_ERROR(kInvalidArgument, "the strides of shape {} overflow int64",
+                         ShapeToString(shape));
+    }
   }
   return strides;
 }
@@ -48,21 +53,23 @@ Status CheckPerm(const Dims& perm, size_t rank, std::string_view name) {
 
 // An operand stored as `stored`, read as its transpose by `perm` and then right-aligned to
 // `rank` dims: its dims and strides.
-void Logical(const Dims& stored, const Dims& perm, size_t rank, Dims* dims, Dims* strides) {
-  const Dims st = RowMajorStrides(stored);
+Status Logical(const Dims& stored, const Dims& perm, size_t rank, Dims* dims, Dims* strides) {
+  EPCTX_ASSIGN_OR_RETURN(const Dims st, RowMajorStrides(stored));
   Dims d, s;
   for (size_t i = 0; i < stored.size(); ++i) {
     const size_t from = perm.empty() ? i : static_cast<size_t>(perm[i]);
     d.push_back(stored[from]);
     s.push_back(st[from]);
   }
-  const int64_t total = std::max<int64_t>(DimProduct(stored), 1);
+  EPCTX_ASSIGN_OR_RETURN(const int64_t count, CheckedDimProduct(stored));
+  const int64_t total = std::max<int64_t>(count, 1);
   while (d.size() < rank) {
     d.insert(d.begin(), 1);
     s.insert(s.begin(), total);
   }
   *dims = std::move(d);
   *strides = std::move(s);
+  return Status::Ok();
 }
 
 class DnnlBatchMatMulKernel final : public Kernel {
@@ -100,8 +107,8 @@ class DnnlBatchMatMulKernel final : public Kernel {
     const size_t rank = std::max(as.size(), bs.size());
     EPCTX_RETURN_IF_ERROR(CheckPerm(out_perm_, rank, "out_perm"));
     Dims ad, ast, bd, bst;
-    Logical(as, a_perm_, rank, &ad, &ast);
-    Logical(bs, b_perm_, rank, &bd, &bst);
+    EPCTX_RETURN_IF_ERROR(Logical(as, a_perm_, rank, &ad, &ast));
+    EPCTX_RETURN_IF_ERROR(Logical(bs, b_perm_, rank, &bd, &bst));
     const int64_t m = ad[rank - 2], kd = ad[rank - 1], n = bd[rank - 1];
     if (bd[rank - 2] != kd) {
       return EPCTX_ERROR(kInvalidArgument, "cannot multiply [..., {}, {}] by [..., {}, {}]", m, kd,
@@ -123,7 +130,7 @@ class DnnlBatchMatMulKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, stored));
     if (y->element_count() == 0) return Status::Ok();
-    const Dims st = RowMajorStrides(stored);
+    EPCTX_ASSIGN_OR_RETURN(const Dims st, RowMajorStrides(stored));
     Dims yst(rank);
     for (size_t i = 0; i < rank; ++i) {
       yst[out_perm_.empty() ? i : static_cast<size_t>(out_perm_[i])] = st[i];

@@ -139,7 +139,7 @@ class ChannelAffineKernel final : public Kernel {
     EPCTX_RETURN_IF_ERROR(ScalesAndShifts(ctx, 0, blocks * lanes, &sd, &td));
     shape[1] = blocks;
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, shape));
-    const int64_t rows = shape[0] * blocks;
+    EPCTX_ASSIGN_OR_RETURN(const int64_t rows, CheckedDimProduct(shape, 0, 2));
     if (rows == 0) return Status::Ok();
     const int64_t inner = y->element_count() / rows;  // spatial positions times lanes
     std::vector<const Part*> part_of_block;

@@ -63,7 +63,8 @@ class DnnlMatMulKernel final : public Kernel {
     }
     std::vector<int64_t> y_shape(as.begin(), as.end() - 1);
     y_shape.push_back(n_);
-    const MatMulGeometry g{DimProduct(as) / k_, k_, n_};
+    EPCTX_ASSIGN_OR_RETURN(const int64_t rows, CheckedDimProduct(as, 0, as.size() - 1));
+    const MatMulGeometry g{rows, k_, n_};
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
     if (y->element_count() == 0) return Status::Ok();
     const int threads = ctx.num_threads();
@@ -107,8 +108,9 @@ class DnnlMatMulKernel final : public Kernel {
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
     if (shapes.empty() || shapes[0] == nullptr || shapes[0]->empty()) return;
     const std::vector<int64_t>& as = *shapes[0];
-    if (as.back() != k_) return;
-    (void)PrimitiveFor(as, MatMulGeometry{DimProduct(as) / k_, k_, n_}, threads);
+    auto rows = CheckedDimProduct(as, 0, as.size() - 1);
+    if (as.back() != k_ || !rows.ok()) return;
+    (void)PrimitiveFor(as, MatMulGeometry{*rows, k_, n_}, threads);
   }
 
  private:

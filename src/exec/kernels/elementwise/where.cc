@@ -72,6 +72,8 @@ class WhereKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShapes(c->shape(), x->shape()));
     EPCTX_ASSIGN_OR_RETURN(shape, BroadcastShapes(shape, y->shape()));
     EPCTX_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x->dtype(), std::move(shape)));
+    // Nothing to compute; the strides of an empty output's other dims could overflow.
+    if (out->element_count() == 0) return Status::Ok();
     if (x->dtype() == DataType::kString) return WhereApply<std::string>(*c, *x, *y, *out);
     // Any fixed-size type: elements are copied as unsigned integers of their size.
     const size_t size = DataTypeSize(x->dtype());

@@ -74,7 +74,7 @@ class DepthSpaceKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(const AttributeValue* block,
                            node.attrs->Require("blocksize", AttrType::kInt));
     kernel->block_ = block->i;
-    // The bound keeps blocksize^2 times the channels far from overflowing.
+    // The bound keeps blocksize^2 far from overflowing (the output dims are checked products).
     if (kernel->block_ < 1 || kernel->block_ > (int64_t{1} << 16)) {
       return EPCTX_ERROR(kInvalidArgument, "blocksize is {}, expected 1 to 65536", kernel->block_);
     }
@@ -108,7 +108,8 @@ class DepthSpaceKernel final : public Kernel {
       }
       dims = {n, c, h / b, b, w / b, b};
       perm = {0, 3, 5, 1, 2, 4};
-      y_shape = {n, c * b * b, h / b, w / b};
+      EPCTX_ASSIGN_OR_RETURN(const int64_t depth, CheckedDimProduct(std::vector<int64_t>{c, b, b}));
+      y_shape = {n, depth, h / b, w / b};
     } else {
       if (c % (b * b) != 0) {
         return EPCTX_ERROR(kInvalidArgument,
@@ -121,7 +122,9 @@ class DepthSpaceKernel final : public Kernel {
         dims = {n, c / (b * b), b, b, h, w};
         perm = {0, 1, 4, 2, 5, 3};
       }
-      y_shape = {n, c / (b * b), h * b, w * b};
+      EPCTX_ASSIGN_OR_RETURN(const int64_t height, CheckedDimProduct(std::vector<int64_t>{h, b}));
+      EPCTX_ASSIGN_OR_RETURN(const int64_t width, CheckedDimProduct(std::vector<int64_t>{w, b}));
+      y_shape = {n, c / (b * b), height, width};
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), y_shape));
     if (y->element_count() == 0) return Status::Ok();

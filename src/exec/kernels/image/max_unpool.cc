@@ -46,7 +46,12 @@ class MaxUnpoolKernel final : public Kernel {
     for (size_t i = 0; i < spatial; ++i) {
       const int64_t s = window_.strides.empty() ? 1 : window_.strides[i];
       const int64_t pads = window_.pads.empty() ? 0 : window_.pads[i] + window_.pads[spatial + i];
-      const int64_t out = (xs[2 + i] - 1) * s + window_.kernel_shape[i] - pads;
+      int64_t out = 0;
+      if (__builtin_mul_overflow(xs[2 + i] - 1, s, &out) ||
+          __builtin_add_overflow(out, window_.kernel_shape[i], &out) ||
+          __builtin_sub_overflow(out, pads, &out)) {
+        return EPCTX_ERROR(kInvalidArgument, "spatial dim {} of the output overflows int64", i);
+      }
       if (out < 0) {
         return EPCTX_ERROR(kInvalidArgument, "spatial dim {} of the output would be {}", i, out);
       }
@@ -69,7 +74,7 @@ class MaxUnpoolKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, out_shape));
     float* yp = y->mutable_data_as<float>();
     std::fill(yp, yp + y->element_count(), 0.0f);
-    const int64_t total = DimProduct(unpooled);
+    EPCTX_ASSIGN_OR_RETURN(const int64_t total, CheckedDimProduct(unpooled));
     const float* xp = x->data_as<float>();
     const int64_t* ip = indices->data_as<int64_t>();
     for (int64_t i = 0; i < x->element_count(); ++i) {

@@ -155,8 +155,8 @@ class ResizeKernel final : public Kernel {
       ResizeNearest(x->data(), xs, taps, element_size, &extrapolation, y->mutable_data(),
                     ctx.num_threads());
     } else {
-      ResizeSeparableF32(x->data_as<float>(), xs, taps, attrs_.extrapolation,
-                         y->mutable_data_as<float>(), ctx.num_threads());
+      EPCTX_RETURN_IF_ERROR(ResizeSeparableF32(x->data_as<float>(), xs, taps, attrs_.extrapolation,
+                                               y->mutable_data_as<float>(), ctx.num_threads()));
     }
     return Status::Ok();
   }

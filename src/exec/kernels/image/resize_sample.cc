@@ -8,19 +8,23 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
+#include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
 namespace {
 
 // Resamples axis `d` of `src` (shape `shape`) into `dst` by `t`.
-void ResizeAxisF32(const float* src, const std::vector<int64_t>& shape, size_t d, const AxisTaps& t,
-                   float extrapolation, float* dst, int threads) {
-  const int64_t outer = DimProduct(shape, 0, d);
+Status ResizeAxisF32(const float* src, const std::vector<int64_t>& shape, size_t d,
+                     const AxisTaps& t, float extrapolation, float* dst, int threads) {
+  EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(shape, 0, d));
   const int64_t in_len = shape[d];
-  const int64_t inner = DimProduct(shape, d + 1, shape.size());
-  const int64_t rows = outer * t.out;
+  EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(shape, d + 1, shape.size()));
+  std::vector<int64_t> out_shape = shape;
+  out_shape[d] = t.out;
+  EPCTX_ASSIGN_OR_RETURN(const int64_t out_count, CheckedDimProduct(out_shape));
+  const int64_t rows = outer * t.out;  // no more than out_count
   const int taps = t.taps_per;
-  const int nt = ThreadsFor(threads, rows * inner * taps);
+  const int nt = ThreadsFor(threads, out_count > INT64_MAX / taps ? INT64_MAX : out_count * taps);
   if (inner == 1) {
     // The innermost axis: one loop per input row rather than one per output element.
     ParallelForRanges(nt, outer, 1, [&](int64_t begin, int64_t end) {
@@ -36,7 +40,7 @@ void ResizeAxisF32(const float* src, const std::vector<int64_t>& shape, size_t d
         }
       }
     });
-    return;
+    return Status::Ok();
   }
   ParallelForRanges(nt, rows, 1, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
@@ -73,6 +77,7 @@ void ResizeAxisF32(const float* src, const std::vector<int64_t>& shape, size_t d
       }
     }
   });
+  return Status::Ok();
 }
 
 template <typename E>
@@ -140,17 +145,18 @@ void GatherNearestAs(const void* x, std::span<const int64_t> in_shape,
 
 }  // namespace
 
-void ResizeSeparableF32(const float* x, std::span<const int64_t> in_shape,
-                        const std::vector<AxisTaps>& taps, float extrapolation, float* y,
-                        int threads) {
+Status ResizeSeparableF32(const float* x, std::span<const int64_t> in_shape,
+                          const std::vector<AxisTaps>& taps, float extrapolation, float* y,
+                          int threads) {
   std::vector<int64_t> shape(in_shape.begin(), in_shape.end());
   std::vector<size_t> axes;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (!taps[d].identity) axes.push_back(d);
   }
   if (axes.empty()) {
-    std::copy(x, x + DimProduct(shape), y);
-    return;
+    EPCTX_ASSIGN_OR_RETURN(const int64_t count, CheckedDimProduct(shape));
+    std::copy(x, x + count, y);
+    return Status::Ok();
   }
   std::stable_sort(axes.begin(), axes.end(), [&](size_t a, size_t b) {
     return static_cast<double>(taps[a].out) / static_cast<double>(shape[a]) <
@@ -165,13 +171,15 @@ void ResizeSeparableF32(const float* x, std::span<const int64_t> in_shape,
     float* dst = y;
     if (i + 1 < axes.size()) {
       // Uninitialized: every element is written by the pass.
-      buffers[i % 2].reset(new float[static_cast<size_t>(DimProduct(next))]);
+      EPCTX_ASSIGN_OR_RETURN(const int64_t count, CheckedDimProduct(next));
+      buffers[i % 2].reset(new float[static_cast<size_t>(count)]);
       dst = buffers[i % 2].get();
     }
-    ResizeAxisF32(src, shape, d, taps[d], extrapolation, dst, threads);
+    EPCTX_RETURN_IF_ERROR(ResizeAxisF32(src, shape, d, taps[d], extrapolation, dst, threads));
     src = dst;
     shape = std::move(next);
   }
+  return Status::Ok();
 }
 
 void ResizeNearest(const void* x, std::span<const int64_t> in_shape,

@@ -59,8 +59,10 @@ class CompressKernel final : public Kernel {
     out_shape[axis] = static_cast<int64_t>(kept.size());
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), out_shape));
     if (y->element_count() == 0) return Status::Ok();
-    const int64_t outer = DimProduct(shape, 0, axis);
-    const size_t block = static_cast<size_t>(DimProduct(shape, axis + 1, shape.size())) * element;
+    EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(shape, 0, axis));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t block_count,
+                           CheckedDimProduct(shape, axis + 1, shape.size()));
+    const size_t block = static_cast<size_t>(block_count) * element;
     const auto* src = static_cast<const std::byte*>(x->data());
     auto* dst = static_cast<std::byte*>(y->mutable_data());
     for (int64_t o = 0; o < outer; ++o) {

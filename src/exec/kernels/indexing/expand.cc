@@ -30,14 +30,14 @@ class ExpandKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), out_shape));
     if (y->element_count() == 0) return Status::Ok();
     const std::vector<int64_t>& in_shape = x->shape();
-    const std::vector<int64_t> in_strides = ContiguousStrides(in_shape);
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> in_strides, ContiguousStrides(in_shape));
     const size_t lead = out_shape.size() - in_shape.size();
     std::vector<int64_t> src_strides(out_shape.size(), 0);
     for (size_t d = 0; d < in_shape.size(); ++d) {
       src_strides[lead + d] = in_shape[d] == 1 ? 0 : in_strides[d];
     }
-    CopyStridedTensor(out_shape, *x, 0, src_strides, *y, ContiguousStrides(out_shape),
-                      ctx.num_threads());
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> out_strides, ContiguousStrides(out_shape));
+    CopyStridedTensor(out_shape, *x, 0, src_strides, *y, out_strides, ctx.num_threads());
     return Status::Ok();
   }
 

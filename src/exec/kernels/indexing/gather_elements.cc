@@ -64,8 +64,8 @@ class GatherElementsKernel final : public Kernel {
     for (int64_t& i : index) EPCTX_RETURN_IF_ERROR(NormalizeIndex(i, ds[axis], "indices"));
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, data->dtype(), indices->shape()));
     if (index.empty()) return Status::Ok();
-    const std::vector<int64_t> offsets =
-        ElementOffsets(indices->shape(), ContiguousStrides(ds), axis, index);
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, ContiguousStrides(ds));
+    const std::vector<int64_t> offsets = ElementOffsets(indices->shape(), strides, axis, index);
     switch (element) {
       case 1:
         GatherByOffsets<uint8_t>(data->data(), offsets, y->mutable_data());

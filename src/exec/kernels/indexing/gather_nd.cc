@@ -55,11 +55,11 @@ class GatherNDKernel final : public Kernel {
     out_shape.insert(out_shape.end(), ds.begin() + static_cast<int64_t>(lead), ds.end());
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> index, ReadIndexTensor(*indices, "indices"));
 
-    const std::vector<int64_t> strides = ContiguousStrides(ds);
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, ContiguousStrides(ds));
     const int64_t tuples = static_cast<int64_t>(index.size()) / m;
-    const int64_t batches = DimProduct(ds, 0, b);
+    EPCTX_ASSIGN_OR_RETURN(const int64_t batches, CheckedDimProduct(ds, 0, b));
     const int64_t per_batch = batches == 0 ? 0 : tuples / batches;
-    const int64_t batch_stride = DimProduct(ds, b, ds.size());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t batch_stride, CheckedDimProduct(ds, b, ds.size()));
     std::vector<int64_t> offsets(static_cast<size_t>(tuples));
     for (int64_t t = 0; t < tuples; ++t) {
       int64_t offset = (t / per_batch) * batch_stride;
@@ -72,7 +72,8 @@ class GatherNDKernel final : public Kernel {
       offsets[static_cast<size_t>(t)] = offset;
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, data->dtype(), out_shape));
-    const size_t slab = static_cast<size_t>(DimProduct(ds, lead, ds.size())) * element;
+    EPCTX_ASSIGN_OR_RETURN(const int64_t slab_count, CheckedDimProduct(ds, lead, ds.size()));
+    const size_t slab = static_cast<size_t>(slab_count) * element;
     if (y->element_count() == 0 || slab == 0) return Status::Ok();
     const auto* src = static_cast<const std::byte*>(data->data());
     auto* dst = static_cast<std::byte*>(y->mutable_data());

@@ -98,7 +98,7 @@ class OneHotKernel final : public Kernel {
     auto* out = static_cast<std::byte*>(y->mutable_data());
     FillElements(out, y->element_count(), off, element);
     // Indices viewed as [outer, inner] around the new axis: output [outer, depth, inner].
-    const int64_t inner = DimProduct(is, axis, is.size());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(is, axis, is.size()));
     for (size_t i = 0; i < index.size(); ++i) {
       int64_t v = index[i];
       if (v < 0 && v >= -depth) v += depth;

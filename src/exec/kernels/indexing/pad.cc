@@ -110,7 +110,7 @@ class PadKernel final : public Kernel {
       return Status::Ok();
     }
     // Per dim: output coordinate -> input element offset, or kPadded.
-    const std::vector<int64_t> in_strides = ContiguousStrides(shape);
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> in_strides, ContiguousStrides(shape));
     std::vector<std::vector<int64_t>> maps(rank);
     for (size_t d = 0; d < rank; ++d) {
       maps[d].resize(static_cast<size_t>(out_shape[d]));

@@ -52,7 +52,8 @@ class ReverseSequenceKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), shape));
     if (y->element_count() == 0) return Status::Ok();
-    const size_t block = static_cast<size_t>(DimProduct(shape, 2, shape.size())) * element;
+    EPCTX_ASSIGN_OR_RETURN(const int64_t block_count, CheckedDimProduct(shape, 2, shape.size()));
+    const size_t block = static_cast<size_t>(block_count) * element;
     const auto* src = static_cast<const std::byte*>(x->data());
     auto* dst = static_cast<std::byte*>(y->mutable_data());
     for (int64_t b = 0; b < batches; ++b) {

@@ -48,7 +48,7 @@ class ScatterElementsKernel final : public Kernel {
     for (int64_t& i : index) EPCTX_RETURN_IF_ERROR(NormalizeIndex(i, ds[axis], "indices"));
 
     // Element offset of every update in the output.
-    const std::vector<int64_t> strides = ContiguousStrides(ds);
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, ContiguousStrides(ds));
     std::vector<int64_t> offsets(index.size());
     std::vector<int64_t> pos(is.size(), 0);
     int64_t base = 0;

@@ -47,7 +47,7 @@ class ScatterNDKernel final : public Kernel {
                          DataTypeName(data->dtype()), ShapeToString(expected));
     }
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> index, ReadIndexTensor(*indices, "indices"));
-    const std::vector<int64_t> strides = ContiguousStrides(ds);
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> strides, ContiguousStrides(ds));
     const size_t tuples = index.size() / static_cast<size_t>(k);
     std::vector<int64_t> offsets(tuples);
     for (size_t t = 0; t < tuples; ++t) {
@@ -60,7 +60,8 @@ class ScatterNDKernel final : public Kernel {
       offsets[t] = offset;
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, AllocateCopyOf(ctx, 0, *data));
-    const int64_t slab = DimProduct(ds, static_cast<size_t>(k), ds.size());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t slab,
+                           CheckedDimProduct(ds, static_cast<size_t>(k), ds.size()));
     if (slab == 0) return Status::Ok();
     return ScatterSlabs(reduction_, data->dtype(), static_cast<std::byte*>(y->mutable_data()),
                         offsets, static_cast<const std::byte*>(updates->data()), slab);

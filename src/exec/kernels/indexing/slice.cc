@@ -103,7 +103,7 @@ class SliceKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), out_shape));
     if (y->element_count() == 0) return Status::Ok();
-    const std::vector<int64_t> in_strides = ContiguousStrides(shape);
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> in_strides, ContiguousStrides(shape));
     std::vector<int64_t> src_strides(shape.size());
     int64_t offset = 0;
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -112,8 +112,8 @@ class SliceKernel final : public Kernel {
       src_strides[d] = out_shape[d] == 1 ? 0 : in_strides[d] * step[d];
       offset += first[d] * in_strides[d];
     }
-    CopyStridedTensor(out_shape, *x, offset, src_strides, *y, ContiguousStrides(out_shape),
-                      ctx.num_threads());
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> out_strides, ContiguousStrides(out_shape));
+    CopyStridedTensor(out_shape, *x, offset, src_strides, *y, out_strides, ctx.num_threads());
     return Status::Ok();
   }
 

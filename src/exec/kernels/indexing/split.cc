@@ -78,7 +78,7 @@ class SplitKernel final : public Kernel {
         std::vector<int64_t> out_shape = shape;
         out_shape[axis] = sizes[p];
         EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(p, x->dtype(), out_shape));
-        CopyAxisRange(*x, axis, begin, sizes[p], *y);
+        EPCTX_RETURN_IF_ERROR(CopyAxisRange(*x, axis, begin, sizes[p], *y));
       }
       begin += sizes[p];
     }

@@ -5,7 +5,9 @@
 #include <cstring>
 #include <string>
 
+#include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
+#include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
 namespace {
@@ -86,9 +88,11 @@ void CopyRunAnySize(const std::byte* src, int64_t src_stride, std::byte* dst, in
 
 }  // namespace
 
-std::vector<int64_t> ContiguousStrides(std::span<const int64_t> shape) {
+Result<std::vector<int64_t>> ContiguousStrides(std::span<const int64_t> shape) {
   std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  for (size_t d = shape.size(); d-- > 1;) {
+    EPCTX_ASSIGN_OR_RETURN(strides[d - 1], CheckedDimProduct(shape.subspan(d)));
+  }
   return strides;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "epctx/status.h"
 #include "epctx/tensor.h"
 
 namespace epctx::exec::kernels {
@@ -30,8 +31,9 @@ void CopyStridedTensor(std::span<const int64_t> dims, const Tensor& src, int64_t
                        std::span<const int64_t> src_strides, Tensor& dst,
                        std::span<const int64_t> dst_strides, int threads);
 
-// Row-major element strides of `shape`.
-std::vector<int64_t> ContiguousStrides(std::span<const int64_t> shape);
+// Row-major element strides of `shape`; an error when one overflows int64 (as an empty tensor's
+// may: [0, 2^32, 2^32]).
+Result<std::vector<int64_t>> ContiguousStrides(std::span<const int64_t> shape);
 
 // Writes `count` copies of the `element`-byte value at `value` to `dst`.
 void FillElements(std::byte* dst, int64_t count, const std::byte* value, size_t element);

@@ -42,7 +42,7 @@ class TileKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x->dtype(), out_shape));
     if (y->element_count() == 0) return Status::Ok();
-    const std::vector<int64_t> in_strides = ContiguousStrides(shape);
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> in_strides, ContiguousStrides(shape));
     std::vector<int64_t> dims, src_strides;
     for (size_t d = 0; d < shape.size(); ++d) {
       dims.push_back(repeats[d]);
@@ -50,7 +50,8 @@ class TileKernel final : public Kernel {
       dims.push_back(shape[d]);
       src_strides.push_back(in_strides[d]);
     }
-    CopyStridedTensor(dims, *x, 0, src_strides, *y, ContiguousStrides(dims), ctx.num_threads());
+    EPCTX_ASSIGN_OR_RETURN(const std::vector<int64_t> out_strides, ContiguousStrides(dims));
+    CopyStridedTensor(dims, *x, 0, src_strides, *y, out_strides, ctx.num_threads());
     return Status::Ok();
   }
 

@@ -110,9 +110,9 @@ class UniqueKernel final : public Kernel {
                              NormalizeAxis(*axis_, static_cast<int64_t>(shape.size()), "axis"));
       axis = static_cast<size_t>(a);
     }
-    const int64_t outer = DimProduct(shape, 0, axis);
+    EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(shape, 0, axis));
     const int64_t extent = shape[axis];
-    const int64_t inner = DimProduct(shape, axis + 1, shape.size());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(shape, axis + 1, shape.size()));
     Grouping g;
     switch (x->dtype()) {
       case DataType::kFloat32:

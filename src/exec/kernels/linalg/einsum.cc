@@ -38,18 +38,19 @@ class Einsum {
   Einsum(const std::map<int, int64_t>& sizes, int threads) : sizes_(sizes), threads_(threads) {}
 
   // out[out_labels] = sum over the other subscripts of `in` (all of out_labels are in `in`).
-  Term<T> Reduce(const Term<T>& in, const std::vector<int>& out_labels) const {
+  // Fails when a product of extents overflows int64 (an empty operand's other dims may).
+  Result<Term<T>> Reduce(const Term<T>& in, const std::vector<int>& out_labels) const {
     using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
     std::map<int, int64_t> stride_of;
-    int64_t stride = 1;
     for (size_t d = in.labels.size(); d-- > 0;) {
       const int label = in.labels[d];
+      EPCTX_ASSIGN_OR_RETURN(const int64_t stride,
+                             CheckedDimProduct(in.shape, d + 1, in.shape.size()));
       // A dim of 1 against a larger extent is broadcast: it does not move.
       if (in.shape[d] != 1 || sizes_.at(label) == 1)
         stride_of[label] += stride;
       else
         stride_of.emplace(label, 0);
-      stride *= in.shape[d];
     }
     std::vector<int64_t> out_dims, out_strides, red_dims, red_strides;
     for (int label : out_labels) {
@@ -64,13 +65,18 @@ class Einsum {
     Term<T> out;
     out.labels = out_labels;
     out.shape = out_dims;
-    const int64_t count = DimProduct(out_dims);
-    const int64_t red_count = DimProduct(red_dims);
+    EPCTX_ASSIGN_OR_RETURN(const int64_t count, CheckedDimProduct(out_dims));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t red_count, CheckedDimProduct(red_dims));
+    int64_t work = 0;
+    if (__builtin_mul_overflow(count, std::max<int64_t>(red_count, 1), &work)) {
+      return EPCTX_ERROR(kInvalidArgument, "summing {} terms into {} overflows int64", red_count,
+                         count);
+    }
     out.storage.resize(static_cast<size_t>(count));
     T* dst = out.storage.data();
     const T* src = in.data;
     const size_t out_rank = out_dims.size(), red_rank = red_dims.size();
-    const int nt = ThreadsFor(threads_, count * std::max<int64_t>(red_count, 1));
+    const int nt = ThreadsFor(threads_, work);
     ParallelForRanges(nt, count, 1, [&](int64_t begin, int64_t end) {
       std::vector<int64_t> index(red_rank, 0);
       for (int64_t o = begin; o < end; ++o) {
@@ -98,7 +104,7 @@ class Einsum {
   }
 
   // `in` as exactly `labels` (in that order and at full extent), reduced only when needed.
-  Term<T> Arrange(Term<T> in, const std::vector<int>& labels) const {
+  Result<Term<T>> Arrange(Term<T> in, const std::vector<int>& labels) const {
     if (IsArranged(in, labels)) return in;
     return Reduce(in, labels);
   }
@@ -112,7 +118,7 @@ class Einsum {
   }
 
   // The product of two terms of distinct subscripts, keeping the subscripts in `keep`.
-  Term<T> Contract(Term<T> a, Term<T> b, const std::vector<int>& keep) const {
+  Result<Term<T>> Contract(Term<T> a, Term<T> b, const std::vector<int>& keep) const {
     std::vector<int> batch, m, k, n;
     for (int l : a.labels) {
       if (Contains(b.labels, l)) {
@@ -132,21 +138,32 @@ class Einsum {
     // An operand whose two matrix groups are swapped is used transposed rather than copied.
     const bool a_transposed = IsArranged(a, concat(batch, k, m));
     const bool b_transposed = IsArranged(b, concat(batch, n, k));
-    if (!a_transposed) a = Arrange(std::move(a), concat(batch, m, k));
-    if (!b_transposed) b = Arrange(std::move(b), concat(batch, k, n));
-    auto extent = [&](const std::vector<int>& labels) {
-      int64_t e = 1;
-      for (int l : labels) e *= sizes_.at(l);
+    if (!a_transposed) {
+      EPCTX_ASSIGN_OR_RETURN(a, Arrange(std::move(a), concat(batch, m, k)));
+    }
+    if (!b_transposed) {
+      EPCTX_ASSIGN_OR_RETURN(b, Arrange(std::move(b), concat(batch, k, n)));
+    }
+    auto extents = [&](const std::vector<int>& labels) {
+      std::vector<int64_t> e;
+      for (int l : labels) e.push_back(sizes_.at(l));
       return e;
     };
-    const int64_t nb = extent(batch), nm = extent(m), nk = extent(k), nn = extent(n);
     Term<T> c;
     c.labels = concat(batch, m, n);
-    for (int l : c.labels) c.shape.push_back(sizes_.at(l));
-    c.storage.assign(static_cast<size_t>(nb * nm * nn), T{0});
+    c.shape = extents(c.labels);
+    EPCTX_ASSIGN_OR_RETURN(const int64_t nk, CheckedDimProduct(extents(k)));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t c_count, CheckedDimProduct(c.shape));
+    // Every part of a product that does not overflow cannot either.
+    const int64_t nb = CheckedDimProduct(extents(batch)).value();
+    const int64_t nm = CheckedDimProduct(extents(m)).value();
+    const int64_t nn = CheckedDimProduct(extents(n)).value();
+    c.storage.assign(static_cast<size_t>(c_count), T{0});
     using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     if (nk > 0 && nm > 0 && nn > 0) {
-      const int nt = ThreadsFor(threads_, nb * nm * nn * nk, int64_t{1} << 18);
+      int64_t work = 0;
+      if (__builtin_mul_overflow(c_count, nk, &work)) work = INT64_MAX;
+      const int nt = ThreadsFor(threads_, work, int64_t{1} << 18);
       ParallelFor(nt, nb, [&](int64_t i, int) {
         Eigen::Map<Matrix> out(c.storage.data() + i * nm * nn, nm, nn);
         const T* ap = a.data + i * nm * nk;
@@ -171,7 +188,7 @@ class Einsum {
   }
 
   // Runs the whole equation; the result has e.output's subscripts in order.
-  Term<T> Run(const EinsumEquation& e, std::vector<Term<T>> terms) const {
+  Result<Term<T>> Run(const EinsumEquation& e, std::vector<Term<T>> terms) const {
     // Subscripts each term must keep: those of the output and of the other terms.
     auto needed_by_others = [&](size_t self, size_t from) {
       std::vector<int> labels = e.output;
@@ -190,7 +207,9 @@ class Einsum {
       for (int l : terms[i].labels) {
         if (Contains(needed, l) && !Contains(distinct, l)) distinct.push_back(l);
       }
-      if (distinct != terms[i].labels) terms[i] = Reduce(terms[i], distinct);
+      if (distinct != terms[i].labels) {
+        EPCTX_ASSIGN_OR_RETURN(terms[i], Reduce(terms[i], distinct));
+      }
     }
     Term<T> cur = std::move(terms[0]);
     for (size_t i = 1; i < terms.size(); ++i) {
@@ -200,7 +219,7 @@ class Einsum {
           if (!Contains(keep, l)) keep.push_back(l);
         }
       }
-      cur = Contract(std::move(cur), std::move(terms[i]), keep);
+      EPCTX_ASSIGN_OR_RETURN(cur, Contract(std::move(cur), std::move(terms[i]), keep));
     }
     return Arrange(std::move(cur), e.output);
   }
@@ -224,7 +243,7 @@ Status RunEinsum(KernelContext& ctx, const EinsumEquation& e,
   EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, inputs[0]->dtype(), out_shape));
   if (y->element_count() == 0) return Status::Ok();
   const Einsum<T> einsum(e.sizes, ctx.num_threads());
-  const Term<T> result = einsum.Run(e, std::move(terms));
+  EPCTX_ASSIGN_OR_RETURN(const Term<T> result, einsum.Run(e, std::move(terms)));
   std::copy_n(result.data, y->element_count(), y->mutable_data_as<T>());
   return Status::Ok();
 }

@@ -83,8 +83,9 @@ class BatchNormKernel final : public Kernel {
       }
       params[i] = t->data_as<float>();
     }
-    const int64_t inner = DimProduct(x->shape(), 2, x->shape().size());
-    const int64_t planes = x->shape()[0] * channels;
+    EPCTX_ASSIGN_OR_RETURN(const int64_t inner,
+                           CheckedDimProduct(x->shape(), 2, x->shape().size()));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t planes, CheckedDimProduct(x->shape(), 0, 2));
     const float* xp = x->data_as<float>();
     const float* mean = params[2];
     const float* var = params[3];

@@ -33,8 +33,8 @@ class GlobalPoolKernel final : public Kernel {
     y_shape[0] = xs[0];
     y_shape[1] = xs[1];
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
-    const int64_t planes = xs[0] * xs[1];
-    const int64_t inner = DimProduct(xs, 2, xs.size());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t planes, CheckedDimProduct(xs, 0, 2));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(xs, 2, xs.size()));
     const float* xp = x->data_as<float>();
     float* yp = y->mutable_data_as<float>();
     const int nt = ThreadsFor(ctx.num_threads(), x->element_count());

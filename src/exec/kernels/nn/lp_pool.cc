@@ -78,13 +78,13 @@ class LpPoolKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "input X has rank {}, expected at least 3", xs.size());
     }
     const float* xp = x->data_as<float>();
-    const int64_t planes = xs[0] * xs[1];
+    EPCTX_ASSIGN_OR_RETURN(const int64_t planes, CheckedDimProduct(xs, 0, 2));
     if (global_) {
       std::vector<int64_t> y_shape(xs.size(), 1);
       y_shape[0] = xs[0];
       y_shape[1] = xs[1];
       EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
-      const int64_t inner = DimProduct(xs, 2, xs.size());
+      EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(xs, 2, xs.size()));
       float* yp = y->mutable_data_as<float>();
       for (int64_t p = 0; p < planes; ++p) {
         float acc = 0;

@@ -73,7 +73,7 @@ class MatMulKernel final : public Kernel {
     const std::vector<int64_t> b_batch(bs.begin(), bs.end() - 2);
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> shape, BroadcastShapes(a_batch, b_batch));
     const std::vector<int64_t> batch_shape = shape;
-    const int64_t batches = DimProduct(shape);
+    EPCTX_ASSIGN_OR_RETURN(const int64_t batches, CheckedDimProduct(shape));
     if (!vector_a) shape.push_back(m);
     if (!vector_b) shape.push_back(n);
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, shape));
@@ -84,7 +84,9 @@ class MatMulKernel final : public Kernel {
     float* yp = y->mutable_data_as<float>();
     const int threads = std::max(ctx.num_threads(), 1);
     auto no_epilogue = [](int64_t, int64_t, int64_t, int64_t) {};
-    if (DimProduct(b_batch) == 1 && DimProduct(a_batch) == batches) {
+    EPCTX_ASSIGN_OR_RETURN(const int64_t a_batches, CheckedDimProduct(a_batch));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t b_batches, CheckedDimProduct(b_batch));
+    if (b_batches == 1 && a_batches == batches) {
       // Every batch uses the same B: the batches of A stack into one tall product.
       ParallelGemmF32(batches * m, n, k, 1.0f, GemmOperand{ap, k, false}, GemmOperand{bp, n, false},
                       yp, n, threads, no_epilogue);

@@ -198,7 +198,7 @@ class PoolKernel final : public Kernel {
     y_shape.insert(y_shape.end(), w.out_spatial.begin(), w.out_spatial.end());
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.dtype(), y_shape));
     const std::array<AxisTaps, 3> taps{TapsOf(w, 0), TapsOf(w, 1), TapsOf(w, 2)};
-    const int64_t planes = xs[0] * xs[1];
+    EPCTX_ASSIGN_OR_RETURN(const int64_t planes, CheckedDimProduct(xs, 0, 2));
     const T* xp = x.data_as<T>();
     T* yp = y->mutable_data_as<T>();
     const int64_t work = y->element_count() * w.kernel_size();

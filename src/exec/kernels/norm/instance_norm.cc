@@ -44,8 +44,8 @@ class InstanceNormKernel final : public Kernel {
       }
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, xs));
-    const int64_t planes = xs[0] * channels;
-    const int64_t inner = DimProduct(xs, 2, xs.size());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t planes, CheckedDimProduct(xs, 0, 2));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(xs, 2, xs.size()));
     const float* xp = x->data_as<float>();
     const float* sp = scale->data_as<float>();
     const float* bp = bias->data_as<float>();

@@ -48,8 +48,8 @@ class LayerNormKernel final : public Kernel {
     if (bias != nullptr) {
       EPCTX_ASSIGN_OR_RETURN(b, BroadcastToRow(*bias, normalized, "B"));
     }
-    const int64_t rows = DimProduct(xs, 0, static_cast<size_t>(axis));
-    const int64_t len = DimProduct(normalized);
+    EPCTX_ASSIGN_OR_RETURN(const int64_t rows, CheckedDimProduct(xs, 0, static_cast<size_t>(axis)));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t len, CheckedDimProduct(normalized));
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, xs));
     std::vector<int64_t> stat_shape(xs.begin(), xs.begin() + axis);
     stat_shape.resize(xs.size(), 1);

@@ -40,13 +40,13 @@ class LrnKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, xs));
     const int64_t channels = xs[1];
-    const int64_t inner = DimProduct(xs, 2, xs.size());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(xs, 2, xs.size()));
     const int64_t before = (size_ - 1) / 2;
     const int64_t after = size_ - 1 - before;
     const float scale = alpha_ / static_cast<float>(size_);
     const float* xp = x->data_as<float>();
     float* yp = y->mutable_data_as<float>();
-    const int64_t planes = xs[0] * channels;
+    EPCTX_ASSIGN_OR_RETURN(const int64_t planes, CheckedDimProduct(xs, 0, 2));
     const int nt = ThreadsFor(ctx.num_threads(), x->element_count() * size_);
     ParallelForRanges(nt, planes, 1, [&](int64_t begin, int64_t end) {
       std::vector<float> sum(static_cast<size_t>(inner));

@@ -80,7 +80,7 @@ Result<BroadcastRow> BroadcastToRow(const Tensor& t, std::span<const int64_t> ro
     return EPCTX_ERROR(kInvalidArgument, "input {} has shape {}, which does not broadcast to {}",
                        name, ShapeToString(ts), ShapeToString({row.begin(), row.end()}));
   }
-  const int64_t count = DimProduct(row);
+  EPCTX_ASSIGN_OR_RETURN(const int64_t count, CheckedDimProduct(row));
   if (t.element_count() == count) {
     out.data = t.data_as<float>();
     return out;

@@ -12,17 +12,17 @@ Result<AxisSplit> SplitAtSoftmaxAxis(const std::vector<int64_t>& shape, int64_t 
   if (single_axis) {
     EPCTX_ASSIGN_OR_RETURN(int64_t a, NormalizeAxis(axis, rank, "axis"));
     const size_t ax = static_cast<size_t>(a);
-    s.outer = DimProduct(shape, 0, ax);
+    EPCTX_ASSIGN_OR_RETURN(s.outer, CheckedDimProduct(shape, 0, ax));
     s.len = shape[ax];
-    s.inner = DimProduct(shape, ax + 1, shape.size());
+    EPCTX_ASSIGN_OR_RETURN(s.inner, CheckedDimProduct(shape, ax + 1, shape.size()));
     return s;
   }
   if (axis < -rank || axis > rank) {
     return EPCTX_ERROR(kInvalidArgument, "axis {} is out of range for rank {}", axis, rank);
   }
   const size_t ax = static_cast<size_t>(axis < 0 ? axis + rank : axis);
-  s.outer = DimProduct(shape, 0, ax);
-  s.len = DimProduct(shape, ax, shape.size());
+  EPCTX_ASSIGN_OR_RETURN(s.outer, CheckedDimProduct(shape, 0, ax));
+  EPCTX_ASSIGN_OR_RETURN(s.len, CheckedDimProduct(shape, ax, shape.size()));
   return s;
 }
 

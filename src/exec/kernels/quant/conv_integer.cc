@@ -39,7 +39,9 @@ class ConvIntegerKernel final : public Kernel {
     std::vector<int32_t> xw(static_cast<size_t>(x->element_count()));
     std::vector<int32_t> ww(static_cast<size_t>(w->element_count()));
     WidenMinusZeroPoint(*x, xzp, 1, xw.data());
-    WidenMinusZeroPoint(*w, wzp, DimProduct(w->shape(), 1, w->shape().size()), ww.data());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t w_inner,
+                           CheckedDimProduct(w->shape(), 1, w->shape().size()));
+    WidenMinusZeroPoint(*w, wzp, w_inner, ww.data());
     IntConv(p, xw.data(), ww.data(), y->mutable_data_as<int32_t>(), ctx.num_threads());
     return Status::Ok();
   }

@@ -16,19 +16,18 @@ using RowMajorMatrixI = Eigen::Matrix<int32_t, Eigen::Dynamic, Eigen::Dynamic, E
 
 // Element offsets of every matrix of `shape` (batch dims then 2 matrix dims) as seen through
 // the broadcast batch dims `batch`.
-std::vector<int64_t> BatchOffsets(const std::vector<int64_t>& shape,
-                                  const std::vector<int64_t>& batch) {
+Result<std::vector<int64_t>> BatchOffsets(const std::vector<int64_t>& shape,
+                                          const std::vector<int64_t>& batch) {
   const size_t own = shape.size() - 2;
-  const int64_t matrix = shape[own] * shape[own + 1];
   std::vector<int64_t> strides(batch.size(), 0);
-  int64_t stride = matrix;
+  EPCTX_ASSIGN_OR_RETURN(int64_t stride, CheckedDimProduct(shape, own, own + 2));
   for (size_t i = 0; i < own; ++i) {
     const size_t d = own - 1 - i;
     const size_t bd = batch.size() - 1 - i;
     strides[bd] = shape[d] == 1 ? 0 : stride;
-    stride *= shape[d];
+    EPCTX_ASSIGN_OR_RETURN(stride, CheckedDimProduct(shape, d, shape.size()));
   }
-  const int64_t count = DimProduct(batch);
+  EPCTX_ASSIGN_OR_RETURN(const int64_t count, CheckedDimProduct(batch));
   std::vector<int64_t> offsets(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
     int64_t rest = i, offset = 0;
@@ -63,8 +62,8 @@ Result<IntMatMulPlan> PlanIntMatMul(const std::vector<int64_t>& a_shape,
   EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> batch,
                          BroadcastShapes(std::span<const int64_t>(a.data(), a.size() - 2),
                                          std::span<const int64_t>(b.data(), b.size() - 2)));
-  p.a_offsets = BatchOffsets(a, batch);
-  p.b_offsets = BatchOffsets(b, batch);
+  EPCTX_ASSIGN_OR_RETURN(p.a_offsets, BatchOffsets(a, batch));
+  EPCTX_ASSIGN_OR_RETURN(p.b_offsets, BatchOffsets(b, batch));
   p.out_shape = batch;
   if (a_shape.size() > 1) p.out_shape.push_back(p.m);
   if (b_shape.size() > 1) p.out_shape.push_back(p.n);

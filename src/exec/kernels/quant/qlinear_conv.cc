@@ -85,7 +85,9 @@ class QLinearConvKernel final : public Kernel {
     std::vector<int32_t> xw(static_cast<size_t>(x.element_count()));
     std::vector<int32_t> ww(static_cast<size_t>(w.element_count()));
     WidenMinusZeroPoint(x, xzp, 1, xw.data());
-    WidenMinusZeroPoint(w, wzp, DimProduct(w.shape(), 1, w.shape().size()), ww.data());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t w_inner,
+                           CheckedDimProduct(w.shape(), 1, w.shape().size()));
+    WidenMinusZeroPoint(w, wzp, w_inner, ww.data());
     std::vector<int32_t> acc(static_cast<size_t>(y->element_count()));
     IntConv(p, xw.data(), ww.data(), acc.data(), ctx.num_threads());
     const int64_t plane = p.window.out_size();

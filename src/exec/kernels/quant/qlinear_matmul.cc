@@ -58,7 +58,8 @@ class QLinearMatMulKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(a_scale, SpreadParameter(std::move(a_scale), w.plan.m, "a_scale"));
     EPCTX_ASSIGN_OR_RETURN(b_scale, SpreadParameter(std::move(b_scale), w.plan.n, "b_scale"));
-    std::vector<int32_t> acc(static_cast<size_t>(DimProduct(w.plan.out_shape)));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t out_count, CheckedDimProduct(w.plan.out_shape));
+    std::vector<int32_t> acc(static_cast<size_t>(out_count));
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_type, w.plan.out_shape));
     if (acc.empty()) return Status::Ok();
     IntMatMul(w.plan, w.a.data(), w.b.data(), acc.data(), ctx.num_threads());

@@ -47,7 +47,7 @@ Result<ParamLayout> ReadParams(const Tensor& x, const Tensor& scale, const Tenso
   }
   EPCTX_ASSIGN_OR_RETURN(p.zero_point,
                          SpreadParameter(std::move(p.zero_point), count, "zero_point"));
-  p.inner = DimProduct(xs, static_cast<size_t>(axis) + 1, xs.size());
+  EPCTX_ASSIGN_OR_RETURN(p.inner, CheckedDimProduct(xs, static_cast<size_t>(axis) + 1, xs.size()));
   return p;
 }
 

@@ -91,9 +91,9 @@ class ArgReduceKernel final : public Kernel {
                            NormalizeAxis(axis_, static_cast<int64_t>(shape.size()), "axis"));
     const size_t a = static_cast<size_t>(axis);
     const int64_t extent = shape[a];
-    const int64_t outer = DimProduct(shape, 0, a);
-    const int64_t inner = DimProduct(shape, a + 1, shape.size());
-    if (extent == 0 && outer * inner > 0) {
+    EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(shape, 0, a));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(shape, a + 1, shape.size()));
+    if (extent == 0 && outer > 0 && inner > 0) {
       return EPCTX_ERROR(kInvalidArgument, "{} over axis {} of extent 0 has no result", op_, axis);
     }
     std::vector<int64_t> out_shape = shape;

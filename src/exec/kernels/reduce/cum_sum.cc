@@ -76,9 +76,9 @@ class CumSumKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(int64_t axis,
                            NormalizeAxis(axis_v[0], static_cast<int64_t>(shape.size()), "axis"));
     const size_t a = static_cast<size_t>(axis);
-    const int64_t outer = DimProduct(shape, 0, a);
+    EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(shape, 0, a));
     const int64_t extent = shape[a];
-    const int64_t inner = DimProduct(shape, a + 1, shape.size());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(shape, a + 1, shape.size()));
     const DataType dtype = x->dtype();
     EPCTX_RETURN_IF_ERROR(ExpectSupportedType(dtype, &IsCumSumType, "CumSum"));
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, dtype, shape));

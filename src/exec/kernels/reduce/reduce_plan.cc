@@ -24,31 +24,34 @@ Result<ReducePlan> PlanReduce(std::span<const int64_t> shape, std::span<const in
     }
     reduced[static_cast<size_t>(axis)] = true;
   }
-  plan.output_count = 1;
-  plan.reduce_count = 1;
+  // An empty input's other dims may multiply beyond int64 ([0, 2^32, 2^32]): every product
+  // here is checked (CheckedDimProduct), and one that overflows is an error, not a wrapped count.
+  std::vector<int64_t> reduced_dims, kept_dims;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (reduced[d]) {
-      plan.reduce_count *= shape[d];
+      reduced_dims.push_back(shape[d]);
       if (keepdims) plan.output_shape.push_back(1);
     } else {
-      plan.output_count *= shape[d];
+      kept_dims.push_back(shape[d]);
       plan.output_shape.push_back(shape[d]);
     }
   }
+  EPCTX_ASSIGN_OR_RETURN(plan.reduce_count, CheckedDimProduct(reduced_dims));
+  EPCTX_ASSIGN_OR_RETURN(plan.output_count, CheckedDimProduct(kept_dims));
   // Dims of extent 1 are dropped, and neighbours of the same kind merge into one dim.
-  int64_t stride = 1;
+  size_t end = shape.size();  // the last merged dim covers the input dims [d, end)
   for (size_t d = shape.size(); d-- > 0;) {
     const int64_t extent = shape[d];
-    if (extent != 1) {
-      if (!plan.dims.empty() && plan.reduced.back() == reduced[d]) {
-        plan.dims.back() *= extent;
-      } else {
-        plan.dims.push_back(extent);
-        plan.strides.push_back(stride);
-        plan.reduced.push_back(reduced[d]);
-      }
+    if (extent == 1) continue;
+    if (!plan.dims.empty() && plan.reduced.back() == reduced[d]) {
+      EPCTX_ASSIGN_OR_RETURN(plan.dims.back(), CheckedDimProduct(shape.subspan(d, end - d)));
+    } else {
+      EPCTX_ASSIGN_OR_RETURN(const int64_t stride, CheckedDimProduct(shape.subspan(d + 1)));
+      plan.dims.push_back(extent);
+      plan.strides.push_back(stride);
+      plan.reduced.push_back(reduced[d]);
+      end = d + 1;
     }
-    stride *= extent;
   }
   if (plan.dims.empty()) {
     plan.dims.push_back(1);

@@ -104,8 +104,8 @@ class TopKKernel final : public Kernel {
     EPCTX_RETURN_IF_ERROR(ExpectSupportedType(dtype, &IsReduceType, "TopK"));
     std::vector<int64_t> out_shape = shape;
     out_shape[a] = k;
-    const int64_t outer = DimProduct(shape, 0, a);
-    const int64_t inner = DimProduct(shape, a + 1, shape.size());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(shape, 0, a));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(shape, a + 1, shape.size()));
     // Omitted outputs still need somewhere to go; a scratch tensor stands in for them.
     Tensor values_scratch, indices_scratch;
     Tensor* values = &values_scratch;

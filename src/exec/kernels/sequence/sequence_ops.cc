@@ -174,7 +174,9 @@ class SplitToSequenceKernel final : public Kernel {
         int64_t sum = 0;
         for (int64_t s : sizes) {
           if (s < 0) return EPCTX_ERROR(kInvalidArgument, "split holds {}", s);
-          sum += s;
+          if (__builtin_add_overflow(sum, s, &sum)) {
+            return EPCTX_ERROR(kInvalidArgument, "split's sizes add up beyond int64");
+          }
         }
         if (sum != dim) {
           return EPCTX_ERROR(kInvalidArgument, "split sums to {}, axis {} has {}", sum, axis, dim);
@@ -190,7 +192,7 @@ class SplitToSequenceKernel final : public Kernel {
       std::vector<int64_t> shape = in->shape();
       shape[static_cast<size_t>(axis)] = size;
       EPCTX_ASSIGN_OR_RETURN(Tensor part, Tensor::Allocate(in->dtype(), shape));
-      CopyAxisRange(*in, static_cast<size_t>(axis), begin, size, part);
+      EPCTX_RETURN_IF_ERROR(CopyAxisRange(*in, static_cast<size_t>(axis), begin, size, part));
       if (squeeze) {
         shape.erase(shape.begin() + axis);
         part = part.Reshaped(std::move(shape));

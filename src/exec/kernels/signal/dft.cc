@@ -147,8 +147,9 @@ class DftKernel final : public Kernel {
                          axis, -rank, rank - 2, ShapeToString(s));
     }
     DftLayout layout;
-    layout.outer = DimProduct(s, 0, static_cast<size_t>(normalized));
-    layout.inner = DimProduct(s, static_cast<size_t>(normalized) + 1, s.size() - 1);
+    EPCTX_ASSIGN_OR_RETURN(layout.outer, CheckedDimProduct(s, 0, static_cast<size_t>(normalized)));
+    EPCTX_ASSIGN_OR_RETURN(layout.inner,
+                           CheckedDimProduct(s, static_cast<size_t>(normalized) + 1, s.size() - 1));
     layout.in_len = s[static_cast<size_t>(normalized)];
     layout.components = s.back();
     int64_t n = layout.in_len;

@@ -81,12 +81,16 @@ Status ConcatToOutput(KernelContext& ctx, size_t output, const std::vector<const
                          "axis {}",
                          i, ShapeToString(t.shape()), ShapeToString(first.shape()), axis);
     }
-    shape[axis] += t.shape()[axis];
+    if (__builtin_add_overflow(shape[axis], t.shape()[axis], &shape[axis])) {
+      return EPCTX_ERROR(kInvalidArgument, "the inputs' dims on axis {} add up beyond int64", axis);
+    }
   }
   EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(output, first.dtype(), shape));
   if (y->element_count() == 0) return Status::Ok();
-  const int64_t outer = DimProduct(shape, 0, axis);
-  const size_t inner = static_cast<size_t>(DimProduct(shape, axis + 1, shape.size())) * element;
+  EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(shape, 0, axis));
+  EPCTX_ASSIGN_OR_RETURN(const int64_t inner_count,
+                         CheckedDimProduct(shape, axis + 1, shape.size()));
+  const size_t inner = static_cast<size_t>(inner_count) * element;
   if (strings) {
     ConcatBlocks(inputs, axis, outer, inner, y->mutable_data_as<std::string>());
   } else {

@@ -24,9 +24,9 @@ class FlattenKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "axis {} is out of range for rank {}", axis_, rank);
     }
     const size_t axis = static_cast<size_t>(axis_ < 0 ? axis_ + rank : axis_);
-    return ViewOrCopy(
-        ctx, 0, 0, *x,
-        {DimProduct(x->shape(), 0, axis), DimProduct(x->shape(), axis, x->shape().size())});
+    EPCTX_ASSIGN_OR_RETURN(int64_t outer, CheckedDimProduct(x->shape(), 0, axis));
+    EPCTX_ASSIGN_OR_RETURN(int64_t inner, CheckedDimProduct(x->shape(), axis, x->shape().size()));
+    return ViewOrCopy(ctx, 0, 0, *x, {outer, inner});
   }
 
  private:

@@ -76,8 +76,9 @@ class GatherKernel final : public Kernel {
     shape.insert(shape.end(), ds.begin() + axis64 + 1, ds.end());
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, data->dtype(), std::move(shape)));
     if (y->element_count() == 0) return Status::Ok();
-    const int64_t outer = DimProduct(ds, 0, axis);
-    const size_t block = static_cast<size_t>(DimProduct(ds, axis + 1, ds.size())) * element;
+    EPCTX_ASSIGN_OR_RETURN(const int64_t outer, CheckedDimProduct(ds, 0, axis));
+    EPCTX_ASSIGN_OR_RETURN(const int64_t block_count, CheckedDimProduct(ds, axis + 1, ds.size()));
+    const size_t block = static_cast<size_t>(block_count) * element;
     if (strings) {
       GatherBlocks(data->data_as<std::string>(), y->mutable_data_as<std::string>(), outer, extent,
                    block, index);

@@ -14,7 +14,6 @@ namespace {
 Result<std::vector<int64_t>> ResolveShape(const std::vector<int64_t>& in,
                                           std::vector<int64_t> shape, bool allow_zero) {
   int64_t infer = -1;
-  int64_t known = 1;
   bool has_zero = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     int64_t& d = shape[i];
@@ -36,11 +35,17 @@ Result<std::vector<int64_t>> ResolveShape(const std::vector<int64_t>& in,
       d = in[i];
     }
     has_zero = has_zero || d == 0;
-    if (__builtin_mul_overflow(known, d, &known)) {
-      return EPCTX_ERROR(kInvalidArgument, "shape's element count overflows");
-    }
   }
-  const int64_t count = DimProduct(in);
+  // Exact, whatever the order of the dims: [2^32, 2^32, 0] holds 0 elements.
+  std::vector<int64_t> given;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (static_cast<int64_t>(i) != infer) given.push_back(shape[i]);
+  }
+  int64_t known = 0;
+  if (!ExactDimProduct(given, &known)) {
+    return EPCTX_ERROR(kInvalidArgument, "shape's element count overflows");
+  }
+  EPCTX_ASSIGN_OR_RETURN(const int64_t count, CheckedDimProduct(in));
   if (infer >= 0) {
     if (has_zero) {
       return EPCTX_ERROR(kInvalidArgument, "shape has both -1 and a 0 dim, so -1 is ambiguous");
