@@ -1,5 +1,6 @@
 // Fuzz target: the tensor file readers behind `epctx run --input`. The first byte picks the
-// format (even: .npy, odd: ONNX TensorProto .pb); the rest is the file.
+// format (even: .npy, odd: ONNX TensorProto .pb); the rest is the file. A tensor read must be
+// readable in full, and a bool tensor hold only 0 and 1.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -16,6 +17,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Every byte the tensor claims is readable.
     volatile uint8_t sink = static_cast<const uint8_t*>(tensor->data())[tensor->byte_size() - 1];
     (void)sink;
+  }
+  if (tensor.ok() && tensor->dtype() == epctx::DataType::kBool) {
+    // A bool the readers let through is 0 or 1: any other byte is refused, not passed on.
+    const auto* bytes = static_cast<const uint8_t*>(tensor->data());
+    for (size_t i = 0; i < tensor->byte_size(); ++i) {
+      if (bytes[i] > 1) __builtin_trap();
+    }
   }
   if (tensor.ok() && tensor->dtype() == epctx::DataType::kString) {
     // Every string element is a live std::string.

@@ -2,7 +2,7 @@
 // sequence for a sequence, a zero tensor of the declared shape (unknown dims 1) for a tensor.
 // None for kinds and types a zero cannot stand for (strings, optionals) or tensors of more than
 // kMaxZeroInputElements: the harnesses are after wrong answers to bad models, not after the time
-// large zero tensors take.
+// large zero tensors take. Empty shapes are kept whatever their other dims.
 #pragma once
 
 #include <cstdint>
@@ -22,11 +22,17 @@ inline std::optional<Tensor> ZeroInput(ValueKind kind, DataType dtype,
   if (kind == ValueKind::kSequence) return Tensor::Sequence(dtype, {});
   if (kind != ValueKind::kTensor || dtype == DataType::kString) return std::nullopt;
   std::vector<int64_t> shape;
-  int64_t elements = 1;
+  bool empty = false;
   for (int64_t d : declared) {
-    d = d < 0 ? 1 : d;
+    shape.push_back(d < 0 ? 1 : d);
+    empty = empty || d == 0;
+  }
+  // An empty tensor takes no memory however large its other dims are ([0, 2^32, 2^32]): such
+  // shapes are kept, for the kernels' products of dims to meet.
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (empty) break;
     if (d > kMaxZeroInputElements || (elements *= d) > kMaxZeroInputElements) return std::nullopt;
-    shape.push_back(d);
   }
   auto tensor = Tensor::Allocate(dtype, std::move(shape));
   if (!tensor.ok()) return std::nullopt;
