@@ -77,7 +77,8 @@ Result<ScaleRows> ScaleForRows(const Tensor& scale, const std::vector<int64_t>& 
     source_strides[d] = aligned[d] == 1 ? 0 : static_cast<int64_t>(stride);
     stride *= static_cast<size_t>(aligned[d]);
   }
-  const int64_t count = DimProduct(copy_dims);
+  EPCTX_ASSIGN_OR_RETURN(const int64_t count, CheckedDimProduct(copy_dims));
+  EPCTX_ASSIGN_OR_RETURN(const int64_t inner_count, CheckedDimProduct(inner));
   rows.storage.resize(static_cast<size_t>(count));
   const float* src = scale.data_as<float>();
   std::vector<int64_t> index(rank, 0);
@@ -93,7 +94,7 @@ Result<ScaleRows> ScaleForRows(const Tensor& scale, const std::vector<int64_t>& 
   rows.data = rows.storage.data();
   rows.outer_dims.assign(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(axis));
   rows.outer_strides.assign(axis, 0);
-  for (size_t d = axis, stride = static_cast<size_t>(DimProduct(inner)); d-- > 0;) {
+  for (size_t d = axis, stride = static_cast<size_t>(inner_count); d-- > 0;) {
     rows.outer_strides[d] = aligned[d] == 1 ? 0 : static_cast<int64_t>(stride);
     stride *= static_cast<size_t>(aligned[d]);
   }
@@ -120,14 +121,14 @@ class SimplifiedLayerNormKernel final : public Kernel {
     const auto rank = static_cast<int64_t>(xs.size());
     EPCTX_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(axis_, rank, "axis"));
     const auto a = static_cast<size_t>(axis);
-    const int64_t len = DimProduct(xs, a, xs.size());
+    EPCTX_ASSIGN_OR_RETURN(const int64_t len, CheckedDimProduct(xs, a, xs.size()));
     if (len < 1) {
       return EPCTX_ERROR(kInvalidArgument,
                          "X has shape {}, whose dims from axis {} on hold no element",
                          ShapeToString(xs), axis);
     }
     EPCTX_ASSIGN_OR_RETURN(ScaleRows s, ScaleForRows(*scale, xs, a));
-    const int64_t rows = DimProduct(xs, 0, a);
+    EPCTX_ASSIGN_OR_RETURN(const int64_t rows, CheckedDimProduct(xs, 0, a));
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, xs));
     float* inv_std_out = nullptr;
     if (inv_std_output_) {
