@@ -1,9 +1,9 @@
 // Convolutions lowered to oneDNN (DnnlConv, post-ops, channel-blocked activations) give the
 // results of the reference ONNX kernels: a sweep over 1-D/2-D/3-D geometry, channel counts that
-// are and are not multiples of the 16-channel block, groups (1, depthwise, in between), strides,
-// dilations, explicit asymmetric pads, auto_pad, bias, batch and every fused activation. Each
-// case runs twice: the convolution alone (plain in, plain out), and between two others so that
-// it reads and writes the blocked layout.
+// are and are not multiples of the channel block (16, or 8 on AVX2), groups (1, depthwise, in
+// between), strides, dilations, explicit asymmetric pads, auto_pad, bias, batch and every fused
+// activation. Each case runs twice: the convolution alone (plain in, plain out), and between two
+// others so that it reads and writes the blocked layout.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -256,6 +256,14 @@ std::vector<ConvCase> NamedCases() {
     add(K(8, 16, in2, k2).Pads(p2).With(a));
     add(K(40, 40, in2, k2).Group(40).Pads(p2).With(a));
   }
+  // Channel counts padded in both blocks (16 and AVX2's 8), so that the blocked chain carries
+  // padding lanes on every CPU: plain, depthwise, 1-D and 3-D, and every activation.
+  add(K(12, 20, in2, k2).Pads(p2));
+  add(K(20, 12, in2, k2).Pads(p2));
+  add(K(20, 20, in2, k2).Group(20).Pads(p2));
+  add(K(20, 12, in1, k1).Pads(p1));
+  add(K(12, 20, in3, k3).Pads(p3));
+  for (Act a : kAllActs) add(K(16, 20, in2, k2).Pads(p2).With(a));
   return cases;
 }
 
@@ -373,8 +381,8 @@ TEST_P(DnnlConvSweep, MatchesReferenceKernels) {
   if (graph->nodes.size() == static_cast<size_t>(convs)) {
     const compile::IrNode& conv = graph->nodes[k.chained ? 1 : 0];
     EXPECT_EQ(IntsAttr(conv, "post_ops"), ExpectedPostOps(k.act));
-    EXPECT_EQ(IntAttrOr(conv, "src_layout", 0), k.chained ? 1 : 0);
-    EXPECT_EQ(IntAttrOr(conv, "dst_layout", 0), k.chained ? 1 : 0);
+    EXPECT_EQ(IntAttrOr(conv, "src_layout", 0), k.chained ? PlannedBlockedLayout() : 0);
+    EXPECT_EQ(IntAttrOr(conv, "dst_layout", 0), k.chained ? PlannedBlockedLayout() : 0);
     EXPECT_EQ(IntAttrOr(graph->nodes.back(), "dst_layout", 0), 0) << "graph outputs are plain";
   }
 

@@ -12,6 +12,7 @@
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/onnx_import.h"
 #include "exec/kernel.h"
+#include "exec/kernels/dnnl/isa.h"
 
 namespace epctx::testing::dnnl {
 
@@ -269,6 +270,14 @@ const compile::IrNode* Producer(const compile::IrGraph& g, int value) {
     if (std::find(n.outputs.begin(), n.outputs.end(), value) != n.outputs.end()) return &n;
   }
   return nullptr;
+}
+
+int64_t PlannedBlockedLayout() {
+  return static_cast<int64_t>(exec::kernels::onednn::PlannedBlockedLayout());
+}
+
+int64_t PlannedChannelBlock() {
+  return exec::kernels::onednn::ChannelBlock(exec::kernels::onednn::PlannedBlockedLayout());
 }
 
 int64_t IntAttrOr(const compile::IrNode& node, std::string_view name, int64_t fallback) {

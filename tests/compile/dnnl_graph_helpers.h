@@ -104,4 +104,10 @@ int64_t IntAttrOr(const compile::IrNode& node, std::string_view name, int64_t fa
 std::vector<int64_t> IntsAttr(const compile::IrNode& node, std::string_view name);
 std::vector<float> FloatsAttr(const compile::IrNode& node, std::string_view name);
 
+// The channel-blocked layout the compiler plans on this CPU (onednn::PlannedBlockedLayout: 16
+// channels per block where oneDNN's convolutions run AVX-512 kernels, 8 on AVX2), as the
+// src_layout / dst_layout attributes hold it, and its channels per block.
+int64_t PlannedBlockedLayout();
+int64_t PlannedChannelBlock();
+
 }  // namespace epctx::testing::dnnl

@@ -17,6 +17,19 @@ namespace {
 // As in dnnl_conv_sweep_test.cc: float32 in another summation order, relative to max|ref|.
 constexpr double kRel = 1e-5;
 
+// Channel counts in blocks of the plan on this CPU (16 channels, 8 on AVX2), so that a case
+// means the same everywhere: Whole() fills one block (16 on AVX-512), Padded() is a block and a
+// half (24 there), whose last block carries padding lanes, Half() is half a block (8 there).
+int64_t Whole() {
+  return PlannedChannelBlock();
+}
+int64_t Padded() {
+  return PlannedChannelBlock() * 3 / 2;
+}
+int64_t Half() {
+  return PlannedChannelBlock() / 2;
+}
+
 // Imports the model, evaluates it with the reference kernels, runs the passes, evaluates
 // again and compares every graph output. Returns the optimised graph.
 compile::IrGraph CheckAgainstReference(ModelBuilder& b,
@@ -99,7 +112,7 @@ TEST_P(DnnlResidual, AddOfTwoConvOutputsFusesIntoTheFirstConv) {
   // Add then the Relu after it, in that order.
   EXPECT_EQ(IntsAttr(*fused[0], "post_ops"), (std::vector<int64_t>{9, 1}));
   EXPECT_EQ(fused[0]->inputs.size(), 4u);
-  EXPECT_EQ(IntAttrOr(*fused[0], "dst_layout", 0), 1);
+  EXPECT_EQ(IntAttrOr(*fused[0], "dst_layout", 0), PlannedBlockedLayout());
   // The residual input is written before the fused node runs.
   const int residual = fused[0]->inputs[3];
   bool written = false;
@@ -112,9 +125,9 @@ TEST_P(DnnlResidual, AddOfTwoConvOutputsFusesIntoTheFirstConv) {
 
 INSTANTIATE_TEST_SUITE_P(
     Orders, DnnlResidual,
-    ::testing::Values(ResidualCase{16, false, false}, ResidualCase{16, true, false},
-                      ResidualCase{16, false, true}, ResidualCase{16, true, true},
-                      ResidualCase{24, false, true}, ResidualCase{24, true, false}),
+    ::testing::Values(ResidualCase{Whole(), false, false}, ResidualCase{Whole(), true, false},
+                      ResidualCase{Whole(), false, true}, ResidualCase{Whole(), true, true},
+                      ResidualCase{Padded(), false, true}, ResidualCase{Padded(), true, false}),
     [](const ::testing::TestParamInfo<ResidualCase>& info) {
       return Cat("c", info.param.channels) +
              (info.param.residual_first_in_add ? "_AddRY" : "_AddYR") +
@@ -181,7 +194,7 @@ TEST(DnnlLayout, ResidualIsAnActivatedConvOutput) {
 
 // A constant of the output's exact shape added to a convolution.
 TEST(DnnlLayout, ResidualConstant) {
-  for (int64_t c : {16, 24}) {
+  for (int64_t c : {Whole(), Padded()}) {
     ModelBuilder b(15);
     const std::string x = b.Input("x", {1, c, 5, 5});
     const std::string k = b.Weight({1, c, 5, 5}, -1, 1);
@@ -192,7 +205,7 @@ TEST(DnnlLayout, ResidualConstant) {
 
 // Shapes that only broadcast are not a residual: the Add stays and runs on blocked tensors.
 TEST(DnnlLayout, BroadcastingAddOfBlockedTensorsIsNotFused) {
-  for (int64_t c : {16, 24}) {
+  for (int64_t c : {Whole(), Padded()}) {
     ModelBuilder b(16);
     const std::string x = b.Input("x", {2, c, 6, 7});
     const std::string y = Conv3(b, x, c, c);
@@ -209,20 +222,21 @@ TEST(DnnlLayout, BroadcastingAddOfBlockedTensorsIsNotFused) {
 // Two blocked tensors broadcasting over the batch: [1, C, H, W] + [3, C, H, W].
 TEST(DnnlLayout, AddBroadcastingOverBatch) {
   ModelBuilder b(17);
-  const std::string x1 = b.Input("x1", {1, 24, 5, 6});
-  const std::string x2 = b.Input("x2", {3, 24, 5, 6});
-  const std::string a = Conv3(b, x1, 24, 24);
-  const std::string c = Conv3(b, x2, 24, 24);
+  const int64_t ch = Padded();
+  const std::string x1 = b.Input("x1", {1, ch, 5, 6});
+  const std::string x2 = b.Input("x2", {3, ch, 5, 6});
+  const std::string a = Conv3(b, x1, ch, ch);
+  const std::string c = Conv3(b, x2, ch, ch);
   const std::string sum = b.Node("Add", {a, c});
-  b.Output(Conv3(b, sum, 24, 3));
-  compile::IrGraph g = CheckAgainstReference(b, {{1, 24, 5, 6}, {3, 24, 5, 6}}, "batch bcast");
+  b.Output(Conv3(b, sum, ch, 3));
+  compile::IrGraph g = CheckAgainstReference(b, {{1, ch, 5, 6}, {3, ch, 5, 6}}, "batch bcast");
   EXPECT_EQ(CountOps(g, "Reorder"), 0);
 }
 
 // Squeeze-and-excitation: a [N, C, 1, 1] gate (GAP, 1x1 convs, Sigmoid) multiplies the
 // feature map, all blocked.
 TEST(DnnlLayout, SqueezeExcitationGate) {
-  for (int64_t c : {24, 32}) {
+  for (int64_t c : {Padded(), 2 * Whole()}) {
     ModelBuilder b(18);
     const std::string x = b.Input("x", {2, c, 6, 6});
     const std::string y = b.Node("Relu", {Conv3(b, x, c, c)});
@@ -323,7 +337,7 @@ TEST_P(DnnlPoolChain, MatchesReferenceKernels) {
 
 INSTANTIATE_TEST_SUITE_P(Pools, DnnlPoolChain,
                          ::testing::Combine(::testing::ValuesIn(PoolCases()),
-                                            ::testing::Values(16, 24)),
+                                            ::testing::Values(Whole(), Padded())),
                          [](const auto& info) {
                            return Cat(std::get<0>(info.param).name, "_c", std::get<1>(info.param));
                          });
@@ -354,8 +368,19 @@ struct ConcatCase {
   int reorders = 0;  // expected Reorder nodes
 };
 
+// "c16_24" (channels of each input; "input8" for the graph input), or the case's own name.
+std::string ConcatName(const ConcatCase& k) {
+  if (!k.name.empty()) return k.name;
+  std::string out = "c";
+  for (size_t i = 0; i < k.channels.size(); ++i) {
+    if (i > 0) out += "_";
+    out += k.channels[i] < 0 ? std::string("input8") : std::to_string(k.channels[i]);
+  }
+  return out;
+}
+
 void PrintTo(const ConcatCase& k, std::ostream* os) {
-  *os << k.name;
+  *os << ConcatName(k);
 }
 
 class DnnlConcat : public ::testing::TestWithParam<ConcatCase> {};
@@ -373,28 +398,31 @@ TEST_P(DnnlConcat, MatchesReferenceKernels) {
   const std::string cat = b.Node("Concat", parts, {AttrInt("axis", k.axis)});
   const int64_t out_channels = k.axis == 1 || k.axis == -3 ? total : k.channels[0];
   b.Output(Conv3(b, cat, out_channels, 4));
-  compile::IrGraph g = CheckAgainstReference(b, {{2, 8, 6, 5}}, k.name);
+  compile::IrGraph g = CheckAgainstReference(b, {{2, 8, 6, 5}}, ConcatName(k));
   EXPECT_EQ(CountOps(g, "Concat"), 1);
   EXPECT_EQ(CountOps(g, "Reorder"), k.reorders);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Concats, DnnlConcat,
-    ::testing::Values(ConcatCase{"c16_32", {16, 32}}, ConcatCase{"c16_16_16", {16, 16, 16}},
-                      // The last input may have padding.
-                      ConcatCase{"c16_24", {16, 24}}, ConcatCase{"c32_16_8", {32, 16, 8}},
-                      // A padded input before the last: the concatenation runs plain.
-                      ConcatCase{"c24_16", {24, 16}, 1, 2}, ConcatCase{"c8_8", {8, 8}, 1, 2},
-                      // The plain graph input joins the blocked ones through a Reorder.
-                      ConcatCase{"c16_input8", {16, -1}, 1, 1},
-                      // Along a spatial axis: not a channel concatenation.
-                      ConcatCase{"spatial_axis2", {16, 16}, 2, 2}),
-    [](const auto& info) { return info.param.name; });
+    ::testing::Values(
+        ConcatCase{"", {Whole(), 2 * Whole()}}, ConcatCase{"", {Whole(), Whole(), Whole()}},
+        // The last input may have padding.
+        ConcatCase{"", {Whole(), Padded()}}, ConcatCase{"", {2 * Whole(), Whole(), Half()}},
+        // A padded input before the last: the concatenation runs plain.
+        ConcatCase{"", {Padded(), Whole()}, 1, 2}, ConcatCase{"", {Half(), Half()}, 1, 2},
+        // The plain graph input (8 channels) joins the blocked ones through a
+        // Reorder.
+        ConcatCase{"", {Whole(), -1}, 1, 1},
+        // Along a spatial axis: not a channel concatenation.
+        ConcatCase{"spatial_axis2", {Whole(), Whole()}, 2, 2}),
+    [](const auto& info) { return ConcatName(info.param); });
 
 // Axis -3 of a rank-4 Concat is the channel axis; on blocked tensors (physical rank 5) -3 would
 // be H, so the planner must rewrite it.
 TEST(DnnlLayout, ConcatNegativeChannelAxis) {
-  for (const std::vector<int64_t>& channels : {std::vector<int64_t>{16, 24}, {16, 16}}) {
+  for (const std::vector<int64_t>& channels :
+       {std::vector<int64_t>{Whole(), Padded()}, {Whole(), Whole()}}) {
     ModelBuilder b(32);
     const std::string x = b.Input("x", {2, 8, 6, 5});
     const std::string cat =
@@ -414,8 +442,18 @@ struct ConcatNormCase {
   bool concat_read_elsewhere = false;
 };
 
+// "c16_32", "c16_32_read_elsewhere".
+std::string ConcatNormName(const ConcatNormCase& k) {
+  std::string out = "c";
+  for (size_t i = 0; i < k.channels.size(); ++i) {
+    if (i > 0) out += "_";
+    out += std::to_string(k.channels[i]);
+  }
+  return k.concat_read_elsewhere ? out + "_read_elsewhere" : out;
+}
+
 void PrintTo(const ConcatNormCase& k, std::ostream* os) {
-  *os << k.name;
+  *os << ConcatNormName(k);
 }
 
 class DnnlConcatNorm : public ::testing::TestWithParam<ConcatNormCase> {};
@@ -436,7 +474,7 @@ TEST_P(DnnlConcatNorm, MatchesReferenceKernels) {
                                  b.Weight({total}, -0.5f, 0.5f), b.Weight({total}, 0.5f, 2.0f)});
   b.Output(Conv1(b, b.Node("Relu", {bn}), total, 4));
   if (k.concat_read_elsewhere) b.Output(Conv1(b, cat, total, 4));
-  compile::IrGraph g = CheckAgainstReference(b, {{2, 8, 6, 5}}, k.name);
+  compile::IrGraph g = CheckAgainstReference(b, {{2, 8, 6, 5}}, ConcatNormName(k));
   EXPECT_EQ(CountOps(g, "ConcatChannelAffine"), k.concat_read_elsewhere ? 0 : 1);
   EXPECT_EQ(CountOps(g, "ChannelAffine"), k.concat_read_elsewhere ? 1 : 0);
   EXPECT_EQ(CountOps(g, "Concat"), k.concat_read_elsewhere ? 1 : 0);
@@ -446,14 +484,16 @@ TEST_P(DnnlConcatNorm, MatchesReferenceKernels) {
 
 INSTANTIATE_TEST_SUITE_P(
     ConcatNorms, DnnlConcatNorm,
-    ::testing::Values(ConcatNormCase{"c16_32", {16, 32}},
+    ::testing::Values(ConcatNormCase{"", {Whole(), 2 * Whole()}},
                       // The last input may carry padding lanes, which must stay zero.
-                      ConcatNormCase{"c16_24", {16, 24}}, ConcatNormCase{"c32_16_8", {32, 16, 8}},
-                      ConcatNormCase{"c16_32_read_elsewhere", {16, 32}, true}),
-    [](const auto& info) { return info.param.name; });
+                      ConcatNormCase{"", {Whole(), Padded()}},
+                      ConcatNormCase{"", {2 * Whole(), Whole(), Half()}},
+                      ConcatNormCase{"", {Whole(), 2 * Whole()}, true}),
+    [](const auto& info) { return ConcatNormName(info.param); });
 
 // ---------------------------------------------------------------------------------------------
-// Element-wise ops on blocked tensors: conv -> op -> conv, C = 16 (no padding) and 24.
+// Element-wise ops on blocked tensors: conv -> op -> conv, C = a whole block (no padding) and a
+// block and a half.
 
 struct EltwiseCase {
   std::string name;
@@ -607,30 +647,33 @@ TEST_P(DnnlEltwise, MatchesReferenceKernels) {
 
 INSTANTIATE_TEST_SUITE_P(Ops, DnnlEltwise,
                          ::testing::Combine(::testing::ValuesIn(EltwiseCases()),
-                                            ::testing::Values(16, 24)),
+                                            ::testing::Values(Whole(), Padded())),
                          [](const auto& info) {
                            return Cat(std::get<0>(info.param).name, "_c", std::get<1>(info.param));
                          });
 
-// The per-channel constants of a blocked op are re-laid out to [1, C/16, 1, 1, 16] (padding 0,
-// or 1 for a divisor), and the op stays between the convolutions without a Reorder.
+// The per-channel constants of a blocked op are re-laid out to [1, C/block, 1, 1, block]
+// (padding 0, or 1 for a divisor), and the op stays between the convolutions without a Reorder.
 TEST(DnnlLayout, PerChannelConstantsAreBlocked) {
+  const int64_t c = Padded(), block = PlannedChannelBlock();
   for (const char* op : {"Mul", "Add", "Sub", "Div"}) {
     ModelBuilder b(42);
     const std::string x = b.Input("x", {1, 8, 5, 5});
-    const std::string y = Conv3(b, x, 8, 24);
-    const std::string z = b.Node(op, {y, b.Constant({24, 1, 1}, Ramp(24, 0.5f, 0.1f))});
-    b.Output(Conv3(b, z, 24, 3));
+    const std::string y = Conv3(b, x, 8, c);
+    const std::string z = b.Node(op, {y, b.Constant({c, 1, 1}, Ramp(c, 0.5f, 0.1f))});
+    b.Output(Conv3(b, z, c, 3));
     compile::IrGraph g = CheckAgainstReference(b, {{1, 8, 5, 5}}, op);
     EXPECT_EQ(CountOps(g, "Reorder"), 0) << op;
     for (const compile::IrNode& n : g.nodes) {
       if (n.op_type != op) continue;
       const compile::IrValue& k = g.values[static_cast<size_t>(n.inputs[1])];
       ASSERT_TRUE(k.is_constant()) << op;
-      EXPECT_EQ(k.shape, (std::vector<int64_t>{1, 2, 1, 1, 16})) << op;
+      ASSERT_EQ(k.shape, (std::vector<int64_t>{1, 2, 1, 1, block})) << op;
       const float* v = reinterpret_cast<const float*>(k.constant->bytes.data());
-      EXPECT_EQ(v[23], 0.5f + 0.1f * 23) << op;
-      EXPECT_EQ(v[24], std::string(op) == "Div" ? 1.0f : 0.0f) << op;
+      EXPECT_EQ(v[c - 1], 0.5f + 0.1f * static_cast<float>(c - 1)) << op;
+      for (int64_t i = c; i < 2 * block; ++i) {
+        EXPECT_EQ(v[i], std::string(op) == "Div" ? 1.0f : 0.0f) << op << " lane " << i;
+      }
     }
   }
 }
@@ -644,14 +687,16 @@ TEST(DnnlLayout, OneAndThreeDimensionalBlockedOps) {
       std::vector<int64_t> shape{2, 8};
       shape.resize(2 + dims, 5);
       const std::string x = b.Input("x", shape);
-      const std::string y = Conv3(b, x, 8, 24, dims);
+      const int64_t c = Padded();
+      const std::string y = Conv3(b, x, 8, c, dims);
       std::vector<int64_t> k_shape(dims + 1, 1);
-      k_shape[0] = 24;
+      k_shape[0] = c;
       if (leading_one) k_shape.insert(k_shape.begin(), 1);
-      const std::string m = b.Node("Mul", {y, b.Constant(k_shape, Ramp(24, 0.5f, 0.1f))});
-      const std::string a = b.Node("Add", {b.Constant(k_shape, Ramp(24, -1.0f, 0.08f)), m});
-      const std::string cat = b.Node("Concat", {Conv3(b, x, 8, 16, dims), a}, {AttrInt("axis", 1)});
-      b.Output(Conv3(b, cat, 40, 4, dims));
+      const std::string m = b.Node("Mul", {y, b.Constant(k_shape, Ramp(c, 0.5f, 0.1f))});
+      const std::string a = b.Node("Add", {b.Constant(k_shape, Ramp(c, -1.0f, 0.08f)), m});
+      const std::string cat =
+          b.Node("Concat", {Conv3(b, x, 8, Whole(), dims), a}, {AttrInt("axis", 1)});
+      b.Output(Conv3(b, cat, Whole() + c, 4, dims));
       compile::IrGraph g =
           CheckAgainstReference(b, {shape}, Cat(dims, "-D constants of rank ", k_shape.size()));
       EXPECT_EQ(CountOps(g, "Reorder"), 0) << dims << "-D";
@@ -661,16 +706,17 @@ TEST(DnnlLayout, OneAndThreeDimensionalBlockedOps) {
 }
 
 // Opset 10: Clip's bounds are attributes. Fused into the first conv; on the second conv's
-// output (read twice, so not fused) the bounds exclude 0 and the 24 channels are padded, so
-// that Clip runs on a plain copy.
+// output (read twice, so not fused) the bounds exclude 0 and the channels (a block and a half)
+// are padded, so that Clip runs on a plain copy.
 TEST(DnnlLayout, ClipWithAttributeBoundsOpset10) {
+  const int64_t c = Padded();
   ModelBuilder b(47, 10);
   const std::string x = b.Input("x", {1, 8, 9, 10});
-  const std::string y = Conv3(b, x, 8, 24);
+  const std::string y = Conv3(b, x, 8, c);
   const std::string c1 = b.Node("Clip", {y}, {AttrFloat("min", 0.1f), AttrFloat("max", 0.5f)});
-  const std::string z = Conv3(b, c1, 24, 24);
+  const std::string z = Conv3(b, c1, c, c);
   const std::string c2 = b.Node("Clip", {z}, {AttrFloat("min", 0.1f), AttrFloat("max", 0.5f)});
-  b.Output(Conv3(b, b.Node("Add", {c2, z}), 24, 4));
+  b.Output(Conv3(b, b.Node("Add", {c2, z}), c, 4));
   compile::IrGraph g = CheckAgainstReference(b, {{1, 8, 9, 10}}, "opset 10 clip");
   EXPECT_EQ(CountOps(g, "Clip"), 1);
   EXPECT_EQ(IntsAttr(g.nodes[0], "post_ops"), (std::vector<int64_t>{2}));
@@ -678,15 +724,17 @@ TEST(DnnlLayout, ClipWithAttributeBoundsOpset10) {
   EXPECT_EQ(FloatsAttr(g.nodes[0], "post_op_beta"), (std::vector<float>{0.5f}));
 }
 
-// Sigmoid maps the zero padding to 0.5: with 24 channels it must not stay blocked (or, fused
+// Sigmoid maps the zero padding to 0.5: with padded channels (a block
+// and a half) it must not stay blocked (or, fused
 // into the convolution, the next convolution must ignore the padding lanes).
 TEST(DnnlLayout, SigmoidOnPaddedChannelsDoesNotLeak) {
+  const int64_t c = Padded();
   // Fused: conv -> Sigmoid post-op -> conv reads blocked (padding 0.5, zero filter taps).
   {
     ModelBuilder b(43);
     const std::string x = b.Input("x", {1, 8, 6, 6});
-    const std::string s = b.Node("Sigmoid", {Conv3(b, x, 8, 24)});
-    b.Output(Conv3(b, s, 24, 5));
+    const std::string s = b.Node("Sigmoid", {Conv3(b, x, 8, c)});
+    b.Output(Conv3(b, s, c, 5));
     compile::IrGraph g = CheckAgainstReference(b, {{1, 8, 6, 6}}, "fused sigmoid");
     EXPECT_EQ(OpList(g), std::vector<std::string>(2, "com.epctx:DnnlConv"));
   }
@@ -694,25 +742,25 @@ TEST(DnnlLayout, SigmoidOnPaddedChannelsDoesNotLeak) {
   {
     ModelBuilder b(44);
     const std::string x = b.Input("x", {1, 8, 6, 6});
-    const std::string y = Conv3(b, x, 8, 24);
+    const std::string y = Conv3(b, x, 8, c);
     const std::string s = b.Node("Sigmoid", {y});
-    b.Output(Conv3(b, b.Node("Add", {s, y}), 24, 5));
+    b.Output(Conv3(b, b.Node("Add", {s, y}), c, 5));
     compile::IrGraph g = CheckAgainstReference(b, {{1, 8, 6, 6}}, "stand-alone sigmoid");
     for (const compile::IrNode& n : g.nodes) {
       if (n.op_type != "Sigmoid") continue;
       EXPECT_EQ(g.values[static_cast<size_t>(n.outputs[0])].shape.size(), 4u)
-          << "Sigmoid wrote a blocked (rank 5) tensor of 24 channels";
+          << "Sigmoid wrote a blocked (rank 5) tensor of " << c << " channels";
     }
   }
   // The padded lanes after a fused Sigmoid flow through pooling, an Add and a depthwise conv.
   {
     ModelBuilder b(45);
     const std::string x = b.Input("x", {2, 8, 7, 7});
-    const std::string s = b.Node("Sigmoid", {Conv3(b, x, 8, 24)});
+    const std::string s = b.Node("Sigmoid", {Conv3(b, x, 8, c)});
     const std::string p = b.Node("MaxPool", {s}, {AttrInts("kernel_shape", {2, 2})});
-    const std::string d = b.Conv(p, 24, 24, {3, 3}, {AttrInts("pads", {1, 1, 1, 1})}, true, 24);
+    const std::string d = b.Conv(p, c, c, {3, 3}, {AttrInts("pads", {1, 1, 1, 1})}, true, c);
     const std::string sum = b.Node("Add", {d, p});
-    b.Output(b.Node("GlobalAveragePool", {Conv3(b, sum, 24, 24)}));
+    b.Output(b.Node("GlobalAveragePool", {Conv3(b, sum, c, c)}));
     CheckAgainstReference(b, {{2, 8, 7, 7}}, "padding through pool/add/depthwise");
   }
 }
@@ -724,11 +772,11 @@ TEST(DnnlLayout, SigmoidOnPaddedChannelsDoesNotLeak) {
 TEST(DnnlLayout, GraphOutputInsideChain) {
   ModelBuilder b(51);
   const std::string x = b.Input("x", {1, 8, 6, 6});
-  const std::string a = Conv3(b, x, 8, 24);
+  const std::string a = Conv3(b, x, 8, Padded());
   const std::string r = b.Node("Relu", {a});
-  const std::string c = Conv3(b, r, 24, 16);
+  const std::string c = Conv3(b, r, Padded(), Whole());
   const std::string p = b.Node("MaxPool", {c}, {AttrInts("kernel_shape", {2, 2})});
-  const std::string d = Conv3(b, p, 16, 8);
+  const std::string d = Conv3(b, p, Whole(), 8);
   b.Output(r);  // a fused activation's output
   b.Output(p);  // a pooling output
   b.Output(d);
@@ -741,7 +789,7 @@ TEST(DnnlLayout, GraphOutputInsideChain) {
 // One conv output read by a DnnlConv (blocked) and by Flatten and Reshape (plain): one Reorder
 // serves both plain readers.
 TEST(DnnlLayout, ValueReadBlockedAndPlain) {
-  for (int64_t c : {16, 24}) {
+  for (int64_t c : {Whole(), Padded()}) {
     ModelBuilder b(52);
     const std::string x = b.Input("x", {2, 8, 4, 5});
     const std::string y = Conv3(b, x, 8, c);

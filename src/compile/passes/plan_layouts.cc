@@ -546,8 +546,7 @@ Result<PassStats> PlanActivationLayouts(IrGraph& graph) {
   for (const IrNode& n : graph.nodes) any_conv |= IsDnnlConv(n);
   if (!any_conv) return PassStats{"plan-layouts", 0};
   std::vector<IrNode> original = graph.nodes;  // consumers' op types, for look-ahead
-  Planner planner(graph,
-                  exec::kernels::onednn::BlockedLayoutFor(exec::kernels::onednn::PackingIsa()));
+  Planner planner(graph, exec::kernels::onednn::PlannedBlockedLayout());
   planner.SetOriginal(&original);
   return planner.Run();
 }

@@ -41,6 +41,10 @@ ActivationLayout BlockedLayoutFor(format::KernelIsa isa) {
                                                : ActivationLayout::kBlocked8;
 }
 
+ActivationLayout PlannedBlockedLayout() {
+  return BlockedLayoutFor(PackingIsa());
+}
+
 Status LimitKernelIsa(format::KernelIsa isa) {
   std::lock_guard<std::mutex> lock(LimitMutex());
   if (CurrentLimit() == isa) return Status::Ok();

@@ -16,6 +16,10 @@ format::KernelIsa PackingIsa();
 // for AVX-512, 8 below.
 ActivationLayout BlockedLayoutFor(format::KernelIsa isa);
 
+// The blocked layout the compiler plans convolution chains in, in this process (the tier's, from
+// PackingIsa()): the one rule the planner and the tests that expect its plan share.
+ActivationLayout PlannedBlockedLayout();
+
 // Makes oneDNN dispatch to `isa` at most, for the rest of the process. oneDNN allows this only
 // before its first primitive is made: kFailedPrecondition says so otherwise (unless the limit is
 // already `isa`).
