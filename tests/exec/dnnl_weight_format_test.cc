@@ -8,6 +8,7 @@
 #include <random>
 
 #include "exec/kernels/dnnl/conv_primitive.h"
+#include "exec/kernels/dnnl/isa.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
 #include "exec/kernels/dnnl/weight_packing.h"
@@ -111,16 +112,17 @@ INSTANTIATE_TEST_SUITE_P(Geometries, DnnlWeightFormatRoundTrip, ::testing::Value
                          [](const auto& info) { return info.param.name; });
 
 // ---------------------------------------------------------------------------------------------
-// The corruption catalogue. The base is the real encoding of a 16 -> 32 channel 3x3 filter.
+// The corruption catalogue. The base is the real encoding of a 16 -> 32 channel 3x3 filter
+// between activations in the blocked layout the compiler plans on this CPU (16 channels per
+// block, 8 on AVX2), whose filter layout oneDNN blocks on both channel dims.
+
+int64_t ChannelBlock() {
+  return onednn::ChannelBlock(onednn::PlannedBlockedLayout());
+}
 
 std::vector<int64_t> BaseEncoding() {
-  Geometry k{"base",
-             {1, 16, 8, 8},
-             {32, 16, 3, 3},
-             1,
-             {},
-             {1, 1, 1, 1},
-             onednn::ActivationLayout::kBlocked16};
+  Geometry k{
+      "base", {1, 16, 8, 8}, {32, 16, 3, 3}, 1, {}, {1, 1, 1, 1}, onednn::PlannedBlockedLayout()};
   auto g = Resolve(k);
   EXPECT_TRUE(g.ok()) << g.status().ToString();
   std::vector<float> w(32 * 16 * 9, 0.5f);
@@ -199,11 +201,13 @@ std::vector<Corruption> Corruptions() {
       {"block_index_missing", [](V e) { return e.pop_back(), e; }, "bad inner block index"},
       {"trailing_value", [](V e) { return e.push_back(0), e; }, "trailing values"},
       {"padded_not_multiple_of_block",
-       [](V e) { return e[Padded(4)] = 40, e; },  // O padded to 40 with a 16-block on O
+       // O (32) padded by half a block: 40 with 16-blocks on O, 36 with 8-blocks.
+       [](V e) { return e[Padded(4)] = 32 + ChannelBlock() / 2, e; },
        "padded dims not a multiple of blocks"},
       {"overlapping_strides",
        [](V e) {
-         // W's stride is the inner block (256 floats): H's stride must be at least 3 x 256.
+         // W's stride is the inner block (256 floats with 16-blocks): H's stride must be at
+         // least 3 times it.
          e[Strides(4) + 2] = 2 * e[Strides(4) + 3];
          return e;
        },
@@ -226,7 +230,7 @@ TEST_P(DnnlWeightFormatCorrupt, IsRefusedWithItsMessage) {
   const Corruption& c = GetParam();
   const std::vector<int64_t> base = BaseEncoding();
   // The catalogue's offsets assume the base: a 4-d blocked layout with two inner blocks
-  // (16i16o-like), which every x86 oneDNN picks for this filter.
+  // (16i16o-like; 8i8o on AVX2), which every x86 oneDNN picks for this filter.
   ASSERT_EQ(base.size(), Nblks(4) + 5) << onednn::DescribeWeightFormat(base);
   ASSERT_EQ(base[1], 1);
   ASSERT_EQ(base[Nblks(4)], 2);
