@@ -1,6 +1,7 @@
 #include "compile/packing/pack_weights.h"
 
 #include "compile/packing/layouts.h"
+#include "exec/kernels/dnnl/isa.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
 #include "exec/kernels/dnnl/weight_packing.h"
@@ -61,9 +62,10 @@ constexpr int64_t kRepresentativeBatch = 1;
 constexpr int64_t kRepresentativeSpatial = 32;
 
 // Winograd applies to 2-D 3x3 convolutions with unit stride and dilation, no groups, reading
-// and writing the channel-blocked layout, on shapes known at compile time.
+// and writing the channel-blocked layout, on shapes known at compile time, where oneDNN has it.
 bool WinogradCandidate(const onednn::ConvGeometry& g, const onednn::ConvConfig& c,
                        bool static_shape) {
+  if (!onednn::HasWinogradConvolutions()) return false;
   if (!static_shape || g.kernel.size() != 2 || g.group != 1) return false;
   if (c.src_layout != onednn::ActivationLayout::kBlocked16 ||
       c.dst_layout != onednn::ActivationLayout::kBlocked16) {

@@ -45,6 +45,10 @@ ActivationLayout PlannedBlockedLayout() {
   return BlockedLayoutFor(PackingIsa());
 }
 
+bool HasWinogradConvolutions() {
+  return PackingIsa() == format::KernelIsa::kAvx512Core;
+}
+
 Status LimitKernelIsa(format::KernelIsa isa) {
   std::lock_guard<std::mutex> lock(LimitMutex());
   if (CurrentLimit() == isa) return Status::Ok();

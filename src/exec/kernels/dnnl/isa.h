@@ -20,6 +20,10 @@ ActivationLayout BlockedLayoutFor(format::KernelIsa isa);
 // PackingIsa()): the one rule the planner and the tests that expect its plan share.
 ActivationLayout PlannedBlockedLayout();
 
+// Whether oneDNN has Winograd convolutions at this tier: 2.6 has them for AVX-512 only (float32,
+// on 16-channel blocked activations). The compiler tries Winograd only where it does.
+bool HasWinogradConvolutions();
+
 // Makes oneDNN dispatch to `isa` at most, for the rest of the process. oneDNN allows this only
 // before its first primitive is made: kFailedPrecondition says so otherwise (unless the limit is
 // already `isa`).
