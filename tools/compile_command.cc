@@ -124,6 +124,10 @@ Status ListTargets() {
   std::printf("  kernel ISA:            %s\n",
               t.kernel_isa.empty() ? "(none)" : t.kernel_isa.c_str());
   std::printf("  kernel library:        %s\n", t.kernel_library.c_str());
+  std::printf("  int8 kernels:          %s\n",
+              t.int8_vnni ? "oneDNN with VNNI, for every int8 weight"
+                          : "oneDNN without VNNI, for int8 weights within [-64, 64] (others on "
+                            "exact kernels of epctx)");
   std::printf("  usable on this CPU:    %s\n", t.usable_on_this_cpu ? "yes" : "no");
   std::printf("pack layouts:\n");
   for (const std::string& l : PackLayoutDescriptions()) std::printf("  %s\n", l.c_str());

@@ -97,6 +97,9 @@ struct CompileTarget {
   bool usable_on_this_cpu = false;  // every required CPU feature is present
   std::string kernel_isa;           // the tier the weights are packed for: "avx2", "avx512_core"
   std::string kernel_library;       // "oneDNN 2.6.3 (Debian package 2.6.3-1)"
+  // oneDNN's int8 kernels have VNNI here, so every int8 weight goes to them; without it only
+  // weights within [-64, 64] do (the others would saturate), the rest stay on exact kernels.
+  bool int8_vnni = false;
 };
 CompileTarget CurrentCompileTarget();
 // "id name: meaning" lines of the weight packing layouts.

@@ -7,6 +7,7 @@
 #include "compile/packing/layouts.h"
 #include "epctx/compiler.h"
 #include "epctx_build_info.h"
+#include "exec/kernels/dnnl/isa.h"
 #include "format/target.h"
 #include "util/cpu_features.h"
 
@@ -23,6 +24,7 @@ CompileTarget CurrentCompileTarget() {
   out.kernel_isa = format::KernelIsaName(static_cast<format::KernelIsa>(t.kernel_isa));
   out.kernel_library =
       fmt::format("oneDNN {} (Debian package {})", EPCTX_DNNL_VERSION, EPCTX_DNNL_PACKAGE);
+  out.int8_vnni = exec::kernels::onednn::Int8KernelsHaveVnni();
   return out;
 }
 

@@ -23,6 +23,9 @@ struct ConstantData {
   std::span<const std::byte> bytes;
   std::shared_ptr<const void> owner;  // keeps `bytes` alive
   uint32_t layout = 0;                // packing layout id (packing/layouts.h)
+  // CPU features the packed bytes' kernel needs beyond the target's (VNNI for int8 weights that
+  // only VNNI multiplies exactly): the blob's fingerprint requires them.
+  uint64_t required_cpu_features = 0;
 
   Tensor AsTensor() const { return Tensor::View(dtype, shape, bytes.data(), owner); }
   static std::shared_ptr<ConstantData> FromTensor(const Tensor& t, uint32_t layout = 0);

@@ -270,6 +270,7 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
       w.layout = v.constant->layout;
       w.bytes = v.constant->bytes;
       w.owner = v.constant->owner;
+      w.required_cpu_features = v.constant->required_cpu_features;
       EPCTX_ASSIGN_OR_RETURN(uint32_t wi, writer.AddWeight(std::move(w)));
       weight = static_cast<int32_t>(wi);
     }

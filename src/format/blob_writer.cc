@@ -73,6 +73,7 @@ Result<uint32_t> BlobWriter::AddWeight(WeightInput weight) {
     return EPCTX_ERROR(kUnsupported, "more than {} weights", kMaxWeights);
   }
 
+  target_.required_cpu_features |= weight.required_cpu_features;
   Hash128 hash = ContentHash(weight);
   auto& candidates = by_hash_[hash.low];
   for (uint32_t index : candidates) {

@@ -23,6 +23,9 @@ struct WeightInput {
   uint32_t layout = 0;
   std::span<const std::byte> bytes;
   std::shared_ptr<const void> owner;  // keeps `bytes` alive until the blob is written
+  // CPU features the bytes' layout needs beyond the writer's target (a kernel that computes
+  // exactly on them only with VNNI, say): added to the blob's required features.
+  uint64_t required_cpu_features = 0;
 };
 
 class BlobWriter {
@@ -32,7 +35,8 @@ class BlobWriter {
   explicit BlobWriter(TargetFingerprint target);
 
   // Adds a weight, or finds an identical one already added (same layout, dtype, shape and bytes,
-  // confirmed byte for byte). Returns its index in the manifest's weight table.
+  // confirmed byte for byte). Returns its index in the manifest's weight table. Its
+  // required_cpu_features join the target's either way.
   Result<uint32_t> AddWeight(WeightInput weight);
 
   // Adds a model: its programs (finished Program flatbuffers; [0] is the main graph).

@@ -1,7 +1,8 @@
 // The rewrites into oneDNN's int8 kernels: which MatMulInteger nodes become com.epctx
 // DnnlMatMulInteger (uint8 A, constant int8 B with zero point 0, one activation zero point; the
 // weight's column sums added as a constant), and which QDQ MatMul and Conv patterns become
-// integer products (LowerQdqMatMulsToInteger, LowerQdqConvsToInteger), with what they leave.
+// integer products (LowerQdqMatMulsToInteger, LowerQdqConvsToInteger), with what they leave:
+// among it, weights beyond [-64, 64] where oneDNN's int8 kernels lack VNNI and would saturate.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "compile/ir.h"
 #include "compile/passes/passes.h"
+#include "exec/kernels/dnnl/isa.h"
 
 namespace epctx::compile {
 namespace {
@@ -33,11 +35,18 @@ int AddConst(IrGraph& g, const std::string& name, DataType type, std::vector<int
   return g.AddConstant(name, ConstantData::FromVector<std::byte>(type, shape, std::move(bytes)));
 }
 
+// Weights within [-64, 64], which every CPU's oneDNN multiplies exactly.
+std::vector<int8_t> SmallWeights(const std::vector<int8_t>& given) {
+  if (!given.empty()) return given;
+  return {1, -2, 3, 4, -5, 6};
+}
+
 struct Case {
   DataType a_type = DataType::kUint8;
   bool b_constant = true;
   std::vector<int64_t> a_zp_shape = {};  // empty vector: scalar; {-1}: absent
   int8_t b_zp = 0;
+  std::vector<int8_t> w = {};  // B [3, 2]; empty: SmallWeights()
 };
 
 // MatMulInteger(A [4, 3], B [3, 2], a_zp, b_zp) -> the lowered graph.
@@ -45,8 +54,7 @@ IrGraph Lower(const Case& c) {
   IrGraph g;
   g.opsets[""] = 17;
   const int a = AddInput(g, "a", c.a_type, {4, 3});
-  const std::vector<int8_t> w{1, -2, 3, 4, -5, 6};
-  const int b = c.b_constant ? AddConst<int8_t>(g, "b", DataType::kInt8, {3, 2}, w)
+  const int b = c.b_constant ? AddConst<int8_t>(g, "b", DataType::kInt8, {3, 2}, SmallWeights(c.w))
                              : AddInput(g, "b", DataType::kInt8, {3, 2});
   int a_zp = -1;
   if (c.a_zp_shape != std::vector<int64_t>{-1}) {
@@ -107,6 +115,7 @@ struct QdqCase {
   int64_t w_axis = 1;
   int8_t w_zero = 0;
   bool x_scale_constant = true;
+  std::vector<int8_t> w = {};  // B [3, 2]; empty: SmallWeights()
 };
 
 int AddNode(IrGraph& g, const std::string& op, std::vector<int> inputs, DataType type,
@@ -135,7 +144,7 @@ IrGraph LowerQdq(const QdqCase& c) {
                                     : AddInput(g, "x_s", DataType::kFloat32, {});
   const int xz = AddConst<uint8_t>(g, "x_z", DataType::kUint8, {}, {128});
   const int x = AddNode(g, "DequantizeLinear", {xq, xs, xz}, DataType::kFloat32, {4, 3});
-  const int wq = AddConst<int8_t>(g, "w_q", DataType::kInt8, {3, 2}, {1, -2, 3, 4, -5, 6});
+  const int wq = AddConst<int8_t>(g, "w_q", DataType::kInt8, {3, 2}, SmallWeights(c.w));
   const std::vector<int64_t> ws_shape =
       c.w_scale.size() == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{2};
   const int ws = AddConst<float>(g, "w_s", DataType::kFloat32, ws_shape, c.w_scale);
@@ -189,7 +198,7 @@ TEST(LowerQdqMatMuls, LeavesWhatIsNotAnIntegerProduct) {
 
 // DQ(x_q [1, 2, 5, 5] uint8, 0.1, 128) -> Conv(3x3, pads 1) <- DQ(w_q [2, 2, 3, 3] int8, per
 // channel), bias DQ(int32 [2], 0.1 * w_scale).
-IrGraph LowerQdqConv(int8_t w_zero, const std::string& auto_pad) {
+IrGraph LowerQdqConv(int8_t w_zero, const std::string& auto_pad, int8_t w_first = 5) {
   IrGraph g;
   g.opsets[""] = 17;
   const int xq = AddInput(g, "x_q", DataType::kUint8, {1, 2, 5, 5});
@@ -197,7 +206,7 @@ IrGraph LowerQdqConv(int8_t w_zero, const std::string& auto_pad) {
   const int xz = AddConst<uint8_t>(g, "x_z", DataType::kUint8, {}, {128});
   const int x = AddNode(g, "DequantizeLinear", {xq, xs, xz}, DataType::kFloat32, {1, 2, 5, 5});
   std::vector<int8_t> w(36, 1);
-  w[0] = 5;  // channel 0 sums to 22, channel 1 to 18
+  w[0] = w_first;  // channel 0 sums to 22 (with 5), channel 1 to 18
   const int wq = AddConst<int8_t>(g, "w_q", DataType::kInt8, {2, 2, 3, 3}, w);
   const int ws = AddConst<float>(g, "w_s", DataType::kFloat32, {2}, {0.5f, 0.25f});
   const int wz = AddConst<int8_t>(g, "w_z", DataType::kInt8, {2}, {w_zero, w_zero});
@@ -254,6 +263,38 @@ TEST(LowerQdqConvs, LeavesWhatIsNotAnIntegerConvolution) {
   EXPECT_EQ(CountOp(LowerQdqConv(1, "NOTSET"), "Conv"), 1) << "weight zero point";
   EXPECT_EQ(CountOp(LowerQdqConv(0, "SAME_UPPER"), "Conv"), 1) << "padding from the shapes";
   EXPECT_EQ(CountOp(LowerQdqConv(0, "VALID"), "DnnlIntegerConv"), 1) << "VALID: no padding";
+}
+
+// Weights beyond [-64, 64] (here one of -65, 100, -128, 127) go to oneDNN's int8 kernels only
+// where those have VNNI: without it they would add pairs of products in int16 and saturate, so
+// the product stays on exact kernels (MatMulInteger's own, the float MatMul or Conv of the
+// dequantized values). Within the bound it goes there on every CPU.
+TEST(LowerInt8Products, WeightsBeyond64GoToOneDnnOnlyWithVnni) {
+  const bool vnni = exec::kernels::onednn::Int8KernelsHaveVnni();
+  for (int8_t big : {int8_t{-65}, int8_t{100}, int8_t{-128}, int8_t{127}}) {
+    SCOPED_TRACE(static_cast<int>(big));
+    Case mm;
+    mm.w = {1, -2, 3, big, -5, 6};
+    EXPECT_EQ(Lower(mm).nodes[0].op_type, vnni ? "DnnlMatMulInteger" : "MatMulInteger");
+    QdqCase qdq;
+    qdq.w = {big, -2, 3, 4, -5, 6};
+    IrGraph g = LowerQdq(qdq);
+    EXPECT_EQ(CountOp(g, "DnnlMatMulInteger"), vnni ? 1 : 0);
+    EXPECT_EQ(CountOp(g, "MatMul"), vnni ? 0 : 1);
+    IrGraph conv = LowerQdqConv(0, "NOTSET", big);
+    EXPECT_EQ(CountOp(conv, "DnnlIntegerConv"), vnni ? 1 : 0);
+    EXPECT_EQ(CountOp(conv, "Conv"), vnni ? 0 : 1);
+  }
+  for (int8_t edge : {int8_t{-64}, int8_t{64}}) {
+    Case mm;
+    mm.w = {1, -2, 3, edge, -5, 6};
+    EXPECT_EQ(Lower(mm).nodes[0].op_type, "DnnlMatMulInteger") << static_cast<int>(edge);
+    QdqCase qdq;
+    qdq.w = {edge, -2, 3, 4, -5, 6};
+    EXPECT_EQ(CountOp(LowerQdq(qdq), "DnnlMatMulInteger"), 1) << static_cast<int>(edge);
+    EXPECT_EQ(CountOp(LowerQdqConv(0, "NOTSET", edge), "DnnlIntegerConv"), 1)
+        << static_cast<int>(edge);
+  }
 }
 
 }  // namespace

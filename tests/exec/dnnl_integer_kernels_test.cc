@@ -2,7 +2,10 @@
 // once, the activation's zero point applied through the column sums) against MatMulInteger
 // computed directly in integers, and com.epctx DnnlIntegerConv (int8 convolution, input padded
 // with its zero point, float output scaled per channel) against the convolution of the
-// dequantized values; and their refusals of inputs that do not fit the packed weight.
+// dequantized values; and their refusals of inputs that do not fit the packed weight. Weights
+// are drawn from the range the compiler gives these kernels on this CPU (all int8 values where
+// they have VNNI, [-64, 64] without: onednn::Int8ProductsExact), products checked exactly also
+// at that range's bounds, and packing refuses weights the kernels here would saturate on.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,14 +13,25 @@
 #include <vector>
 
 #include "exec/kernels/dnnl/conv_primitive.h"
+#include "exec/kernels/dnnl/isa.h"
 #include "exec/kernels/dnnl/weight_format.h"
 #include "exec/kernels/dnnl/weight_packing.h"
 #include "kernel_test_helpers.h"
+#include "util/cpu_features.h"
 
 namespace epctx::exec::testing {
 namespace {
 
 namespace onednn = kernels::onednn;
+
+// The int8 weights the compiler gives oneDNN's int8 kernels on this CPU: from `full_low` (-128,
+// or -127 for symmetric quantization) to 127 where they have VNNI, within [-64, 64] without.
+int WeightLow(int full_low) {
+  return onednn::Int8KernelsHaveVnni() ? full_low : -onednn::kInt8WeightBoundWithoutVnni;
+}
+int WeightHigh() {
+  return onednn::Int8KernelsHaveVnni() ? 127 : onednn::kInt8WeightBoundWithoutVnni;
+}
 
 template <typename T>
 std::vector<T> RandomValues(size_t n, std::mt19937& rng, int lo, int hi) {
@@ -35,11 +49,15 @@ struct PackedMatMul {
   AttrBuilder attrs;
 };
 
-PackedMatMul Pack(int64_t k, int64_t n, std::mt19937& rng) {
+// Weights from the range above, or, when `at_bounds`, each one of its two ends.
+PackedMatMul Pack(int64_t k, int64_t n, std::mt19937& rng, bool at_bounds = false) {
   PackedMatMul p;
   p.k = k;
   p.n = n;
-  p.w = RandomValues<int8_t>(static_cast<size_t>(k * n), rng, -128, 127);
+  p.w = RandomValues<int8_t>(static_cast<size_t>(k * n), rng, WeightLow(-128), WeightHigh());
+  if (at_bounds) {
+    for (int8_t& v : p.w) v = static_cast<int8_t>(v < 0 ? WeightLow(-128) : WeightHigh());
+  }
   onednn::MatMulConfig config;
   config.integer = true;
   auto packed = onednn::PackIntegerMatMulWeights({128, k, n}, config, p.w.data());
@@ -92,6 +110,51 @@ TEST(DnnlMatMulInteger, MatchesTheIntegerProduct) {
         }
       }
     }
+  }
+}
+
+// Every weight at an end of the range and every activation 255: the largest sums of products the
+// kernels meet (2 x 255 x 64 = 32640 per pair of products without VNNI, one short of int16's
+// limit), exact.
+TEST(DnnlMatMulInteger, ExactAtTheBoundsOfTheWeightRange) {
+  std::mt19937 rng(12);
+  const PackedMatMul p = Pack(64, 24, rng, true);
+  const std::vector<uint8_t> a(3 * 64, 255);
+  const Tensor ta = MakeTensor(DataType::kUint8, {3, 64}, a.data());
+  for (int threads : {1, 2}) {
+    auto r = RunPacked(p, ta, nullptr, nullptr, threads);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const int32_t* y = (*r)[0].data_as<int32_t>();
+    for (int64_t j = 0; j < p.n; ++j) {
+      int32_t acc = 0;
+      for (int64_t t = 0; t < p.k; ++t) acc += 255 * p.w[t * p.n + j];
+      for (int64_t i = 0; i < 3; ++i) ASSERT_EQ(y[i * p.n + j], acc) << i << "," << j;
+    }
+  }
+}
+
+// Weights beyond [-64, 64] are packed for oneDNN's int8 kernels only where those have VNNI, and
+// then need it from the CPU that runs them (the blob's fingerprint); elsewhere packing refuses
+// them rather than let the kernels saturate.
+TEST(DnnlMatMulInteger, WeightsBeyond64AreForVnniOnly) {
+  onednn::MatMulConfig config;
+  config.integer = true;
+  std::vector<int8_t> w(32 * 8, 64);
+  w[5] = -64;
+  auto within = onednn::PackIntegerMatMulWeights({16, 32, 8}, config, w.data());
+  ASSERT_TRUE(within.ok()) << within.status().ToString();
+  EXPECT_EQ(within->required_cpu_features, 0u);
+  w[7] = 65;
+  w[9] = -128;
+  auto beyond = onednn::PackIntegerMatMulWeights({16, 32, 8}, config, w.data());
+  if (onednn::Int8KernelsHaveVnni()) {
+    ASSERT_TRUE(beyond.ok()) << beyond.status().ToString();
+    EXPECT_EQ(beyond->required_cpu_features, cpu::kAvx512Vnni);
+  } else {
+    ExpectError(beyond.status(), StatusCode::kUnsupported,
+                "int8 weights from -128 to 65 would saturate in oneDNN's int8 kernels at this "
+                "CPU's tier (avx2, no VNNI), which add pairs of products in int16: only weights "
+                "within [-64, 64] are multiplied exactly");
   }
 }
 
@@ -195,14 +258,21 @@ struct IntegerConvCase {
 };
 
 // Packs a random int8 filter for `t`, runs DnnlIntegerConv, and compares with
-// y = scale[m] * sum over valid taps of (x - z) * w + b[m] computed in double.
-void CheckIntegerConv(const IntegerConvCase& t, int threads, std::mt19937& rng) {
+// y = scale[m] * sum over valid taps of (x - z) * w + b[m] computed in double. `at_bounds`: every
+// input 255 and every weight an end of the range.
+void CheckIntegerConv(const IntegerConvCase& t, int threads, std::mt19937& rng,
+                      bool at_bounds = false) {
   SCOPED_TRACE(::testing::Message() << "c" << t.c << " m" << t.m << " k" << t.k << " s" << t.stride
                                     << " p" << t.pad << " d" << t.dilation << " g" << t.group
                                     << " z" << int(t.zero_point) << " threads " << threads);
   const int64_t cg = t.c / t.group, mg = t.m / t.group;
-  const auto x = RandomValues<uint8_t>(static_cast<size_t>(t.n * t.c * t.h * t.w), rng, 0, 255);
-  const auto w = RandomValues<int8_t>(static_cast<size_t>(t.m * cg * t.k * t.k), rng, -127, 127);
+  auto x = RandomValues<uint8_t>(static_cast<size_t>(t.n * t.c * t.h * t.w), rng, 0, 255);
+  auto w = RandomValues<int8_t>(static_cast<size_t>(t.m * cg * t.k * t.k), rng, WeightLow(-127),
+                                WeightHigh());
+  if (at_bounds) {
+    std::fill(x.begin(), x.end(), uint8_t{255});
+    for (int8_t& v : w) v = static_cast<int8_t>(v < 0 ? WeightLow(-127) : WeightHigh());
+  }
   std::vector<float> scale(t.per_channel ? static_cast<size_t>(t.m) : 1);
   for (size_t i = 0; i < scale.size(); ++i) scale[i] = 0.001f * static_cast<float>(i + 1);
   std::vector<float> b(static_cast<size_t>(t.m)), b_folded(static_cast<size_t>(t.m));
@@ -289,6 +359,42 @@ TEST(DnnlIntegerConv, MatchesTheConvolutionOfTheDequantizedValues) {
   };
   for (const IntegerConvCase& t : cases) {
     for (int threads : {1, 2}) CheckIntegerConv(t, threads, rng);
+  }
+}
+
+TEST(DnnlIntegerConv, ExactAtTheBoundsOfTheWeightRange) {
+  std::mt19937 rng(13);
+  const IntegerConvCase cases[] = {
+      {1, 32, 6, 6, 16, 3, 1, 1, 1, 1, 0, true},     // 288 products per output
+      {1, 16, 5, 5, 16, 1, 1, 0, 1, 1, 255, false},  // 1x1, zero point 255
+  };
+  for (const IntegerConvCase& t : cases) {
+    for (int threads : {1, 2}) CheckIntegerConv(t, threads, rng, true);
+  }
+}
+
+// As for the matmul: filters beyond [-64, 64] only where the kernels have VNNI.
+TEST(DnnlIntegerConv, WeightsBeyond64AreForVnniOnly) {
+  kernels::WindowAttrs window;
+  const std::vector<int64_t> weight_dims{8, 16, 3, 3}, src_dims{1, 16, 6, 6};
+  auto g = onednn::ResolveConvGeometry(window, 1, weight_dims, src_dims);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  onednn::ConvConfig config;
+  config.integer = true;
+  config.has_bias = true;
+  config.output_scales = {0.5f};
+  std::vector<int8_t> w(8 * 16 * 9, -64);
+  auto within = onednn::PackIntegerConvWeights(*g, config, w.data());
+  ASSERT_TRUE(within.ok()) << within.status().ToString();
+  EXPECT_EQ(within->required_cpu_features, 0u);
+  w.back() = 127;
+  auto beyond = onednn::PackIntegerConvWeights(*g, config, w.data());
+  if (onednn::Int8KernelsHaveVnni()) {
+    ASSERT_TRUE(beyond.ok()) << beyond.status().ToString();
+    EXPECT_EQ(beyond->required_cpu_features, cpu::kAvx512Vnni);
+  } else {
+    ExpectError(beyond.status(), StatusCode::kUnsupported,
+                "int8 weights from -64 to 127 would saturate in oneDNN's int8 kernels");
   }
 }
 

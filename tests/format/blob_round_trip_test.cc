@@ -9,6 +9,7 @@
 #include "format/blob_helpers.h"
 #include "format/blob_writer.h"
 #include "format/target.h"
+#include "util/cpu_features.h"
 #include "util/file.h"
 #include "util/hash.h"
 
@@ -497,6 +498,37 @@ TEST(BlobWriterTest, ManyModelsShareOneWeight) {
   EXPECT_EQ(view->header().sections[0].size, shared.size());
   EXPECT_EQ(view->manifest().models()->size(), 5u);
   EXPECT_TRUE(view->FindModel("model4").ok());
+}
+
+// A weight whose kernel needs a CPU feature beyond the writer's target (oneDNN's int8 kernels on
+// weights beyond [-64, 64] need VNNI) makes the blob require it, so a CPU without it refuses the
+// blob instead of computing wrong products.
+TEST(BlobWriterTest, AWeightsRequiredFeaturesJoinTheFingerprint) {
+  const TargetFingerprint target = CurrentTarget();
+  ASSERT_EQ(target.required_cpu_features & cpu::kAvx512Vnni, 0u);
+  BlobWriter writer(target);
+  Bytes plain = PatternBytes(256, 3), int8 = PatternBytes(256, 4);
+  ASSERT_TRUE(writer.AddWeight({DataType::kFloat32, {64}, 1, plain, nullptr}).ok());
+  auto index = writer.AddWeight({DataType::kInt8, {256}, 4, int8, nullptr, cpu::kAvx512Vnni});
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  ProgramSpec p{.name = "main",
+                .values = {{.name = "w", .dtype = DataType::kInt8, .shape = {256}, .weight = 1}}};
+  ASSERT_TRUE(writer.AddModel("m", {blobtest::BuildProgram(p)}, 0, 0).ok());
+  auto buffer = writer.WriteToMemory();
+  ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
+  OpenOptions options = blobtest::DefaultOptions();
+  options.available_cpu_features = ~0ull;
+  auto view = BlobView::Open(buffer->bytes(), "int8.blob", options);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  const TargetFingerprint& written = view->header().target;
+  EXPECT_EQ(written.required_cpu_features, target.required_cpu_features | cpu::kAvx512Vnni);
+  EXPECT_THAT(HardwareArchitecture(written), HasSubstr("avx512vnni"));
+  options.available_cpu_features = ~cpu::kAvx512Vnni;
+  auto refused = BlobView::Open(buffer->bytes(), "int8.blob", options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kTargetMismatch);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("packed for CPU features this CPU lacks: avx512vnni"));
 }
 
 TEST(TargetTest, CurrentTargetIsAcceptedOnThisMachine) {

@@ -15,6 +15,9 @@ check_real_models.py --list tests/quantized/models.json (epctx against ONNX Runt
                       layer whose weight MatMuls are DynamicQuantizeLinear -> MatMulInteger ->
                       Cast -> Mul(x_scale * w_scale) -> Add(bias), int8 weights per tensor; the
                       attention MatMuls, Softmax, LayerNormalization and the erf GELU stay float.
+  qdq_cnn_reduce_range.onnx, qdyn_encoder_reduce_range.onnx
+                      the same two with reduce_range (the quantizers' option for CPUs without
+                      VNNI): int8 weights of 7 bits, in [-64, 64].
 
 usage: make_quantized_models.py --out DIR
 Weights come from a fixed seed, so the files are the same on every run.
@@ -43,17 +46,23 @@ def activation_params(lo, hi):
     return np.float32(scale), np.uint8(zero)
 
 
+# Set by main() for the reduce_range models: weights in [-64, 64] instead of [-127, 127].
+REDUCE_RANGE = False
+
+
 def weight_params(w, axis=None):
-    """int8 symmetric in [-127, 127], per tensor or per slice along `axis`: scale(s), q."""
+    """int8 symmetric in [-127, 127] ([-64, 64] with REDUCE_RANGE), per tensor or per slice along
+    `axis`: scale(s), q."""
+    qmax = 64.0 if REDUCE_RANGE else 127.0
     if axis is None:
-        scale = np.float32(max(np.abs(w).max(), 1e-8) / 127.0)
-        q = np.clip(np.round(w / scale), -127, 127).astype(np.int8)
+        scale = np.float32(max(np.abs(w).max(), 1e-8) / qmax)
+        q = np.clip(np.round(w / scale), -qmax, qmax).astype(np.int8)
         return scale, q
     other = tuple(i for i in range(w.ndim) if i != axis)
-    scale = (np.maximum(np.abs(w).max(axis=other), 1e-8) / 127.0).astype(np.float32)
+    scale = (np.maximum(np.abs(w).max(axis=other), 1e-8) / qmax).astype(np.float32)
     shape = [1] * w.ndim
     shape[axis] = -1
-    q = np.clip(np.round(w / scale.reshape(shape)), -127, 127).astype(np.int8)
+    q = np.clip(np.round(w / scale.reshape(shape)), -qmax, qmax).astype(np.int8)
     return scale, q
 
 
@@ -102,7 +111,7 @@ def conv_nchw(x, w, b, stride, pad):
     return np.einsum("nchwij,ocij->nohw", win, w) + b.reshape(1, -1, 1, 1)
 
 
-def qdq_cnn(path):
+def qdq_cnn(path, name="qdq_cnn"):
     """Static QDQ CNN: [1,3,32,32] -> 10 logits."""
     x_cal = rng.uniform(-1, 1, (1, 3, 32, 32)).astype(np.float32)
     g = Graph()
@@ -150,7 +159,7 @@ def qdq_cnn(path):
     g.nodes.append(helper.make_node("Identity", [g.qdq(logits_name, s, z)], ["logits"],
                                     name="output"))
     graph = helper.make_graph(
-        g.nodes, "qdq_cnn",
+        g.nodes, name,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])], g.inits)
     save(graph, path)
@@ -199,7 +208,7 @@ def qdq_ffn(path, seq=16, hidden=64, ffn=256):
     save(graph, path)
 
 
-def qdyn_encoder(path, seq=16, hidden=64, heads=4, ffn=128):
+def qdyn_encoder(path, seq=16, hidden=64, heads=4, ffn=128, name="qdyn_encoder"):
     """Dynamically quantized encoder layer: x [1, seq, hidden] -> y [1, seq, hidden]."""
     g = Graph()
 
@@ -242,7 +251,7 @@ def qdyn_encoder(path, seq=16, hidden=64, heads=4, ffn=128):
     out = layer_norm(g.node("Add", [h, qlinear(gelu, ffn, hidden)], "res2"))
     g.nodes.append(helper.make_node("Identity", [out], ["y"], name="output"))
     graph = helper.make_graph(
-        g.nodes, "qdyn_encoder",
+        g.nodes, name,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, hidden])], g.inits)
     save(graph, path)
@@ -267,6 +276,12 @@ def main():
     qdq_cnn(os.path.join(args.out, "qdq_cnn.onnx"))
     qdyn_encoder(os.path.join(args.out, "qdyn_encoder.onnx"))
     qdq_ffn(os.path.join(args.out, "qdq_ffn.onnx"))
+    # After the others, so that their weights (one seeded generator) stay what they were.
+    global REDUCE_RANGE
+    REDUCE_RANGE = True
+    qdq_cnn(os.path.join(args.out, "qdq_cnn_reduce_range.onnx"), "qdq_cnn_reduce_range")
+    qdyn_encoder(os.path.join(args.out, "qdyn_encoder_reduce_range.onnx"),
+                 name="qdyn_encoder_reduce_range")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "epctx/compiler.h"
 #include "tools/tools_test_helpers.h"
 
 namespace epctx {
@@ -82,6 +83,11 @@ TEST(CliCompileTest, ListShowsTargetAndLayouts) {
   EXPECT_THAT(r.out, HasSubstr("3 onednn"));
   EXPECT_THAT(r.out, HasSubstr("kernel library:        oneDNN 2."));
   EXPECT_THAT(r.out, HasSubstr("kernel ISA:            "));
+  EXPECT_THAT(r.out,
+              HasSubstr(CurrentCompileTarget().int8_vnni
+                            ? "int8 kernels:          oneDNN with VNNI, for every int8 weight"
+                            : "int8 kernels:          oneDNN without VNNI, for int8 weights "
+                              "within [-64, 64] (others on exact kernels of epctx)"));
 }
 
 // --target packs for a lower CPU tier than this one: the blob says so, and still runs here

@@ -159,7 +159,7 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
 // its weight layout from K, N and the CPU, and reads the stored one for any M.
 constexpr int64_t kRepresentativeRows = 128;
 
-std::shared_ptr<ConstantData> PackedConstant(Tensor bytes) {
+std::shared_ptr<ConstantData> PackedConstant(Tensor bytes, uint64_t required_cpu_features = 0) {
   auto data = std::make_shared<ConstantData>();
   auto holder = std::make_shared<Tensor>(std::move(bytes));
   data->dtype = holder->dtype();
@@ -168,6 +168,7 @@ std::shared_ptr<ConstantData> PackedConstant(Tensor bytes) {
                                            holder->byte_size());
   data->owner = holder;
   data->layout = static_cast<uint32_t>(PackLayout::kOneDnn);
+  data->required_cpu_features = required_cpu_features;
   return data;
 }
 
@@ -196,7 +197,8 @@ void AttachPacked(IrGraph& graph, IrNode& n, onednn::PackedWeight packed) {
   const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
   std::vector<int64_t> shape = w.shape;
   const std::string name = w.name + "_packed";
-  n.inputs[1] = graph.AddConstant(name, PackedConstant(std::move(packed.bytes)));
+  n.inputs[1] = graph.AddConstant(
+      name, PackedConstant(std::move(packed.bytes), packed.required_cpu_features));
   AddIntsAttr(n, "weights_shape", std::move(shape));
   AddIntsAttr(n, "weights_format", std::move(packed.format));
 }

@@ -1,9 +1,11 @@
 // MatMulInteger with a constant int8 weight becomes com.epctx DnnlMatMulInteger: oneDNN's u8 x s8
 // matmul on the weight packed in the blob (PackWeights), the activation's zero point applied
-// through the weight's column sums, computed here once.
+// through the weight's column sums, computed here once. Only where those kernels multiply the
+// weight exactly (qdq::Int8KernelsExactFor); elsewhere MatMulInteger keeps its own exact kernel.
 #include <numeric>
 
 #include "compile/passes/passes.h"
+#include "compile/passes/qdq_pattern.h"
 
 namespace epctx::compile {
 namespace {
@@ -17,7 +19,8 @@ bool IsZeroInt8Constant(const IrValue& v) {
 }
 
 // The pattern the kernel serves: A uint8, B a constant int8 [K, N] with zero point 0 (absent or
-// constant zeros), a_zero_point absent or one uint8 (not per row).
+// constant zeros), a_zero_point absent or one uint8 (not per row); and B's values multiplied
+// exactly by oneDNN's int8 kernels on this CPU (else MatMulInteger's own kernel computes it).
 bool Lowerable(const IrGraph& graph, const IrNode& n) {
   if (!n.domain.empty() || n.op_type != "MatMulInteger") return false;
   if (n.inputs.size() < 2 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.inputs[1] < 0) {
@@ -26,7 +29,7 @@ bool Lowerable(const IrGraph& graph, const IrNode& n) {
   const IrValue& a = graph.values[static_cast<size_t>(n.inputs[0])];
   const IrValue& b = graph.values[static_cast<size_t>(n.inputs[1])];
   if (a.dtype != DataType::kUint8 || !b.constant || b.dtype != DataType::kInt8 ||
-      b.shape.size() != 2 || b.shape[0] < 1 || b.shape[1] < 1) {
+      b.shape.size() != 2 || b.shape[0] < 1 || b.shape[1] < 1 || !qdq::Int8KernelsExactFor(b)) {
     return false;
   }
   if (a.shape_known && (a.shape.empty() || (a.shape.back() >= 0 && a.shape.back() != b.shape[0]))) {

@@ -4,6 +4,8 @@
 // per output channel by x_scale * w_scale. The activation's zero point is folded into the bias:
 // the kernel pads its input with the zero point, so conv(x - z, w) = conv(x, w) - z * sum(w[m])
 // at every output position. Runs before FoldConstants, which would fold the filter to float32.
+// Only where oneDNN's int8 kernels multiply the filter exactly (qdq::Int8KernelsExactFor);
+// elsewhere the Conv stays a float convolution of the dequantized values.
 #include <cstring>
 #include <optional>
 
@@ -80,6 +82,7 @@ std::optional<QdqConv> MatchQdqConv(const IrGraph& g, const std::vector<int>& pr
   const IrValue& wq = ValueAt(g, w->q);
   const IrValue& xv = ValueAt(g, conv.inputs[0]);
   if (wq.shape.size() != 4 || (xv.shape_known && xv.shape.size() != 4)) return std::nullopt;
+  if (!qdq::Int8KernelsExactFor(wq)) return std::nullopt;
   auto bias = MatchBias(g, producer, conv.inputs.size() > 2 ? conv.inputs[2] : -1, wq.shape[0]);
   if (!bias) return std::nullopt;
   return QdqConv{*x, std::move(*w), std::move(*bias)};

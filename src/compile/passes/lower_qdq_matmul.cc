@@ -2,7 +2,9 @@
 // activation and a constant int8 weight) is computed in integers: com.epctx DnnlMatMulInteger on
 // the quantized activation and the int8 weight (packed later, as int8, by PackWeights), writing
 // float32 scaled by x_scale * w_scale (`output_scales`). The weight stays int8 in the blob instead
-// of being folded into float32 by FoldConstants, which is why this runs first.
+// of being folded into float32 by FoldConstants, which is why this runs first. Only where oneDNN's
+// int8 kernels multiply the weight exactly (qdq::Int8KernelsExactFor); elsewhere the MatMul stays
+// a float matmul of the dequantized values, which is what the QDQ graph means.
 #include <optional>
 
 #include "compile/passes/passes.h"
@@ -30,7 +32,7 @@ std::optional<QdqMatMul> MatchQdqMatMul(const IrGraph& g, const std::vector<int>
   if (!x || !w) return std::nullopt;
   const IrValue& wq = g.values[static_cast<size_t>(w->q)];
   const IrValue& a = g.values[static_cast<size_t>(mm.inputs[0])];
-  if (wq.shape.size() != 2) return std::nullopt;
+  if (wq.shape.size() != 2 || !qdq::Int8KernelsExactFor(wq)) return std::nullopt;
   if (a.shape_known &&
       (a.shape.empty() || (a.shape.back() >= 0 && a.shape.back() != wq.shape[0]))) {
     return std::nullopt;

@@ -3,6 +3,9 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <span>
+
+#include "exec/kernels/dnnl/isa.h"
 
 namespace epctx::compile::qdq {
 namespace {
@@ -88,6 +91,13 @@ std::optional<QuantizedWeight> MatchWeight(const IrGraph& graph, const IrNode& d
   out.scale.resize(static_cast<size_t>(scales));
   std::memcpy(out.scale.data(), scale.constant->bytes.data(), out.scale.size() * sizeof(float));
   return out;
+}
+
+bool Int8KernelsExactFor(const IrValue& w) {
+  if (!w.constant || w.constant->dtype != DataType::kInt8) return false;
+  const std::span<const std::byte> bytes = w.constant->bytes;
+  return exec::kernels::onednn::Int8ProductsExact(
+      std::span<const int8_t>(reinterpret_cast<const int8_t*>(bytes.data()), bytes.size()));
 }
 
 IrNode MakeNode(const std::string& name, const std::string& op, const std::string& domain,

@@ -33,6 +33,12 @@ std::optional<QuantizedActivation> MatchActivation(const IrGraph& graph, const I
 std::optional<QuantizedWeight> MatchWeight(const IrGraph& graph, const IrNode& dq,
                                            int64_t channel_axis);
 
+// Whether oneDNN's int8 kernels multiply by the int8 constant `w` exactly on this CPU
+// (onednn::Int8ProductsExact: VNNI, or every weight within [-64, 64]). The rewrites into them
+// (these and LowerMatMulIntegersToDnnl) apply only then; otherwise the product stays on exact
+// kernels (MatMulInteger's own, or the float convolution and matmul of the dequantized values).
+bool Int8KernelsExactFor(const IrValue& w);
+
 IrNode MakeNode(const std::string& name, const std::string& op, const std::string& domain,
                 std::vector<int> inputs, int output);
 

@@ -1,9 +1,11 @@
 #include "exec/kernels/dnnl/isa.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include "exec/kernels/dnnl/dnnl.h"
 #include "format/target.h"
+#include "util/cpu_features.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -47,6 +49,37 @@ ActivationLayout PlannedBlockedLayout() {
 
 bool HasWinogradConvolutions() {
   return PackingIsa() == format::KernelIsa::kAvx512Core;
+}
+
+namespace {
+
+bool WithinBoundWithoutVnni(std::span<const int8_t> weights) {
+  return std::all_of(weights.begin(), weights.end(), [](int8_t w) {
+    return w >= -kInt8WeightBoundWithoutVnni && w <= kInt8WeightBoundWithoutVnni;
+  });
+}
+
+}  // namespace
+
+bool Int8KernelsHaveVnni() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+      return true;
+    default:
+      // avx2_vnni too: its blobs are of the avx2 tier, whose fingerprint has no AVX-VNNI
+      // feature to require, so a CPU without it would take them.
+      return false;
+  }
+}
+
+bool Int8ProductsExact(std::span<const int8_t> weights) {
+  return Int8KernelsHaveVnni() || WithinBoundWithoutVnni(weights);
+}
+
+uint64_t Int8WeightCpuFeatures(std::span<const int8_t> weights) {
+  return WithinBoundWithoutVnni(weights) ? 0 : cpu::kAvx512Vnni;
 }
 
 Status LimitKernelIsa(format::KernelIsa isa) {

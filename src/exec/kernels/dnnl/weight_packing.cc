@@ -1,7 +1,12 @@
 #include "exec/kernels/dnnl/weight_packing.h"
 
+#include <algorithm>
+#include <span>
+
+#include "exec/kernels/dnnl/isa.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
+#include "format/target.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -13,6 +18,18 @@ dnnl::memory::format_tag OnnxFilterTag(const ConvGeometry& g) {
   const size_t spatial = g.kernel.size();
   if (g.group > 1) return spatial == 1 ? tag::goiw : spatial == 3 ? tag::goidhw : tag::goihw;
   return spatial == 1 ? tag::oiw : spatial == 3 ? tag::oidhw : tag::oihw;
+}
+
+// kUnsupported when oneDNN's int8 kernels here would saturate on `weights`.
+Status CheckInt8ProductsExact(std::span<const int8_t> weights) {
+  if (Int8ProductsExact(weights)) return Status::Ok();
+  const auto [lo, hi] = std::minmax_element(weights.begin(), weights.end());
+  return EPCTX_ERROR(kUnsupported,
+                     "int8 weights from {} to {} would saturate in oneDNN's int8 kernels at "
+                     "this CPU's tier ({}, no VNNI), which add pairs of products in int16: "
+                     "only weights within [-{}, {}] are multiplied exactly",
+                     *lo, *hi, format::KernelIsaName(PackingIsa()), kInt8WeightBoundWithoutVnni,
+                     kInt8WeightBoundWithoutVnni);
 }
 
 }  // namespace
@@ -69,8 +86,13 @@ Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConf
 Result<PackedWeight> PackIntegerConvWeights(const ConvGeometry& g, const ConvConfig& c,
                                             const int8_t* oihw) {
   if (!c.integer) return EPCTX_ERROR(kInvalidArgument, "not an integer convolution");
+  int64_t count = 1;
+  for (int64_t d : g.onnx_weight_dims()) count *= d;
+  const std::span<const int8_t> weights(oihw, static_cast<size_t>(count));
+  EPCTX_RETURN_IF_ERROR(CheckInt8ProductsExact(weights));
   EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
   PackedWeight out;
+  out.required_cpu_features = Int8WeightCpuFeatures(weights);
   const dnnl::memory::desc packed = pd.weights_desc();
   EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
   out.implementation = std::string("onednn:") + pd.impl_info_str();
@@ -91,8 +113,11 @@ Result<PackedWeight> PackIntegerConvWeights(const ConvGeometry& g, const ConvCon
 Result<PackedWeight> PackIntegerMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
                                               const int8_t* b) {
   if (!c.integer) return EPCTX_ERROR(kInvalidArgument, "not an integer matmul");
+  const std::span<const int8_t> weights(b, static_cast<size_t>(g.k * g.n));
+  EPCTX_RETURN_IF_ERROR(CheckInt8ProductsExact(weights));
   EPCTX_ASSIGN_OR_RETURN(auto pd, MakeMatMulPrimitiveDesc(g, c, nullptr));
   PackedWeight out;
+  out.required_cpu_features = Int8WeightCpuFeatures(weights);
   const dnnl::memory::desc packed = pd.weights_desc();
   EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
   out.implementation = std::string("onednn:") + pd.impl_info_str();

@@ -16,6 +16,9 @@ struct PackedWeight {
   Tensor bytes;                 // float32 (int8 for integer matmuls) [n]: the packed layout
   std::vector<int64_t> format;  // EncodeWeightFormat of its layout
   std::string implementation;   // the oneDNN implementation it was packed for
+  // CPU features (util/cpu_features.h) the kernel needs to compute exactly with these bytes,
+  // beyond the tier's: Int8WeightCpuFeatures for int8 weights.
+  uint64_t required_cpu_features = 0;
 };
 
 // `oihw`: ONNX's filter [M, C/group, k...] as float32. The geometry is the one the kernel will
@@ -27,11 +30,13 @@ Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
 Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
                                        const float* b, bool transposed, float alpha);
 
-// `oihw`: an int8 filter [M, C/group, k...], for a convolution with c.integer set.
+// `oihw`: an int8 filter [M, C/group, k...], for a convolution with c.integer set. Weights that
+// oneDNN's int8 kernels here would not multiply exactly (Int8ProductsExact) are refused
+// (kUnsupported): the compiler keeps such products on its exact kernels.
 Result<PackedWeight> PackIntegerConvWeights(const ConvGeometry& g, const ConvConfig& c,
                                             const int8_t* oihw);
 
-// `b`: MatMulInteger's int8 weight [K, N], for a matmul with c.integer set.
+// `b`: MatMulInteger's int8 weight [K, N], for a matmul with c.integer set; refused as above.
 Result<PackedWeight> PackIntegerMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
                                               const int8_t* b);
 
