@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "exec/kernels/quant/int_matmul.h"
 #include "kernel_test_helpers.h"
 
 namespace epctx::exec::testing {
@@ -145,6 +146,67 @@ TEST(MatMulIntegerTest, BatchedWithZeroPoints) {
   }
   ExpectError(RunNode(NodeSpec("MatMulInteger", 10), AttrBuilder(), {&ta, &ta}).status(),
               StatusCode::kInvalidArgument, "have different inner dims");
+}
+
+// The integer GEMM under the 8-bit kernels: tiles of 4 rows and 16 columns with every remainder
+// (rows 1 to 3 left, columns short of 16, an odd k), random operands and operands at the ends of
+// [-255, 255] (the largest sums: 255 x 255 x k), 1 and 2 threads, against an int64 reference.
+TEST(Int8GemmTest, ExactForEveryTileRemainderAndAtTheEndsOfTheRange) {
+  std::mt19937 rng(95);
+  for (int64_t m : {1, 3, 4, 6, 9}) {
+    for (int64_t n : {1, 15, 16, 17, 40}) {
+      for (int64_t k : {1, 2, 7, 64, 301}) {
+        for (bool ends : {false, true}) {
+          SCOPED_TRACE(::testing::Message() << m << "x" << n << "x" << k << (ends ? " ends" : ""));
+          auto a = RandomInts<int32_t>(static_cast<size_t>(m * k), rng, -255, 255);
+          auto b = RandomInts<int32_t>(static_cast<size_t>(k * n), rng, -255, 255);
+          if (ends) {
+            for (int32_t& v : a) v = v < 0 ? -255 : 255;
+            for (int32_t& v : b) v = v < 0 ? -255 : 255;
+          }
+          std::vector<int32_t> want(static_cast<size_t>(m * n));
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              int64_t acc = 0;
+              for (int64_t t = 0; t < k; ++t) acc += int64_t{a[i * k + t]} * b[t * n + j];
+              want[static_cast<size_t>(i * n + j)] = static_cast<int32_t>(acc);
+            }
+          }
+          for (int threads : {1, 2}) {
+            std::vector<int32_t> c(static_cast<size_t>(m * n), -1);
+            kernels::Int8Gemm(m, n, k, a.data(), b.data(), c.data(), threads);
+            ASSERT_EQ(c, want) << threads << " threads";
+          }
+        }
+      }
+    }
+  }
+}
+
+// uint8 255 times int8 127 and -128 along a long k: the sums that kernels adding pairs of
+// products in int16 saturate on, exact here at 1 and 2 threads.
+TEST(MatMulIntegerTest, ExactAtTheEndsOfTheRanges) {
+  std::mt19937 rng(96);
+  const int64_t m = 37, k = 300, n = 40;
+  const std::vector<uint8_t> a(static_cast<size_t>(m * k), 255);
+  auto b = RandomInts<int8_t>(static_cast<size_t>(k * n), rng, -128, 127);
+  for (int8_t& v : b) v = v < 0 ? int8_t{-128} : int8_t{127};
+  Tensor ta = Typed(DataType::kUint8, {m, k}, a);
+  Tensor tb = Typed(DataType::kInt8, {k, n}, b);
+  for (int threads : {1, 2}) {
+    NodeSpec spec("MatMulInteger", 10);
+    spec.threads = threads;
+    auto r = RunNode(spec, AttrBuilder(), {&ta, &tb});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const auto y = ValuesOf<int32_t>((*r)[0]);
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t acc = 0;
+      for (int64_t t = 0; t < k; ++t) acc += 255 * b[static_cast<size_t>(t * n + j)];
+      for (int64_t i = 0; i < m; ++i) {
+        ASSERT_EQ(y[static_cast<size_t>(i * n + j)], acc) << i << "," << j << " " << threads;
+      }
+    }
+  }
 }
 
 TEST(QLinearMatMulTest, RequantizesTheProduct) {

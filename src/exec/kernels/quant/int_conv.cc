@@ -98,8 +98,8 @@ void IntConv(const IntConvProblem& p, const int32_t* x, const int32_t* w, int32_
     for (int64_t task = begin; task < end; ++task) {
       const int64_t n = task / p.group, g = task % p.group;
       Im2ColInt(x + (n * p.in_channels + g * cg) * win.in_size(), cg, win, col.data());
-      IntGemm(mg, positions, k, w + g * mg * k, col.data(),
-              y + (n * p.out_channels + g * mg) * positions);
+      Int8Gemm(mg, positions, k, w + g * mg * k, col.data(),
+               y + (n * p.out_channels + g * mg) * positions, tasks == 1 ? nt : 1);
     }
   });
 }

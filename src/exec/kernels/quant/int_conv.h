@@ -24,7 +24,8 @@ Result<IntConvProblem> DescribeIntConv(const WindowAttrs& attrs, int64_t group,
                                        const std::vector<int64_t>& x_shape,
                                        const std::vector<int64_t>& w_shape);
 
-// y [N, M, out...] = conv(x [N, C, in...], w [M, C/group, kernel...]) in int32.
+// y [N, M, out...] = conv(x [N, C, in...], w [M, C/group, kernel...]) in int32, every value of x
+// and w an 8-bit value minus its zero point (within [-255, 255]; Int8Gemm).
 void IntConv(const IntConvProblem& p, const int32_t* x, const int32_t* w, int32_t* y, int threads);
 
 }  // namespace epctx::exec::kernels

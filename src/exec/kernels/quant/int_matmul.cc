@@ -7,6 +7,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
+#include "exec/kernels/quant/s16_gemm_4x16_avx2.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -80,20 +81,30 @@ void IntGemm(int64_t m, int64_t n, int64_t k, const int32_t* a, const int32_t* b
       Eigen::Map<const RowMajorMatrixI>(a, m, k) * Eigen::Map<const RowMajorMatrixI>(b, k, n);
 }
 
+void Int8Gemm(int64_t m, int64_t n, int64_t k, const int32_t* a, const int32_t* b, int32_t* c,
+              int threads) {
+#ifdef __AVX2__
+  s16_gemm_4x16_avx2(m, n, k, a, b, c, threads);
+#else
+  (void)threads;
+  IntGemm(m, n, k, a, b, c);
+#endif
+}
+
 void IntMatMul(const IntMatMulPlan& p, const int32_t* a, const int32_t* b, int32_t* y,
                int threads) {
   const int64_t batches = static_cast<int64_t>(p.a_offsets.size());
   const int nt = ThreadsFor(threads, batches * p.m * p.n * p.k, int64_t{1} << 18);
   if (batches == 1 || nt == 1) {
     for (int64_t i = 0; i < batches; ++i) {
-      IntGemm(p.m, p.n, p.k, a + p.a_offsets[static_cast<size_t>(i)],
-              b + p.b_offsets[static_cast<size_t>(i)], y + i * p.m * p.n);
+      Int8Gemm(p.m, p.n, p.k, a + p.a_offsets[static_cast<size_t>(i)],
+               b + p.b_offsets[static_cast<size_t>(i)], y + i * p.m * p.n, nt);
     }
     return;
   }
   ParallelFor(nt, batches, [&](int64_t i, int) {
-    IntGemm(p.m, p.n, p.k, a + p.a_offsets[static_cast<size_t>(i)],
-            b + p.b_offsets[static_cast<size_t>(i)], y + i * p.m * p.n);
+    Int8Gemm(p.m, p.n, p.k, a + p.a_offsets[static_cast<size_t>(i)],
+             b + p.b_offsets[static_cast<size_t>(i)], y + i * p.m * p.n, 1);
   });
 }
 
