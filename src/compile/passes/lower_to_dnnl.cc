@@ -339,11 +339,6 @@ float FloatAttr(const IrNode& n, std::string_view name, float fallback) {
   return a != nullptr && a->type == exec::AttrType::kFloat ? a->f : fallback;
 }
 
-int64_t IntAttr(const IrNode& n, std::string_view name, int64_t fallback) {
-  const IrAttribute* a = n.FindAttr(name);
-  return a != nullptr && a->type == exec::AttrType::kInt ? a->i : fallback;
-}
-
 // A FusedGemm/FusedConv's activation as its first post-op; false when it has none we know.
 bool TakeFusedActivation(IrNode& n) {
   const IrAttribute* act = n.FindAttr("activation");

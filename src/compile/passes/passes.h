@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compile/ir.h"
@@ -78,6 +79,11 @@ Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph);
 // Value `index` of the graph (index >= 0).
 inline const IrValue& ValueOf(const IrGraph& graph, int index) {
   return graph.values[static_cast<size_t>(index)];
+}
+// A node's int attribute `name`, or `fallback` when it has none of that type.
+inline int64_t IntAttr(const IrNode& n, std::string_view name, int64_t fallback) {
+  const IrAttribute* a = n.FindAttr(name);
+  return a != nullptr && a->type == exec::AttrType::kInt ? a->i : fallback;
 }
 // Whether value `index` is a float32 constant of one element; its value in `out`.
 bool ScalarConstant(const IrGraph& graph, int index, float* out);

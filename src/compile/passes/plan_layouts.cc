@@ -65,11 +65,6 @@ void SetString(IrNode& n, const std::string& name, std::string value) {
   n.attrs.push_back(std::move(a));
 }
 
-int64_t IntAttr(const IrNode& n, std::string_view name, int64_t fallback) {
-  const IrAttribute* a = n.FindAttr(name);
-  return a != nullptr && a->type == exec::AttrType::kInt ? a->i : fallback;
-}
-
 class Planner {
  public:
   Planner(IrGraph& g, ActivationLayout blocked)
