@@ -15,7 +15,7 @@
 namespace epctx::loader {
 namespace {
 
-constexpr unsigned kQueueDepth = 4;
+constexpr unsigned kPrefetchQueueDepth = 4;
 constexpr uint64_t kAdviseChunk = uint64_t{1} << 20;  // per madvise operation
 constexpr uint64_t kReadChunk = uint64_t{256} << 10;  // per read, into one scratch slot
 
@@ -95,7 +95,7 @@ void BlobPrefetcher::RunWithoutRing(const std::string& why) {
 
 void BlobPrefetcher::Run() {
   auto start = std::chrono::steady_clock::now();
-  auto ring_or = IoRing::Create(kQueueDepth);
+  auto ring_or = IoRing::Create(kPrefetchQueueDepth);
   if (!ring_or.ok()) {
     RunWithoutRing(ring_or.status().message());
     return;
@@ -114,7 +114,7 @@ void BlobPrefetcher::Run() {
   // Reads land in per-slot scratch memory that is overwritten and never looked at.
   AlignedBuffer scratch;
   if (method == Method::kRead) {
-    scratch = AlignedBuffer(kQueueDepth * kReadChunk, AlignedBuffer::Fill::kUninitialized);
+    scratch = AlignedBuffer(kPrefetchQueueDepth * kReadChunk, AlignedBuffer::Fill::kUninitialized);
     if (!scratch.valid()) {
       RunWithoutRing("no memory for read scratch buffers");
       return;
@@ -152,7 +152,7 @@ void BlobPrefetcher::Run() {
   };
   callbacks.cancelled = [this] { return stop_.load(std::memory_order_relaxed); };
   ChunkRunResult run =
-      RunChunks(ring, kQueueDepth, offset_, offset_ + length_,
+      RunChunks(ring, kPrefetchQueueDepth, offset_, offset_ + length_,
                 method == Method::kRead ? kReadChunk : kAdviseChunk, callbacks, name_);
   if (run.abandoned_in_flight) {
     // Reads may still land in `scratch`: leave it allocated rather than risk a write into freed

@@ -14,7 +14,7 @@
 namespace epctx::loader {
 namespace {
 
-constexpr unsigned kQueueDepth = 8;
+constexpr unsigned kReadQueueDepth = 8;
 constexpr uint64_t kChunk = uint64_t{1} << 20;
 
 Status ReadWithPread(int fd, uint64_t length, std::span<std::byte> dst, bool direct,
@@ -47,7 +47,7 @@ Status ReadFileWithUring(int fd, uint64_t length, std::span<std::byte> dst, bool
     return EPCTX_ERROR(kInternal, "'{}': {} bytes of buffer for {} bytes of reads", name,
                        dst.size(), room);
   }
-  auto ring_or = IoRing::Create(kQueueDepth);
+  auto ring_or = IoRing::Create(kReadQueueDepth);
   if (!ring_or.ok()) {
     Logger().info("'{}': io_uring unavailable ({}); reading with pread", name,
                   ring_or.status().message());
@@ -81,7 +81,7 @@ Status ReadFileWithUring(int fd, uint64_t length, std::span<std::byte> dst, bool
   };
   // Reads may still be landing in `dst` when the ring breaks (wait_cqe fails only on a broken
   // ring); the caller must then not reuse it, and the error says so by being returned.
-  ChunkRunResult run = RunChunks(ring, kQueueDepth, 0, room, kChunk, callbacks, name);
+  ChunkRunResult run = RunChunks(ring, kReadQueueDepth, 0, room, kChunk, callbacks, name);
   if (!run.status.ok()) return run.status;
   return error;
 }

@@ -12,13 +12,9 @@
 namespace epctx::compile {
 namespace {
 
-bool IsFloat(const IrGraph& g, int v) {
-  return v >= 0 && ValueOf(g, v).is_plain_tensor() && ValueOf(g, v).dtype == DataType::kFloat32;
-}
-
 // A float32 of one element whose rank is at most 1, so that it cannot broadcast the scores up.
 bool IsScalar(const IrGraph& g, int v) {
-  if (!IsFloat(g, v)) return false;
+  if (!IsFloat32Tensor(g, v)) return false;
   const IrValue& x = ValueOf(g, v);
   if (!x.shape_known || x.shape.size() > 1) return false;
   return x.shape.empty() || x.shape[0] == 1;
@@ -62,7 +58,7 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph) {
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
     IrNode& softmax = graph.nodes[k];
     if (!softmax.domain.empty() || softmax.op_type != "Softmax" || softmax.inputs.size() != 1 ||
-        softmax.outputs.size() != 1 || !IsFloat(graph, softmax.inputs[0]) ||
+        softmax.outputs.size() != 1 || !IsFloat32Tensor(graph, softmax.inputs[0]) ||
         !OverLastAxis(graph, softmax)) {
       continue;
     }
@@ -78,13 +74,13 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph) {
       const bool bool_condition = c >= 0 && ValueOf(graph, c).is_plain_tensor() &&
                                   ValueOf(graph, c).dtype == DataType::kBool;
       if (bool_condition && ConstantScalar(graph, n.inputs[2], &fill) &&
-          IsFloat(graph, n.inputs[1])) {
+          IsFloat32Tensor(graph, n.inputs[1])) {
         condition = c;
         fill_when = false;  // the fill where the condition is false
         scores = n.inputs[1];
         fused.push_back(w);
       } else if (bool_condition && ConstantScalar(graph, n.inputs[1], &fill) &&
-                 IsFloat(graph, n.inputs[2])) {
+                 IsFloat32Tensor(graph, n.inputs[2])) {
         condition = c;
         fill_when = true;
         scores = n.inputs[2];
@@ -93,7 +89,7 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph) {
     }
     if (int a = sole_producer(scores, "Add"); a >= 0 && graph.nodes[a].inputs.size() == 2) {
       const IrNode& n = graph.nodes[static_cast<size_t>(a)];
-      if (IsFloat(graph, n.inputs[0]) && IsFloat(graph, n.inputs[1])) {
+      if (IsFloat32Tensor(graph, n.inputs[0]) && IsFloat32Tensor(graph, n.inputs[1])) {
         // Addition commutes bit for bit; the scores are the side a scale may have made.
         const bool second =
             sole_producer(n.inputs[1], "Div") >= 0 || sole_producer(n.inputs[1], "Mul") >= 0;
@@ -104,7 +100,7 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph) {
     }
     if (int d = sole_producer(scores, "Div"); d >= 0 && graph.nodes[d].inputs.size() == 2) {
       const IrNode& n = graph.nodes[static_cast<size_t>(d)];
-      if (IsFloat(graph, n.inputs[0]) && IsScalar(graph, n.inputs[1])) {
+      if (IsFloat32Tensor(graph, n.inputs[0]) && IsScalar(graph, n.inputs[1])) {
         scores = n.inputs[0];
         scale = n.inputs[1];
         divides = true;
@@ -113,7 +109,7 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph) {
     } else if (int m = sole_producer(scores, "Mul"); m >= 0 && graph.nodes[m].inputs.size() == 2) {
       const IrNode& n = graph.nodes[static_cast<size_t>(m)];
       for (int side = 0; side < 2 && scale < 0; ++side) {
-        if (IsFloat(graph, n.inputs[side]) && IsScalar(graph, n.inputs[1 - side])) {
+        if (IsFloat32Tensor(graph, n.inputs[side]) && IsScalar(graph, n.inputs[1 - side])) {
           scores = n.inputs[side];
           scale = n.inputs[1 - side];
           divides = false;

@@ -24,10 +24,6 @@
 namespace epctx::compile {
 namespace {
 
-bool IsFloat(const IrGraph& g, int v) {
-  return v >= 0 && ValueOf(g, v).is_plain_tensor() && ValueOf(g, v).dtype == DataType::kFloat32;
-}
-
 // Whether `v` is a float32 constant of one element and rank 0 or 1 (so that it cannot raise the
 // rank of what it is combined with); its value in `out`.
 bool SmallScalar(const IrGraph& g, int v, float* out) {
@@ -158,10 +154,11 @@ class Matcher {
       const int normed = mul.inputs[1 - side];
       const int producer = SoleProducer(normed, "Mul") >= 0 ? SoleProducer(normed, "Mul")
                                                             : SoleProducer(normed, "Div");
-      if (!IsFloat(g_, weight) || !ValueOf(g_, weight).is_constant() || producer < 0) continue;
+      if (!IsFloat32Tensor(g_, weight) || !ValueOf(g_, weight).is_constant() || producer < 0)
+        continue;
       // x is the input the normalizing Mul or Div shares with the squaring.
       for (int x : node(producer).inputs) {
-        const int64_t hidden = IsFloat(g_, x) ? StaticLastDim(g_, x) : -1;
+        const int64_t hidden = IsFloat32Tensor(g_, x) ? StaticLastDim(g_, x) : -1;
         if (hidden < 1 || !IsRowOf(weight, hidden, ValueOf(g_, x).shape.size())) continue;
         float epsilon = 0;
         std::vector<int> chain;
@@ -192,14 +189,14 @@ class Matcher {
     }
     const int x = norm.inputs[0];
     const int scale = norm.inputs[1];
-    if (!IsFloat(g_, x) || norm.outputs[0] < 0) return false;
+    if (!IsFloat32Tensor(g_, x) || norm.outputs[0] < 0) return false;
     const IrAttribute* axis = norm.FindAttr("axis");
     const IrValue& xv = ValueOf(g_, x);
     const int64_t rank = xv.shape_known ? static_cast<int64_t>(xv.shape.size()) : -1;
     if (rank != 2 && rank != 3) return false;
     if (axis != nullptr && axis->i != -1 && axis->i != rank - 1) return false;
     const int64_t hidden = StaticLastDim(g_, x);
-    if (hidden < 1 || !IsFloat(g_, scale) || !ValueOf(g_, scale).shape_known ||
+    if (hidden < 1 || !IsFloat32Tensor(g_, scale) || !ValueOf(g_, scale).shape_known ||
         ValueOf(g_, scale).shape != std::vector{hidden}) {
       return false;
     }
@@ -211,8 +208,9 @@ class Matcher {
     }
     const IrNode& add = node(p);
     if (!add.domain.empty() || add.op_type != "Add" || add.inputs.size() != 2 ||
-        add.outputs.size() != 1 || !IsFloat(g_, add.inputs[0]) || !IsFloat(g_, add.inputs[1]) ||
-        !SameShape(g_, add.inputs[0], add.inputs[1]) || !SameShape(g_, add.inputs[0], x)) {
+        add.outputs.size() != 1 || !IsFloat32Tensor(g_, add.inputs[0]) ||
+        !IsFloat32Tensor(g_, add.inputs[1]) || !SameShape(g_, add.inputs[0], add.inputs[1]) ||
+        !SameShape(g_, add.inputs[0], x)) {
       return false;
     }
     const bool sum_read_elsewhere = uses_[static_cast<size_t>(x)] > 1 || IsGraphOutput(g_, x);

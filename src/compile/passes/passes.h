@@ -85,6 +85,11 @@ inline int64_t IntAttr(const IrNode& n, std::string_view name, int64_t fallback)
   const IrAttribute* a = n.FindAttr(name);
   return a != nullptr && a->type == exec::AttrType::kInt ? a->i : fallback;
 }
+// Whether value `index` (-1: none) is a plain float32 tensor.
+inline bool IsFloat32Tensor(const IrGraph& graph, int index) {
+  return index >= 0 && ValueOf(graph, index).is_plain_tensor() &&
+         ValueOf(graph, index).dtype == DataType::kFloat32;
+}
 // Whether value `index` is a float32 constant of one element; its value in `out`.
 bool ScalarConstant(const IrGraph& graph, int index, float* out);
 // Replaces every node input reading `from` with `to`.

@@ -18,7 +18,7 @@
 namespace epctx::exec::kernels::elementwise {
 namespace {
 
-struct AddOp {
+struct SumOp {
   template <typename T>
   T operator()(T a, T b) const {
     return a + b;
@@ -96,11 +96,11 @@ Result<std::unique_ptr<Kernel>> MakeVariadic(F f, bool mean = false) {
 }  // namespace
 
 Result<std::unique_ptr<Kernel>> CreateSum(const NodeInfo&) {
-  return MakeVariadic(AddOp{});
+  return MakeVariadic(SumOp{});
 }
 
 Result<std::unique_ptr<Kernel>> CreateMean(const NodeInfo&) {
-  return MakeVariadic(AddOp{}, true);
+  return MakeVariadic(SumOp{}, true);
 }
 
 Result<std::unique_ptr<Kernel>> CreateMax(const NodeInfo&) {

@@ -13,8 +13,9 @@ namespace epctx::exec::kernels {
 namespace {
 
 template <typename Q>
-void Requantize(const std::vector<int32_t>& acc, int64_t channels, int64_t plane,
-                const std::vector<float>& scale, const int32_t* bias, int32_t zero_point, Q* y) {
+void RequantizeChannels(const std::vector<int32_t>& acc, int64_t channels, int64_t plane,
+                        const std::vector<float>& scale, const int32_t* bias, int32_t zero_point,
+                        Q* y) {
   const int64_t planes = static_cast<int64_t>(acc.size()) / plane;
   for (int64_t p = 0; p < planes; ++p) {
     const int64_t m = p % channels;
@@ -93,9 +94,11 @@ class QLinearConvKernel final : public Kernel {
     const int64_t plane = p.window.out_size();
     const int32_t* bp = bias != nullptr ? bias->data_as<int32_t>() : nullptr;
     if (out_type == DataType::kUint8) {
-      Requantize(acc, p.out_channels, plane, scale, bp, yzp[0], y->mutable_data_as<uint8_t>());
+      RequantizeChannels(acc, p.out_channels, plane, scale, bp, yzp[0],
+                         y->mutable_data_as<uint8_t>());
     } else {
-      Requantize(acc, p.out_channels, plane, scale, bp, yzp[0], y->mutable_data_as<int8_t>());
+      RequantizeChannels(acc, p.out_channels, plane, scale, bp, yzp[0],
+                         y->mutable_data_as<int8_t>());
     }
     return Status::Ok();
   }

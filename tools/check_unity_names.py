@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Finds file-local names that would collide in a unity build.
+
+The sanitizer builds (scripts/test.sh) compile each library's sources in batches (CMake's unity
+build), so two .cc files of one library that each define, say, `IsFloat` in an anonymous namespace
+of the same enclosing namespace stop the build, depending on which files share a batch. This
+check looks at every pair of files, so it does not depend on the batching.
+
+It reads the code line by line (definitions start in column 0 in clang-formatted code): types,
+aliases and constants collide by name; functions collide by name and first line of parameters
+(overloads with other parameters are legal C++). Exit status 1 with the collisions listed.
+"""
+import collections
+import os
+import re
+import sys
+
+FUNCTION = re.compile(r'^(?:static\s+|inline\s+|constexpr\s+|template\s*<[^>]*>\s*)*'
+                      r'[A-Za-z_][\w:<>,\s\*&]*?[\s\*&]([A-Za-z_]\w*)\s*\((.*)')
+CONSTANT = re.compile(r'^(?:static\s+)?(?:constexpr|const)\s+[\w:<>]+\s+([A-Za-z_]\w*)\s*[=\[{]')
+# A using-declaration (`using a::B;`) may be repeated; an alias (`using B = ...;`) is a name.
+TYPE = re.compile(r'^(?:template\s*<[^>]*>\s*)?(?:(?:struct|class|enum class|enum)\s+([A-Za-z_]\w*)'
+                  r'|using\s+([A-Za-z_]\w*)\s*=)')
+NAMED_NAMESPACE = re.compile(r'^namespace ([\w:]+) \{')
+KEYWORDS = {'if', 'for', 'while', 'switch', 'operator', 'return', 'sizeof'}
+
+
+def file_local_names(path):
+    """Yields (enclosing namespace, key, line number) for each file-local definition."""
+    named = []
+    anonymous = False
+    with open(path, errors='replace') as f:
+        for number, line in enumerate(f, 1):
+            m = NAMED_NAMESPACE.match(line)
+            if m:
+                named.append(m.group(1))
+                continue
+            if line.startswith('namespace {'):
+                anonymous = True
+                continue
+            if line.startswith('}  // namespace'):
+                if anonymous and line.strip() == '}  // namespace':
+                    anonymous = False
+                elif named:
+                    named.pop()
+                continue
+            if not (anonymous or line.startswith('static ')):
+                continue
+            if line[:1] in (' ', '\t', '#', '/', '}', ')'):
+                continue
+            ns = '::'.join(named)
+            m = TYPE.match(line) or CONSTANT.match(line)
+            if m:
+                yield ns, next(g for g in m.groups() if g), number
+                continue
+            m = FUNCTION.match(line)
+            if m and m.group(1) not in KEYWORDS:
+                yield ns, f'{m.group(1)}({m.group(2).strip()}', number
+
+
+def self_test():
+    """The check on a small tree: two files that collide, and the legal look-alikes."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, 'src/compile'))
+        a = ('namespace epctx::compile {\nnamespace {\n\nusing x::Y;\nbool IsFloat(int v) {\n'
+             '  return v;\n}\nvoid Over(int a) {}\n\n}  // namespace\n}  // namespace epctx::compile\n')
+        b = ('namespace epctx::compile {\nnamespace {\n\nusing x::Y;\nbool IsFloat(int v) {\n'
+             '  return !v;\n}\nvoid Over(float a) {}\n\n}  // namespace\n}  // namespace epctx::compile\n'
+             'namespace epctx::other {\nnamespace {\nconstexpr int kDepth = 4;\n}  // namespace\n'
+             '}  // namespace epctx::other\n')
+        for name, text in (('a.cc', a), ('b.cc', b)):
+            with open(os.path.join(root, 'src/compile', name), 'w') as f:
+                f.write(text)
+        if main(['', root]) != 1:
+            print('self test: the IsFloat collision was not found')
+            return 1
+        with open(os.path.join(root, 'src/compile/b.cc'), 'w') as f:
+            f.write(b.replace('IsFloat', 'IsFloat32'))
+        if main(['', root]) != 0:
+            print('self test: a legal pair (using-declarations, overloads) was reported')
+            return 1
+    print('self test passed')
+    return 0
+
+
+def main(argv):
+    if argv[1:] == ['--self-test']:
+        return self_test()
+    root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), '..')
+    libraries = ['src/compile', 'src/exec', 'src/format', 'src/loader']
+    collisions = 0
+    for library in libraries:
+        seen = collections.defaultdict(list)
+        for dirpath, _, files in os.walk(os.path.join(root, library)):
+            for name in sorted(files):
+                if name.endswith('.cc'):
+                    path = os.path.join(dirpath, name)
+                    for ns, key, number in file_local_names(path):
+                        seen[(ns, key)].append(f'{os.path.relpath(path, root)}:{number}')
+        for (ns, key), places in sorted(seen.items()):
+            files = {p.rsplit(':', 1)[0] for p in places}
+            if len(files) > 1:
+                collisions += 1
+                print(f'{ns}::{key.split("(")[0]} is defined file-locally in {len(files)} files of '
+                      f'{library}, which a unity build may put in one batch: {", ".join(places)}')
+    if collisions:
+        print(f'{collisions} collision(s): rename one of each, or share one definition in a header')
+        return 1
+    print('no file-local name of one library is defined twice')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
