@@ -44,11 +44,12 @@ bool IsGraphOutput(const IrGraph& graph, int value) {
 Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph) {
   std::vector<PassStats> stats;
   using Pass = Result<PassStats> (*)(IrGraph&);
-  for (Pass pass : {LiftFloat16, EliminateIdentityLike, LowerQdqMatMulsToInteger,
-                    LowerQdqConvsToInteger, LowerMatMulNBits, FoldConstants, FoldBatchNormIntoConv,
-                    FuseActivations, FuseRmsNorms, LowerConvsToDnnl, LowerMatMulsToDnnl,
-                    LowerMatMulIntegersToDnnl, LowerBatchMatMulsToDnnl, FuseDnnlPostOps,
-                    FuseMaskedSoftmax, PlanActivationLayouts, PackWeights, EliminateDeadNodes}) {
+  for (Pass pass :
+       {LiftFloat16, EliminateIdentityLike, LowerQdqMatMulsToInteger, LowerQdqConvsToInteger,
+        LowerMatMulNBits, FoldConstants, FoldBatchNormIntoConv, FuseActivations, FuseRmsNorms,
+        FuseAttention, LowerConvsToDnnl, LowerMatMulsToDnnl, LowerMatMulIntegersToDnnl,
+        LowerBatchMatMulsToDnnl, FuseDnnlPostOps, FuseMaskedSoftmax, PlanActivationLayouts,
+        PackWeights, EliminateDeadNodes}) {
     EPCTX_ASSIGN_OR_RETURN(PassStats s, pass(graph));
     stats.push_back(std::move(s));
   }

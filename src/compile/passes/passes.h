@@ -67,6 +67,9 @@ Result<PassStats> FuseDnnlPostOps(IrGraph& graph);
 // addition (Add) and/or a selection (Where with a constant fill) becomes one com.epctx
 // MaskedSoftmax: the attention scores are read once, and the intermediates are never written.
 Result<PassStats> FuseMaskedSoftmax(IrGraph& graph);
+// Attention spelled out node by node (MatMul, scale, mask, Softmax, MatMul, with Hugging Face's
+// repeat_kv for grouped heads) becomes one com.epctx Attention node (fuse_attention.cc).
+Result<PassStats> FuseAttention(IrGraph& graph);
 // Chooses which activations stay in oneDNN's channel-blocked layout between convolutions and
 // inserts com.epctx Reorder nodes where the layout changes (plan_layouts.cc).
 Result<PassStats> PlanActivationLayouts(IrGraph& graph);

@@ -103,9 +103,10 @@ KernelCreateFn CreateAdagrad, CreateAdam, CreateMomentum;
 }  // namespace training
 
 // attention/: ONNX Runtime GenAI's attention operators with ONNX Runtime's CPU semantics:
-// com.microsoft GroupQueryAttention (with its KV cache and rotary embedding) and RotaryEmbedding
+// com.microsoft GroupQueryAttention (with its KV cache and rotary embedding) and RotaryEmbedding;
+// and com.epctx Attention, the attention of PyTorch exports on the same core (attention_op.h)
 namespace attention {
-KernelCreateFn CreateGroupQueryAttention, CreateRotaryEmbedding;
+KernelCreateFn CreateAttention, CreateGroupQueryAttention, CreateRotaryEmbedding;
 }  // namespace attention
 
 // dnnl/: the com.epctx ops the compiler lowers to oneDNN primitives, on weights it packed

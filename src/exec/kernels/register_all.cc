@@ -238,6 +238,7 @@ constexpr std::string_view kDomain = "com.microsoft";
 constexpr KernelEntry kAttentionKernels[] = {
     {"GroupQueryAttention", 1, CreateGroupQueryAttention, kDomain},
     {"RotaryEmbedding", 1, CreateRotaryEmbedding, kDomain},
+    {"Attention", 1, CreateAttention, "com.epctx"},
 };
 }  // namespace attention
 

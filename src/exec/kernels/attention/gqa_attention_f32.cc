@@ -83,9 +83,14 @@ class Attention {
                 float* const* out, Partial* partial);
 
   const float* QueryRow(int64_t b, int64_t s, int64_t n) const {
+    if (p_.query_head_stride != 0) {
+      return p_.query + b * p_.query_batch_stride + s * p_.query_token_stride +
+             n * p_.query_head_stride;
+    }
     return p_.query + (b * p_.seq + s) * p_.query_token_stride + n * p_.head_size;
   }
   float* OutputRow(int64_t b, int64_t s, int64_t n) const {
+    if (p_.output_heads_first) return p_.output + ((b * p_.heads + n) * p_.seq + s) * p_.head_size;
     return p_.output + ((b * p_.seq + s) * p_.heads + n) * p_.head_size;
   }
 

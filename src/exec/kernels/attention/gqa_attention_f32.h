@@ -16,9 +16,13 @@ namespace epctx::exec::kernels {
 struct GqaAttentionF32 {
   int64_t batch = 0, seq = 0, heads = 0, kv_heads = 0, head_size = 0;
 
-  // query row (b, s, n) at query + (b * seq + s) * query_token_stride + n * head_size.
+  // query row (b, s, n) at query + (b * seq + s) * query_token_stride + n * head_size, or, with
+  // query_head_stride set (a [B, N, S, H] query), at query + b * query_batch_stride + s *
+  // query_token_stride + n * query_head_stride.
   const float* query = nullptr;
   int64_t query_token_stride = 0;
+  int64_t query_head_stride = 0;
+  int64_t query_batch_stride = 0;
   // present caches [batch, kv_heads, cache_rows, head_size]
   float* keys = nullptr;
   float* values = nullptr;
@@ -30,8 +34,10 @@ struct GqaAttentionF32 {
   const float* past_keys = nullptr;
   const float* past_values = nullptr;
   int64_t past_rows = 0;
-  // output row (b, s, n) at output + (b * seq + s) * heads * head_size + n * head_size
+  // output row (b, s, n) at output + (b * seq + s) * heads * head_size + n * head_size ([B, S,
+  // N, H]), or with output_heads_first at output + ((b * heads + n) * seq + s) * head_size.
   float* output = nullptr;
+  bool output_heads_first = false;
 
   // Key range of row (b, s): total length seqlens_k[b] + 1; causal rows see keys up to their own
   // position, which starts at total - seq after a past (0 in the first prompt or without one).

@@ -1,12 +1,16 @@
 #!/usr/bin/python3
-"""The tiny Llama of tests/models/export_llama.py, as PyTorch exports it (its RMSNorms as Pow,
-ReduceMean, Add, Sqrt, Div, Mul, Mul), compiles to ONNX Runtime GenAI's normalization kernels:
-every norm but the first layer's first (on the embeddings) reads a residual sum, so the prefill
-and decode graphs of its 2 layers must each hold 1 SimplifiedLayerNormalization and 4
-com.microsoft SkipSimplifiedLayerNormalization, and no Pow, ReduceMean or Sqrt left; and the
-logits of both graphs still match PyTorch's (atol 1e-4 + rtol 1e-3).
+"""The tiny Llama of tests/models/export_llama.py, as PyTorch exports it, compiles to the kernels
+its node-by-node spellings stand for, and its logits still match PyTorch's (atol 1e-4 + rtol
+1e-3):
+  - RMSNorms (Pow, ReduceMean, Add, Sqrt, Div, Mul, Mul) to ONNX Runtime GenAI's normalizations:
+    every norm but the first layer's first (on the embeddings) reads a residual sum, so each of
+    the prefill and decode graphs of its 2 layers holds 1 SimplifiedLayerNormalization and 4
+    com.microsoft SkipSimplifiedLayerNormalization, and no Pow, ReduceMean or Sqrt;
+  - attention (MatMul, Div, the causal Where, Softmax, MatMul, with repeat_kv's Unsqueeze, Expand
+    and Reshape for its 4 heads over 2 KV heads) to one com.epctx Attention per layer, with no
+    Softmax, Expand or oneDNN batched matmul left.
 
-usage: check_llama_norms.py --epctx BIN --work DIR
+usage: check_llama_fusions.py --epctx BIN --work DIR
 Exports into DIR/llama (torch, once per run), compiles, inspects and runs each graph there.
 """
 
@@ -19,14 +23,15 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 EXPECT = {"SimplifiedLayerNormalization": 1, "com.microsoft.SkipSimplifiedLayerNormalization": 4,
-          "Pow": 0, "Sqrt": 0, "ReduceMean": 0}
+          "Pow": 0, "Sqrt": 0, "ReduceMean": 0, "com.epctx.Attention": 2, "Softmax": 0,
+          "com.epctx.MaskedSoftmax": 0, "com.epctx.DnnlBatchMatMul": 0, "Expand": 0}
 ATOL, RTOL = "1e-4", "1e-3"
 
 
 def run(cmd):
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
-        sys.exit(f"check_llama_norms: {' '.join(cmd)} failed:\n{p.stdout}")
+        sys.exit(f"check_llama_fusions: {' '.join(cmd)} failed:\n{p.stdout}")
     return p.stdout
 
 
@@ -73,7 +78,7 @@ def main():
             failed.append(f"{stem}: logits differ from PyTorch's: {p.stdout.strip()}")
     if failed:
         sys.exit("\n".join(failed))
-    print("prefill and decode: fused norms, logits match PyTorch's")
+    print("prefill and decode: fused norms and attention, logits match PyTorch's")
 
 
 if __name__ == "__main__":

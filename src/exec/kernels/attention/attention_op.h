@@ -1,0 +1,23 @@
+// The contract between the compiler's FuseAttention pass and the com.epctx Attention kernel: the
+// op's name and attributes in one place.
+//
+// com.epctx Attention: inputs Q [B, N, S, H], K [B, kvN, T, H], V [B, kvN, T, H] (N a multiple of
+// kvN; query head n reads key/value head n / (N / kvN)), mask (optional, bool, broadcastable to
+// [B, N, S, T]: where true the score is replaced by mask_fill); output softmax(scale * Q K^T) V
+// as [B, N, S, H] or [B, S, N, H] (output_layout).
+#pragma once
+
+#include <cstdint>
+
+namespace epctx::exec::kernels {
+
+inline constexpr const char* kAttentionOp = "Attention";
+namespace attention_attr {
+inline constexpr const char* kScale = "scale";
+inline constexpr const char* kMaskFill = "mask_fill";
+inline constexpr const char* kOutputLayout = "output_layout";
+}  // namespace attention_attr
+inline constexpr int64_t kAttentionOutputBnsh = 0;
+inline constexpr int64_t kAttentionOutputBsnh = 1;
+
+}  // namespace epctx::exec::kernels

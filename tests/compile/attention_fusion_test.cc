@@ -1,0 +1,128 @@
+// The attention a PyTorch Llama export spells out node by node becomes one com.epctx Attention
+// (FuseAttention): the optimised graph must compute what the unoptimised one does, and chains
+// whose meaning the fused node would change must stay as they are.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "compile/dnnl_graph_helpers.h"
+#include "compile/passes/passes.h"
+
+namespace epctx::testing::dnnl {
+namespace {
+
+constexpr double kRel = 1e-5;
+constexpr int64_t kHeads = 4, kKvHeads = 2, kSeq = 5, kHeadSize = 8;
+
+struct AttentionGraph {
+  float fill = -std::numeric_limits<float>::infinity();
+  std::vector<int64_t> mask_shape = {kSeq, kSeq};
+};
+
+// Hugging Face's repeat_kv: [B, kvN, T, H] -> [B, N, T, H], each KV head kHeads / kKvHeads times.
+std::string RepeatKv(ModelBuilder& b, const std::string& x) {
+  const int64_t group = kHeads / kKvHeads;
+  const std::string unsqueezed = b.Node("Unsqueeze", {x, b.Int64Constant({1}, {2})});
+  const std::string expanded =
+      b.Node("Expand", {unsqueezed, b.Int64Constant({5}, {1, kKvHeads, group, kSeq, kHeadSize})});
+  return b.Node("Reshape", {expanded, b.Int64Constant({4}, {1, kHeads, kSeq, kHeadSize})});
+}
+
+// softmax(where(mask, fill, Q·Kᵀ / sqrt(H))) · V, as [B, S, N, H]; the mask true where masked.
+void BuildAttention(ModelBuilder& b, const AttentionGraph& a) {
+  const std::string q = b.Input("q", {1, kHeads, kSeq, kHeadSize});
+  const std::string k = b.Input("k", {1, kKvHeads, kSeq, kHeadSize});
+  const std::string v = b.Input("v", {1, kKvHeads, kSeq, kHeadSize});
+  const std::string mask = b.Input("mask", a.mask_shape, {}, onnx::TensorProto::BOOL);
+  const std::string kt = b.Node("Transpose", {RepeatKv(b, k)}, {AttrInts("perm", {0, 1, 3, 2})});
+  const std::string scores = b.Node(
+      "Div",
+      {b.Node("MatMul", {q, kt}), b.Constant({}, {std::sqrt(static_cast<float>(kHeadSize))})});
+  const std::string masked = b.Node("Where", {mask, b.Constant({}, {a.fill}), scores});
+  const std::string p = b.Node("Softmax", {masked}, {AttrInt("axis", -1)});
+  const std::string out = b.Node("MatMul", {p, RepeatKv(b, v)});
+  b.Output(b.Node("Transpose", {out}, {AttrInts("perm", {0, 2, 1, 3})}));
+}
+
+// A bool tensor of `shape`, true where `masked(row, column)` (the last two dims).
+template <typename Masked>
+Tensor BoolMask(const std::vector<int64_t>& shape, Masked masked) {
+  auto t = Tensor::Allocate(DataType::kBool, shape);
+  EXPECT_TRUE(t.ok());
+  const int64_t cols = shape.back(), rows = shape[shape.size() - 2];
+  uint8_t* p = t->mutable_data_as<uint8_t>();
+  for (int64_t i = 0; i < t->element_count(); ++i) p[i] = masked((i / cols) % rows, i % cols);
+  return *t;
+}
+
+// Optimises the graph, checks it against the unoptimised one on random inputs with `mask`, and
+// returns it.
+compile::IrGraph OptimiseAndCompare(ModelBuilder& b, const Tensor& mask, const std::string& what) {
+  auto reference = ImportGraph(b);
+  EXPECT_TRUE(reference.ok()) << reference.status().ToString();
+  if (!reference.ok()) return {};
+  compile::IrGraph optimised = *reference;
+  auto stats = compile::RunAllPasses(optimised);
+  EXPECT_TRUE(stats.ok()) << what << ": " << stats.status().ToString();
+  const std::vector<Tensor> inputs = {RandomTensor({1, kHeads, kSeq, kHeadSize}, b.rng()),
+                                      RandomTensor({1, kKvHeads, kSeq, kHeadSize}, b.rng()),
+                                      RandomTensor({1, kKvHeads, kSeq, kHeadSize}, b.rng()), mask};
+  const std::vector<Tensor> want = Evaluate(*reference, inputs);
+  const std::vector<Tensor> got = Evaluate(optimised, inputs);
+  EXPECT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    ExpectMatches(got[i], want[i], kRel, Cat(what, " output ", i));
+  }
+  return optimised;
+}
+
+bool Causal(int64_t row, int64_t column) {
+  return column > row;
+}
+
+TEST(FuseAttention, LlamaAttentionWithRepeatedKvHeadsIsOneNode) {
+  ModelBuilder b(81);
+  BuildAttention(b, {});
+  const compile::IrGraph g = OptimiseAndCompare(b, BoolMask({kSeq, kSeq}, Causal), "causal");
+  EXPECT_EQ(CountOps(g, "Attention"), 1);
+  for (const char* op : {"Softmax", "MaskedSoftmax", "Where", "Expand", "Transpose", "Div"}) {
+    EXPECT_EQ(CountOps(g, op), 0) << op;
+  }
+  // Any other mask (row 0 sees only key 0, the others all but key 1) through the bias.
+  OptimiseAndCompare(
+      b, BoolMask({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 0 ? c > 0 : c == 1; }),
+      "other mask");
+}
+
+// PyTorch's lowest float as the fill: a row masked whole gets equal weights, as in the nodes.
+TEST(FuseAttention, LowestFloatFillKeepsARowMaskedWhole) {
+  ModelBuilder b(82);
+  BuildAttention(b, {std::numeric_limits<float>::lowest(), {kSeq, kSeq}});
+  const compile::IrGraph g = OptimiseAndCompare(
+      b, BoolMask({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 2 || Causal(r, c); }),
+      "row 2 masked whole");
+  EXPECT_EQ(CountOps(g, "Attention"), 1);
+}
+
+// A fill of -1e4 would leave the scores of a row masked whole in the sum: not fused.
+TEST(FuseAttention, FillThatCannotAbsorbTheScoresStays) {
+  ModelBuilder b(83);
+  BuildAttention(b, {-1e4f, {kSeq, kSeq}});
+  const compile::IrGraph g = OptimiseAndCompare(
+      b, BoolMask({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 2 || Causal(r, c); }),
+      "fill -1e4");
+  EXPECT_EQ(CountOps(g, "Attention"), 0);
+}
+
+// A mask of two batches broadcasts the scores of one up: the output has two, so not fused.
+TEST(FuseAttention, MaskThatBroadcastsTheScoresUpStays) {
+  ModelBuilder b(84);
+  BuildAttention(b, {-std::numeric_limits<float>::infinity(), {2, 1, kSeq, kSeq}});
+  const compile::IrGraph g =
+      OptimiseAndCompare(b, BoolMask({2, 1, kSeq, kSeq}, Causal), "two-batch mask");
+  EXPECT_EQ(CountOps(g, "Attention"), 0);
+}
+
+}  // namespace
+}  // namespace epctx::testing::dnnl
