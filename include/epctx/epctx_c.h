@@ -201,7 +201,7 @@ EPCTX_C_EXPORT epctx_status* epctx_session_run(epctx_session* session,
  * general the node making a bound output writes into that memory only when no later node reads
  * the input it overlaps and, if the node reads it itself, its kernel writes that output over
  * that input by design; otherwise the output is computed apart and copied in after the last
- * node (README "Bound outputs"). Outputs bound to overlapping memory are refused. */
+ * node (docs/API.md, "Bound outputs"). Outputs bound to overlapping memory are refused. */
 EPCTX_C_EXPORT epctx_status* epctx_session_run_with_outputs(
     epctx_session* session, const char* const* input_names, const epctx_tensor* const* inputs,
     size_t input_count, const char* const* output_names, size_t output_count,
