@@ -41,7 +41,7 @@ step "test models (build/test_models/)"
 
 step "tests"
 # Tests run side by side (-j), each with as many kernel threads as cores: OpenMP's idle threads
-# must not spin while the other test needs the cores (README, "Threads").
+# must not spin while the other test needs the cores (docs/KERNELS.md, "Threads").
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 ctest --no-tests=error --test-dir build --output-on-failure -j"$JOBS" --timeout 900
 

@@ -89,7 +89,7 @@ class ModelCompiler {
   std::function<void(const std::string&)> progress_;
 };
 
-// What this build can compile for: one instruction-set target per build (see README).
+// What this build can compile for: one instruction-set target per build (docs/DEPARTURES.md).
 struct CompileTarget {
   std::string hardware_architecture;  // "x86_64:avx2,fma,avx512f,..." (EPContext attribute)
   std::string packing_build_id;       // hash of the kernel and packing sources

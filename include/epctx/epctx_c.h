@@ -26,7 +26,8 @@
 extern "C" {
 #endif
 
-#define EPCTX_C_API_VERSION 2 /* 2: sequence, optional and string values */
+/* 2: sequence, optional and string values; 3: epctx_session_run_with_outputs */
+#define EPCTX_C_API_VERSION 3
 
 #if defined(__GNUC__)
 #define EPCTX_C_EXPORT __attribute__((visibility("default")))
@@ -185,11 +186,33 @@ EPCTX_C_EXPORT epctx_status* epctx_session_run(epctx_session* session,
                                                size_t input_count, const char* const* output_names,
                                                size_t output_count, epctx_tensor** outputs);
 
+/* Runs into outputs the caller binds, as ONNX Runtime's IOBinding (C API version 3):
+ * `output_names` (NULL: all outputs in model order, with `output_count` the model's count)
+ * names the outputs wanted, and `outputs[i]` is, for output i, either a tensor over caller
+ * memory (epctx_tensor_create_view of writable memory, of the output's element type and exact
+ * shape), which the run writes in place and which stays the caller's, or NULL: the run then
+ * allocates the output and stores a new tensor in `outputs[i]` that the caller releases (on
+ * failure nothing is stored). A bound tensor is checked against the declaration as inputs are,
+ * and the node that makes the output must make exactly its shape, or the run fails naming the
+ * output and both shapes; bound memory may be partly written by a failed run.
+ * An output may be bound to an input's own memory (a decode loop's shared past/present KV
+ * buffer: past_key and present_key one buffer of max_sequence_length rows), which
+ * com.microsoft GroupQueryAttention then updates in place, writing only the new rows. In
+ * general the node making a bound output writes into that memory only when no later node reads
+ * the input it overlaps and, if the node reads it itself, its kernel writes that output over
+ * that input by design; otherwise the output is computed apart and copied in after the last
+ * node (docs/API.md, "Bound outputs"). Outputs bound to overlapping memory are refused. */
+EPCTX_C_EXPORT epctx_status* epctx_session_run_with_outputs(
+    epctx_session* session, const char* const* input_names, const epctx_tensor* const* inputs,
+    size_t input_count, const char* const* output_names, size_t output_count,
+    epctx_tensor** outputs);
+
 /* ---- Tensors ---- */
 
 /* A tensor over `data`, which is not copied: it must stay valid and unchanged until the tensor
- * is released. `data_size` must equal the element count times the element size; `shape` may be
- * NULL only when `rank` is 0 (a scalar), `data` only when `data_size` is 0. */
+ * is released (except by runs it is bound to as an output: epctx_session_run_with_outputs).
+ * `data_size` must equal the element count times the element size; `shape` may be NULL only when
+ * `rank` is 0 (a scalar), `data` only when `data_size` is 0. */
 EPCTX_C_EXPORT epctx_status* epctx_tensor_create_view(epctx_data_type type, const int64_t* shape,
                                                       size_t rank, const void* data,
                                                       size_t data_size, epctx_tensor** out);

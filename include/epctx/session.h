@@ -135,6 +135,30 @@ class Session {
                                   const std::unordered_map<std::string, Tensor>& inputs,
                                   const std::vector<std::string>& output_names = {});
 
+  // Runs into outputs the caller binds, as ONNX Runtime's IOBinding does: `outputs` names the
+  // outputs wanted (unknown names are refused). A tensor there is the caller's memory (a
+  // Tensor::View of writable memory, or a Tensor::Allocate'd tensor the caller keeps) of the
+  // output's element type and exact shape: the run writes the output into it, and it stays as
+  // given. An empty Tensor() has the run allocate the output and receives it, as from Run
+  // (memory of its own). A bound tensor is checked against the declaration as inputs are
+  // (CheckInput, naming "output '<name>'"); the node that makes it must ask for exactly its type
+  // and shape, or the run fails naming the output and both shapes (ONNX Runtime refuses a
+  // pre-allocated output of another shape too). On failure bound memory may be partly written.
+  //
+  // A bound output may be an input's memory: a decode loop binds past_key and present_key to one
+  // buffer of max_sequence_length rows (ONNX Runtime's shared past/present buffer), and
+  // com.microsoft GroupQueryAttention then writes only the new rows, in place. The rule that
+  // keeps such aliasing safe: the node that makes the output writes it into the bound memory
+  // only if no node after it reads that input (or a view of it), no output returns the input,
+  // and, when the node itself reads it, the bound memory is exactly that input's and its kernel
+  // is one that writes that output over that input (GroupQueryAttention: both presents over
+  // both pasts). Otherwise the output is computed in the session's memory and copied into the
+  // bound memory after the last node, once every reader has seen the input unchanged (a
+  // profiled run's model_run event counts those bytes as output_bytes_copied). Outputs bound to
+  // overlapping memory are refused.
+  Status Run(const RunOptions& run_options, const std::unordered_map<std::string, Tensor>& inputs,
+             std::unordered_map<std::string, Tensor>& outputs);
+
   // With epctx.profile_file set: writes the profile (session creation, then every run node by
   // node, as a Chrome-trace JSON array in ONNX Runtime's profiler format) to that file and stops
   // profiling; returns the file's path. Returns "" when the session is not profiled or the

@@ -13,6 +13,10 @@ Compiling several models into one shared context blob, as with onnxruntime:
             so.add_session_config_entry("ep.stop_share_ep_contexts", "1")
         epctx.ModelCompiler(so, model).compile_to_file(out)
 
+A decode loop written for onnxruntime's IOBinding runs as it is: OrtValue.ortvalue_from_numpy,
+ortvalue_from_shape_and_type, InferenceSession.io_binding(), bind_input/bind_output (cpu only),
+bind_ortvalue_input/bind_ortvalue_output, run_with_iobinding, get_outputs, copy_outputs_to_cpu.
+
 Errors raise epctx.EpctxError subclasses named after the engine's status codes
 (InvalidArgument is also a ValueError, NotFound a FileNotFoundError, IoError an OSError,
 Unsupported a NotImplementedError); the message is the engine's.
@@ -35,6 +39,7 @@ from ._epctx import (
 from ._epctx import engine_version as _engine_version
 from ._epctx import set_log_level as _set_log_level
 from ._compiler import ModelCompiler
+from ._iobinding import IOBinding, OrtValue
 from ._session import (
     InferenceSession,
     ModelMetadata,
@@ -61,6 +66,7 @@ __all__ = [
     "Corrupt",
     "EpctxError",
     "FailedPrecondition",
+    "IOBinding",
     "InferenceSession",
     "Internal",
     "InvalidArgument",
@@ -69,6 +75,7 @@ __all__ = [
     "ModelMetadata",
     "NodeArg",
     "NotFound",
+    "OrtValue",
     "SessionOptions",
     "SessionOrigin",
     "Stale",

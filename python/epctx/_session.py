@@ -4,6 +4,7 @@ import copy
 import os
 
 from . import _epctx
+from ._iobinding import IOBinding, OrtValue
 
 _CPU = "CPUExecutionProvider"
 
@@ -39,6 +40,18 @@ def _check_providers(providers, provider_options):
             raise _epctx.Unsupported(
                 f"{_CPU} options are not supported by epctx (got {dict(options)!r}); "
                 "use SessionOptions entries instead")
+
+
+def _output_names(output_names):
+    if isinstance(output_names, (str, bytes)):
+        raise TypeError("output_names must be a list of output names or None")
+    return list(output_names) if output_names else []
+
+
+def _native_feed(feed):
+    """OrtValues in a feed go to the engine as they are (no conversion, no copy)."""
+    return {name: value._get_c_value() if isinstance(value, OrtValue) else value
+            for name, value in feed.items()}
 
 
 class NodeArg:
@@ -136,10 +149,32 @@ class InferenceSession:
             raise _epctx.Unsupported("epctx has no run options: pass run_options=None")
         if not isinstance(input_feed, dict):
             raise TypeError(f"input_feed must be a dict of input name -> array, got {type(input_feed).__name__}")
-        if isinstance(output_names, (str, bytes)):
-            raise TypeError("output_names must be a list of output names or None")
-        names = list(output_names) if output_names else []
-        return self._sess.run(names, input_feed)
+        return self._sess.run(_output_names(output_names), _native_feed(input_feed))
+
+    def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
+        """run() with OrtValues: input_dict_ort_values {input name: OrtValue} (arrays are taken
+        too); returns a list of OrtValues, each over the engine's memory for its output."""
+        if run_options is not None:
+            raise _epctx.Unsupported("epctx has no run options: pass run_options=None")
+        if not isinstance(input_dict_ort_values, dict):
+            raise TypeError("input_dict_ort_values must be a dict of input name -> OrtValue, "
+                            f"got {type(input_dict_ort_values).__name__}")
+        values = self._sess.run_with_ort_values(_output_names(output_names),
+                                                _native_feed(input_dict_ort_values))
+        return [OrtValue(v) for v in values]
+
+    def io_binding(self):
+        """An IOBinding of this session, for run_with_iobinding."""
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding, run_options=None):
+        """Runs with the inputs and outputs `iobinding` holds; its get_outputs() then has the
+        outputs. Outputs bound to OrtValues are written into their memory."""
+        if run_options is not None:
+            raise _epctx.Unsupported("epctx has no run options: pass run_options=None")
+        if not isinstance(iobinding, IOBinding) or iobinding._session is not self:
+            raise ValueError("run_with_iobinding takes an IOBinding made by this session's io_binding()")
+        iobinding._run()
 
     def get_inputs(self):
         return list(self._inputs)

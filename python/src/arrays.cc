@@ -36,6 +36,8 @@ DataType DataTypeOf(const py::dtype& dtype) {
   }
 }
 
+}  // namespace
+
 const char* NumpyTypeName(DataType type) {
   switch (type) {
     case DataType::kFloat32:
@@ -66,6 +68,8 @@ const char* NumpyTypeName(DataType type) {
       return nullptr;
   }
 }
+
+namespace {
 
 bool IsAligned(const py::array& array) {
   return array.attr("flags").attr("aligned").cast<bool>();
@@ -147,6 +151,34 @@ InputArray ArrayInput(const std::string& who, py::handle value) {
 }
 
 }  // namespace
+
+InputArray ArrayToTensor(const std::string& who, py::handle value) {
+  return ArrayInput(who, value);
+}
+
+DataType ElementType(const std::string& who, py::handle element_type) {
+  if (PyLong_Check(element_type.ptr()) && !PyBool_Check(element_type.ptr())) {
+    const long long onnx_type = element_type.cast<long long>();
+    const DataType type = static_cast<DataType>(onnx_type);
+    if (onnx_type > 0 && onnx_type < 64 && DataTypeSize(type) > 0) return type;
+    ThrowInvalid(who + ": element_type " + std::to_string(onnx_type) +
+                 " is not an ONNX tensor type epctx knows (onnx.TensorProto.FLOAT = 1, ...)");
+  }
+  py::dtype dtype;
+  try {
+    dtype = py::dtype::from_args(py::reinterpret_borrow<py::object>(element_type));
+  } catch (const py::error_already_set&) {
+    ThrowInvalid(who + ": element_type " + py::repr(element_type).cast<std::string>() +
+                 " is neither a NumPy type (numpy.float32) nor an ONNX type number");
+  }
+  const DataType type = DataTypeOf(dtype);
+  if (type == DataType::kUndefined) {
+    ThrowInvalid(who + ": element_type " + py::str(dtype).cast<std::string>() +
+                 " is not a numeric type epctx takes (bool, int8-64, uint8-64, float16, float32, "
+                 "float64)");
+  }
+  return type;
+}
 
 InputArray ToInput(const std::string& name, py::handle value, const ValueInfo* declared) {
   if (value.is_none()) {

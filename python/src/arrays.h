@@ -30,6 +30,17 @@ bool CanReadInPlace(const py::array& array);
 // optional input. Raises epctx.InvalidArgument for what epctx does not take.
 InputArray ToInput(const std::string& name, py::handle value, const ValueInfo* declared);
 
+// `value` (an array, or anything numpy.asarray accepts) as a tensor, as ToInput takes a numeric
+// or string input; `who` names it in errors ("input 'x'").
+InputArray ArrayToTensor(const std::string& who, py::handle value);
+
+// The element type a NumPy dtype (or anything numpy.dtype accepts, like numpy.float32) or an
+// ONNX TensorProto type number names; raises epctx.InvalidArgument naming `who` otherwise.
+DataType ElementType(const std::string& who, py::handle element_type);
+
+// NumPy's name of an element type ("float32"); nullptr for one NumPy lacks (bfloat16, string).
+const char* NumpyTypeName(DataType type);
+
 // Output values set free of each other: every numeric array owns its buffer (the engine's
 // tensor, without a copy, unless another array already holds that buffer).
 class OutputConverter {

@@ -15,6 +15,7 @@ void RegisterErrors(py::module_& m);
 void RegisterOptions(py::module_& m);
 void RegisterSession(py::module_& m);
 void RegisterCompiler(py::module_& m);
+void RegisterOrtValue(py::module_& m);
 
 // Raises the Python exception class that matches `status.code()`, carrying the engine's message.
 // Call with the GIL held.

@@ -7,6 +7,7 @@ PYBIND11_MODULE(_epctx, m) {
   m.doc() = "epctx native bindings; use the epctx package, which shapes them like onnxruntime.";
   ep::RegisterErrors(m);
   ep::RegisterOptions(m);
+  ep::RegisterOrtValue(m);
   ep::RegisterSession(m);
   ep::RegisterCompiler(m);
   m.def("engine_version", [] { return std::string(epctx::EngineVersion()); });

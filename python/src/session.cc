@@ -8,6 +8,7 @@
 
 #include "arrays.h"
 #include "bindings.h"
+#include "ortvalue.h"
 
 namespace epctx::python {
 namespace {
@@ -65,37 +66,123 @@ const ValueInfo* FindInput(const Session& session, const std::string& name) {
   return nullptr;
 }
 
-py::list Run(Session& session, const std::vector<std::string>& output_names, const py::dict& feed) {
-  std::vector<InputArray> held;  // keeps every array read in place alive across the run
-  held.reserve(feed.size());
+// The feed as the engine takes it: arrays (read in place where they can be), lists for
+// sequences, None for empty optionals, and _OrtValue objects as they are. `held` keeps alive
+// what the tensors view. An optional input left out is an empty optional, as in onnxruntime.
+std::unordered_map<std::string, Tensor> ToInputs(const Session& session, const py::dict& feed,
+                                                 std::vector<py::object>& held) {
   std::unordered_map<std::string, Tensor> inputs;
+  held.reserve(feed.size());
   for (auto [key, value] : feed) {
     if (!py::isinstance<py::str>(key)) {
       throw py::type_error("input_feed keys must be input names (str), got " +
                            py::repr(key).cast<std::string>());
     }
     std::string name = key.cast<std::string>();
-    held.push_back(ToInput(name, value, FindInput(session, name)));
-    inputs.emplace(name, held.back().tensor);
+    if (py::isinstance<OrtValueHolder>(value)) {
+      const OrtValueHolder& v = value.cast<const OrtValueHolder&>();
+      if (v.tensor.empty()) {
+        ThrowStatus(Status(StatusCode::kInvalidArgument,
+                           "input '" + name + "' is an OrtValue that holds no value yet"));
+      }
+      held.push_back(py::reinterpret_borrow<py::object>(value));
+      inputs.emplace(name, v.tensor);
+      continue;
+    }
+    InputArray in = ToInput(name, value, FindInput(session, name));
+    held.push_back(std::move(in.owner));
+    inputs.emplace(name, std::move(in.tensor));
   }
-  // An optional input left out of the feed is an empty optional, as in onnxruntime.
   for (const ValueInfo& v : session.inputs()) {
     if (v.optional && !inputs.contains(v.name))
       inputs.emplace(v.name, Tensor::None(v.dtype, v.kind));
   }
+  return inputs;
+}
+
+std::vector<Tensor> RunTensors(Session& session, const std::vector<std::string>& output_names,
+                               const py::dict& feed) {
+  std::vector<py::object> held;  // keeps every array read in place alive across the run
+  std::unordered_map<std::string, Tensor> inputs = ToInputs(session, feed, held);
   Result<std::vector<Tensor>> result = Status(StatusCode::kInternal, "not run");
   {
     py::gil_scoped_release release;
     NoteEngineCallStarted();
     result = session.Run(inputs, output_names);
   }
-  std::vector<Tensor> outputs = ValueOrThrow(std::move(result));
+  return ValueOrThrow(std::move(result));
+}
+
+py::list Run(Session& session, const std::vector<std::string>& output_names, const py::dict& feed) {
+  std::vector<Tensor> outputs = RunTensors(session, output_names, feed);
   const std::vector<ValueInfo>& infos = session.outputs();
   py::list values;
   OutputConverter converter;
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string name = output_names.empty() ? infos[i].name : output_names[i];
     values.append(converter.ToPython(name, std::move(outputs[i])));
+  }
+  return values;
+}
+
+// onnxruntime's run_with_ort_values: the outputs as _OrtValue objects, without conversion.
+py::list RunWithOrtValues(Session& session, const std::vector<std::string>& output_names,
+                          const py::dict& feed) {
+  py::list values;
+  for (Tensor& t : RunTensors(session, output_names, feed)) {
+    OrtValueHolder v;
+    v.tensor = std::move(t);
+    values.append(py::cast(std::move(v)));
+  }
+  return values;
+}
+
+// A run of an IOBinding: `bindings` lists (output name, _OrtValue to write it into, or None to
+// have the run allocate it). Returns one _OrtValue per binding, in order: the bound object
+// itself, or a new one holding what the run allocated.
+py::list RunWithBindings(Session& session, const py::dict& feed, const py::list& bindings) {
+  std::vector<py::object> held;
+  std::unordered_map<std::string, Tensor> inputs = ToInputs(session, feed, held);
+  std::unordered_map<std::string, Tensor> outputs;
+  std::vector<std::pair<std::string, py::object>> order;
+  for (py::handle item : bindings) {
+    auto [name, value] = item.cast<std::pair<std::string, py::object>>();
+    Tensor bound;
+    if (!value.is_none()) {
+      const OrtValueHolder& v = value.cast<const OrtValueHolder&>();
+      if (!v.writable) {
+        ThrowStatus(Status(StatusCode::kInvalidArgument,
+                           "output '" + name +
+                               "' is bound to an OrtValue over a read-only array, which a run "
+                               "cannot write"));
+      }
+      if (v.tensor.empty()) {
+        ThrowStatus(Status(StatusCode::kInvalidArgument,
+                           "output '" + name + "' is bound to an OrtValue that holds no value"));
+      }
+      bound = v.tensor;
+    }
+    if (!outputs.emplace(name, std::move(bound)).second) {
+      ThrowStatus(Status(StatusCode::kInvalidArgument, "output '" + name + "' is bound twice"));
+    }
+    order.emplace_back(name, value);
+  }
+  Status status = Status(StatusCode::kInternal, "not run");
+  {
+    py::gil_scoped_release release;
+    NoteEngineCallStarted();
+    status = session.Run(RunOptions(), inputs, outputs);
+  }
+  if (!status.ok()) ThrowStatus(status);
+  py::list values;
+  for (auto& [name, value] : order) {
+    if (!value.is_none()) {
+      values.append(value);
+      continue;
+    }
+    OrtValueHolder v;
+    v.tensor = std::move(outputs[name]);
+    values.append(py::cast(std::move(v)));
   }
   return values;
 }
@@ -135,7 +222,9 @@ void RegisterSession(py::module_& m) {
       .def_property_readonly("outputs", [](const Session& s) { return Describe(s.outputs()); })
       .def_property_readonly("origin", &Origin)
       .def_property_readonly("metadata", &Metadata)
-      .def("run", &Run, py::arg("output_names"), py::arg("input_feed"));
+      .def("run", &Run, py::arg("output_names"), py::arg("input_feed"))
+      .def("run_with_ort_values", &RunWithOrtValues, py::arg("output_names"), py::arg("input_feed"))
+      .def("run_with_bindings", &RunWithBindings, py::arg("input_feed"), py::arg("bindings"));
   m.def("_can_read_in_place", &CanReadInPlace, py::arg("array"),
         "Whether run() reads this array in place (no copy).");
   m.def("_last_engine_call_held_gil", &LastEngineCallHeldGil);

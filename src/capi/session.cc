@@ -51,6 +51,47 @@ Status FindValue(const char* fn, const epctx_session* session, epctx_io_kind kin
   return Status::Ok();
 }
 
+// The arguments both run functions take, checked: the feed by name, and the names of the
+// outputs wanted (all the model's, in order, when `output_names` is NULL).
+Status RunArguments(const char* fn, const epctx_session* session, const char* const* input_names,
+                    const epctx_tensor* const* inputs, size_t input_count,
+                    const char* const* output_names, size_t output_count, epctx_tensor** outputs,
+                    std::unordered_map<std::string, epctx::Tensor>& feed,
+                    std::vector<std::string>& wanted) {
+  if (input_count > 0) {
+    EPCTX_C_REQUIRE(input_names);
+    EPCTX_C_REQUIRE(inputs);
+  }
+  if (output_count > 0) EPCTX_C_REQUIRE(outputs);
+  for (size_t i = 0; i < input_count; ++i) {
+    EPCTX_C_REQUIRE(input_names[i]);
+    EPCTX_C_REQUIRE(inputs[i]);
+    if (!feed.emplace(input_names[i], inputs[i]->tensor).second) {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(fn) + ": input '" + input_names[i] + "' is given twice");
+    }
+  }
+  if (output_names == nullptr) {
+    size_t all = session->session->outputs().size();
+    if (output_count != all) {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(fn) + ": output_names is NULL (all outputs), so output_count " +
+                        "must be the model's " + std::to_string(all) + ", not " +
+                        std::to_string(output_count));
+    }
+    for (const epctx::ValueInfo& v : session->session->outputs()) wanted.push_back(v.name);
+  } else {
+    for (size_t i = 0; i < output_count; ++i) {
+      EPCTX_C_REQUIRE(output_names[i]);
+      wanted.emplace_back(output_names[i]);
+    }
+  }
+  if (output_count == 0) {
+    return Status(StatusCode::kInvalidArgument, std::string(fn) + ": no outputs requested");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 extern "C" {
@@ -190,38 +231,12 @@ epctx_status* epctx_session_run(epctx_session* session, const char* const* input
                                 epctx_tensor** outputs) {
   return Guard(__func__, [&](const char* fn) {
     EPCTX_C_REQUIRE(session);
-    if (input_count > 0) {
-      EPCTX_C_REQUIRE(input_names);
-      EPCTX_C_REQUIRE(inputs);
-    }
-    if (output_count > 0) EPCTX_C_REQUIRE(outputs);
     std::unordered_map<std::string, epctx::Tensor> feed;
-    for (size_t i = 0; i < input_count; ++i) {
-      EPCTX_C_REQUIRE(input_names[i]);
-      EPCTX_C_REQUIRE(inputs[i]);
-      if (!feed.emplace(input_names[i], inputs[i]->tensor).second) {
-        return Status(StatusCode::kInvalidArgument,
-                      std::string(fn) + ": input '" + input_names[i] + "' is given twice");
-      }
-    }
     std::vector<std::string> wanted;
-    if (output_names == nullptr) {
-      size_t all = session->session->outputs().size();
-      if (output_count != all) {
-        return Status(StatusCode::kInvalidArgument,
-                      std::string(fn) + ": output_names is NULL (all outputs), so output_count " +
-                          "must be the model's " + std::to_string(all) + ", not " +
-                          std::to_string(output_count));
-      }
-    } else {
-      for (size_t i = 0; i < output_count; ++i) {
-        EPCTX_C_REQUIRE(output_names[i]);
-        wanted.emplace_back(output_names[i]);
-      }
-    }
-    if (output_count == 0) {
-      return Status(StatusCode::kInvalidArgument, std::string(fn) + ": no outputs requested");
-    }
+    Status args = RunArguments(fn, session, input_names, inputs, input_count, output_names,
+                               output_count, outputs, feed, wanted);
+    if (!args.ok()) return args;
+    if (output_names == nullptr) wanted.clear();  // all, in model order
     auto result = session->session->Run(feed, wanted);
     if (!result.ok()) return result.status();
     // Everything is allocated before anything is handed out, so a failure leaks nothing.
@@ -229,6 +244,45 @@ epctx_status* epctx_session_run(epctx_session* session, const char* const* input
     made.reserve(result->size());
     for (epctx::Tensor& t : *result) made.push_back(std::make_unique<epctx_tensor>(std::move(t)));
     for (size_t i = 0; i < made.size(); ++i) outputs[i] = made[i].release();
+    return Status::Ok();
+  });
+}
+
+epctx_status* epctx_session_run_with_outputs(epctx_session* session, const char* const* input_names,
+                                             const epctx_tensor* const* inputs, size_t input_count,
+                                             const char* const* output_names, size_t output_count,
+                                             epctx_tensor** outputs) {
+  return Guard(__func__, [&](const char* fn) {
+    EPCTX_C_REQUIRE(session);
+    std::unordered_map<std::string, epctx::Tensor> feed;
+    std::vector<std::string> wanted;
+    Status args = RunArguments(fn, session, input_names, inputs, input_count, output_names,
+                               output_count, outputs, feed, wanted);
+    if (!args.ok()) return args;
+    std::unordered_map<std::string, epctx::Tensor> bound;
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      epctx::Tensor t = outputs[i] != nullptr ? outputs[i]->tensor : epctx::Tensor();
+      if (outputs[i] != nullptr && t.empty()) {
+        return Status(StatusCode::kInvalidArgument,
+                      std::string(fn) + ": output '" + wanted[i] + "' is bound to an empty tensor");
+      }
+      if (!bound.emplace(wanted[i], std::move(t)).second) {
+        return Status(StatusCode::kInvalidArgument,
+                      std::string(fn) + ": output '" + wanted[i] + "' is named twice");
+      }
+    }
+    Status run = session->session->Run(epctx::RunOptions(), feed, bound);
+    if (!run.ok()) return run;
+    // Everything is allocated before anything is handed out, so a failure leaks nothing.
+    std::vector<std::unique_ptr<epctx_tensor>> made(wanted.size());
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (outputs[i] == nullptr) {
+        made[i] = std::make_unique<epctx_tensor>(std::move(bound[wanted[i]]));
+      }
+    }
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      if (made[i] != nullptr) outputs[i] = made[i].release();
+    }
     return Status::Ok();
   });
 }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "exec/output_bindings.h"
 #include "program_generated.h"
 #include "util/status_macros.h"
 
@@ -274,15 +275,17 @@ void BoundProgram::Prepare(const std::atomic<bool>& stop, std::atomic<size_t>& n
 class BoundProgram::RunContext final : public KernelContext {
  public:
   // `shapes_as_declared`: the run's inputs have their declared shapes, so every value must too.
+  // `bindings` is null when no output is bound.
   RunContext(const BoundProgram& program, std::vector<Tensor>& values,
              std::vector<uint8_t>& heap_owned, std::span<std::byte> arena,
-             const RunControl& control, bool shapes_as_declared)
+             const RunControl& control, bool shapes_as_declared, OutputBindings* bindings)
       : program_(program),
         values_(values),
         heap_owned_(heap_owned),
         arena_(arena),
         control_(control),
-        shapes_as_declared_(shapes_as_declared) {}
+        shapes_as_declared_(shapes_as_declared),
+        bindings_(bindings) {}
 
   void SetNode(const BoundNode* node) { node_ = node; }
 
@@ -302,6 +305,7 @@ class BoundProgram::RunContext final : public KernelContext {
     }
     size_t v = static_cast<size_t>(node_->outputs[index]);
     const Slot& slot = program_.slots_[v];
+    if (bindings_ != nullptr && bindings_->in_place[v]) return BoundMemory(v, type, shape);
     // Refused before any memory is taken rather than after the node ran (Run checks every output
     // against its declaration): a forged program's attributes must not make a tensor of any size
     // first (a Convolution of a forged blob asked for 4.8 GB).
@@ -344,6 +348,8 @@ class BoundProgram::RunContext final : public KernelContext {
     const int32_t in = node_->inputs[input];
     const int32_t out = node_->outputs[output];
     if (in < 0 || out < 0) return false;
+    // The kernel copies into the bound memory instead.
+    if (bindings_ != nullptr && bindings_->in_place[static_cast<size_t>(out)]) return false;
     const Tensor& x = values_[static_cast<size_t>(in)];
     if (x.empty()) return false;
     Tensor view = x.Reshaped(shape);
@@ -361,18 +367,36 @@ class BoundProgram::RunContext final : public KernelContext {
       // The input's own arena place, or memory that outlives the run (a weight, a graph input):
       // handed out as a copy if the output is a graph output.
       heap_owned_[static_cast<size_t>(out)] = 0;
+      if (bindings_ != nullptr && from.arena_offset < 0) bindings_->external.push_back(out);
     }
     values_[static_cast<size_t>(out)] = std::move(view);
     return true;
   }
 
  private:
+  // Value `v`, bound to the caller's memory and to be written there: that memory, when the
+  // kernel asks for exactly its type and shape (as ONNX Runtime, which refuses a pre-allocated
+  // output of another shape rather than reallocating it).
+  Result<Tensor*> BoundMemory(size_t v, DataType type, const std::vector<int64_t>& shape) {
+    const Tensor& bound = *bindings_->buffer[v];
+    if (type != bound.dtype() || shape != bound.shape()) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "output '{}' is bound to {} {}, but the node makes {} {}",
+                         program_.ValueName(static_cast<int32_t>(v)), DataTypeName(bound.dtype()),
+                         ShapeToString(bound.shape()), DataTypeName(type), ShapeToString(shape));
+    }
+    values_[v] = bound;
+    heap_owned_[v] = 0;
+    return &values_[v];
+  }
+
   const BoundProgram& program_;
   std::vector<Tensor>& values_;
   std::vector<uint8_t>& heap_owned_;
   std::span<std::byte> arena_;
   const RunControl& control_;
   const bool shapes_as_declared_;
+  OutputBindings* const bindings_;
   const BoundNode* node_ = nullptr;
 };
 
@@ -453,7 +477,9 @@ Status BoundProgram::DeclarationMismatch(int32_t v, DataType type,
 
 Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
                                               std::span<std::byte> arena, const RunControl& control,
-                                              NodeObserver* observer) const {
+                                              NodeObserver* observer,
+                                              std::span<const Tensor> bound_outputs,
+                                              RunStats* stats) const {
   if (inputs.size() != inputs_.size()) {
     return EPCTX_ERROR(kInvalidArgument, "program takes {} inputs, {} given", inputs_.size(),
                        inputs.size());
@@ -491,13 +517,17 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
   std::optional<ActiveObserverScope> scope;
   if (active.observer != nullptr) scope.emplace(active);
 
-  RunContext ctx(*this, values, heap_owned, arena, control, shapes_as_declared);
+  OutputBindings bindings;
+  if (!bound_outputs.empty()) EPCTX_RETURN_IF_ERROR(BindOutputs(bound_outputs, bindings));
+  RunContext ctx(*this, values, heap_owned, arena, control, shapes_as_declared,
+                 bindings.empty() ? nullptr : &bindings);
   for (size_t k = 0; k < nodes_.size(); ++k) {
     const BoundNode& n = nodes_[k];
     if (control.terminated()) {
       return control.CheckTerminate(fmt::format(
           "before {} node '{}'", n.node->op_type()->string_view(), ViewOf(n.node->name())));
     }
+    if (!bindings.empty()) PlanBoundOutputs(k, values, bindings);
     ctx.SetNode(&n);
     if (active.observer != nullptr) {
       active.observer->BeforeNode(ObservedNode(*this, k, active.depth, values));
@@ -534,19 +564,7 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
       }
     }
   }
-  std::vector<Tensor> outputs;
-  outputs.reserve(outputs_.size());
-  for (int32_t o : outputs_) {
-    const Tensor& t = values[static_cast<size_t>(o)];
-    if (heap_owned[static_cast<size_t>(o)]) {
-      outputs.push_back(t);
-      continue;
-    }
-    // Weights, inputs and arena memory are not the caller's to keep: hand out a copy.
-    EPCTX_ASSIGN_OR_RETURN(Tensor copy, t.Clone());
-    outputs.push_back(std::move(copy));
-  }
-  return outputs;
+  return FinishOutputs(values, heap_owned, bindings, stats);
 }
 
 }  // namespace epctx::exec

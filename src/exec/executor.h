@@ -61,6 +61,16 @@ class NodeObserver {
   virtual void AfterNode(const ObservedNode& node) = 0;
 };
 
+// What a Run did beyond computing, for profiles.
+struct RunStats {
+  // Bytes of program outputs copied after the last node: outputs in memory the caller may not
+  // keep (an input, a weight, the arena) handed out as copies, and bound outputs that could not
+  // be computed in their bound memory, copied into it.
+  uint64_t output_bytes_copied = 0;
+};
+
+struct OutputBindings;
+
 class BoundProgram {
  public:
   // Binds program `index` of a model's `programs` and, through its control-flow nodes, the
@@ -97,9 +107,20 @@ class BoundProgram {
   // `control` is checked before every node; control-flow nodes pass it to their bodies.
   // `observer` (may be null) sees every node; when null, a run nested in an observed run on this
   // thread (a control-flow body) reports to that run's observer.
+  // `bound_outputs` (empty, or one per program output) binds outputs to the caller's memory: a
+  // numeric tensor there (checked by the caller against the declaration) is written with that
+  // output, which is then returned as that same tensor; an empty Tensor() leaves the output to
+  // the run. Outputs bound to overlapping memory are refused. The node making a bound output
+  // writes it into the bound memory (AllocateOutput hands it out, and fails when the node asks
+  // for another type or shape) unless that memory overlaps an input's, where this holds only
+  // when no node reads that input after it and no output returns it, and, when the node itself
+  // reads it, when it is exactly that input's memory and the kernel WritesInPlace; otherwise the
+  // output is computed in memory of the run's and copied into the bound memory after the last
+  // node, when every reader has seen the input unchanged. `stats` (may be null) receives counts.
   Result<std::vector<Tensor>> Run(std::span<const Tensor> inputs, std::span<std::byte> arena,
-                                  const RunControl& control = {},
-                                  NodeObserver* observer = nullptr) const;
+                                  const RunControl& control = {}, NodeObserver* observer = nullptr,
+                                  std::span<const Tensor> bound_outputs = {},
+                                  RunStats* stats = nullptr) const;
 
  private:
   struct Slot {
@@ -133,6 +154,16 @@ class BoundProgram {
   };
   friend class ObservedNode;
   class RunContext;
+  // Output bindings (executor_outputs.cc): the run's bindings after checking `bound` (one per
+  // program output), whether node `k`'s bound outputs may be written in their bound memory, and
+  // the run's outputs after its last node.
+  Status BindOutputs(std::span<const Tensor> bound, OutputBindings& bindings) const;
+  void PlanBoundOutputs(size_t k, const std::vector<Tensor>& values,
+                        OutputBindings& bindings) const;
+  Result<std::vector<Tensor>> FinishOutputs(std::vector<Tensor>& values,
+                                            std::vector<uint8_t>& heap_owned,
+                                            const OutputBindings& bindings, RunStats* stats) const;
+  std::string_view ValueName(int32_t v) const;
   struct BindState;
   static Result<std::unique_ptr<BoundProgram>> BindAt(BindState& state, uint32_t index, int depth);
 

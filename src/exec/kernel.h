@@ -115,6 +115,15 @@ class Kernel {
     (void)input_shapes;
     (void)threads;
   }
+  // Whether the kernel computes correctly when the memory of output i is exactly the memory of
+  // its input `input_of_output[i]` (-1: memory of its own), as when a caller binds an input and
+  // an output to one buffer (ONNX Runtime's shared past/present KV cache). Kernels that read an
+  // input while writing an output do not, so the default is no: the executor then computes such
+  // outputs in memory of its own and copies them into the caller's after the last node.
+  virtual bool WritesInPlace(std::span<const int32_t> input_of_output) const {
+    (void)input_of_output;
+    return false;
+  }
 };
 
 // Makes the kernel of one node, refusing at creation what it can tell is wrong. One factory

@@ -95,6 +95,12 @@ Result<std::vector<Tensor>> Session::Run(const RunOptions& run_options,
   return impl_->Run(inputs, output_names, &run_options);
 }
 
+Status Session::Run(const RunOptions& run_options,
+                    const std::unordered_map<std::string, Tensor>& inputs,
+                    std::unordered_map<std::string, Tensor>& outputs) {
+  return impl_->Run(inputs, outputs, &run_options);
+}
+
 RunOptions::RunOptions() : terminate_(std::make_shared<std::atomic<bool>>(false)) {}
 void RunOptions::SetTerminate() {
   terminate_->store(true);

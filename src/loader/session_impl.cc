@@ -117,9 +117,8 @@ Status SessionImpl::Damaged(const Status& why) const {
                                         partition_name_, why.message()));
 }
 
-Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::string, Tensor>& inputs,
-                                             const std::vector<std::string>& output_names,
-                                             const RunOptions* run_options) {
+Result<std::vector<Tensor>> SessionImpl::OrderInputs(
+    const std::unordered_map<std::string, Tensor>& inputs) const {
   for (const auto& [name, tensor] : inputs) {
     bool known = false;
     for (const ValueInfo& v : inputs_) known |= v.name == name;
@@ -139,19 +138,72 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
     EPCTX_RETURN_IF_ERROR(CheckInput(v, it->second));
     ordered.push_back(it->second);
   }
+  return ordered;
+}
+
+Result<size_t> SessionImpl::FindOutput(const std::string& name) const {
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (outputs_[i].name == name) return i;
+  }
+  return EPCTX_ERROR(kInvalidArgument, "unknown output '{}'; the model's outputs are: {}", name,
+                     NamesOf(outputs_, false));
+}
+
+Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::string, Tensor>& inputs,
+                                             const std::vector<std::string>& output_names,
+                                             const RunOptions* run_options) {
+  EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> ordered, OrderInputs(inputs));
   std::vector<size_t> selected;
   for (const std::string& name : output_names) {
-    size_t pos = outputs_.size();
-    for (size_t i = 0; i < outputs_.size(); ++i) {
-      if (outputs_[i].name == name) pos = i;
-    }
-    if (pos == outputs_.size()) {
-      return EPCTX_ERROR(kInvalidArgument, "unknown output '{}'; the model's outputs are: {}", name,
-                         NamesOf(outputs_, false));
-    }
+    EPCTX_ASSIGN_OR_RETURN(size_t pos, FindOutput(name));
     selected.push_back(pos);
   }
+  EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> all, RunProgram(ordered, {}, run_options));
+  if (output_names.empty()) return all;
+  std::vector<Tensor> out;
+  for (size_t pos : selected) out.push_back(all[pos]);
+  return out;
+}
 
+Status SessionImpl::Run(const std::unordered_map<std::string, Tensor>& inputs,
+                        std::unordered_map<std::string, Tensor>& outputs,
+                        const RunOptions* run_options) {
+  EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> ordered, OrderInputs(inputs));
+  std::vector<Tensor> bound(outputs_.size());
+  for (const auto& [name, tensor] : outputs) {
+    EPCTX_ASSIGN_OR_RETURN(size_t pos, FindOutput(name));
+    if (tensor.empty()) continue;  // the run allocates it
+    const std::string who = fmt::format("output '{}'", name);
+    if (!tensor.is_tensor() || tensor.dtype() == DataType::kString ||
+        DataTypeSize(tensor.dtype()) == 0) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "{} is bound to {} of {}; only tensors of a numeric type can be bound "
+                         "(bind an empty Tensor to have the run allocate it)",
+                         who, ValueKindName(tensor.kind()), DataTypeName(tensor.dtype()));
+    }
+    if (outputs_[pos].kind != ValueKind::kTensor) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "{} is {}{}; only tensor outputs can be bound to memory (bind an empty "
+                         "Tensor to have the run allocate it)",
+                         who, outputs_[pos].optional ? "an optional of " : "",
+                         ValueKindName(outputs_[pos].kind));
+    }
+    if (tensor.byte_size() > 0 && tensor.data() == nullptr) {
+      return EPCTX_ERROR(kInvalidArgument, "{} is bound to a tensor without memory", who);
+    }
+    EPCTX_RETURN_IF_ERROR(CheckInput(outputs_[pos], tensor, who));
+    bound[pos] = tensor;
+  }
+  EPCTX_ASSIGN_OR_RETURN(std::vector<Tensor> all, RunProgram(ordered, bound, run_options));
+  for (auto& [name, tensor] : outputs) {
+    if (tensor.empty()) tensor = all[*FindOutput(name)];
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Tensor>> SessionImpl::RunProgram(std::span<const Tensor> inputs,
+                                                    std::span<const Tensor> bound_outputs,
+                                                    const RunOptions* run_options) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   if (blob_->known_damaged()) return Damaged(blob_->CheckIntact());
   exec::RunControl control;
@@ -163,8 +215,12 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
     first_run_finishes_preparing_ = false;
     preparing_->FinishNodes();
   }
-  auto all = program_->Run(ordered, arena, control, profiler_.get());
-  if (profiler_ != nullptr) profiler_->RecordSession("model_run", start);
+  exec::RunStats stats;
+  auto all = program_->Run(inputs, arena, control, profiler_.get(), bound_outputs, &stats);
+  if (profiler_ != nullptr) {
+    profiler_->RecordSession("model_run", start,
+                             {{"output_bytes_copied", std::to_string(stats.output_bytes_copied)}});
+  }
   // Whatever the run computed, from a blob that changed under it, is not an answer; a kernel
   // error seen meanwhile may be the change's doing too.
   Status intact = blob_->CheckIntact();
@@ -173,10 +229,7 @@ Result<std::vector<Tensor>> SessionImpl::Run(const std::unordered_map<std::strin
     return Status(all.status().code(),
                   fmt::format("model '{}': {}", partition_name_, all.status().message()));
   }
-  if (output_names.empty()) return std::move(all).value();
-  std::vector<Tensor> out;
-  for (size_t pos : selected) out.push_back((*all)[pos]);
-  return out;
+  return std::move(all).value();
 }
 
 Result<std::string> SessionImpl::EndProfiling() {

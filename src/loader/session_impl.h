@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -43,6 +44,9 @@ class SessionImpl {
   Result<std::vector<Tensor>> Run(const std::unordered_map<std::string, Tensor>& inputs,
                                   const std::vector<std::string>& output_names,
                                   const RunOptions* run_options);
+  // Session::Run into bound outputs.
+  Status Run(const std::unordered_map<std::string, Tensor>& inputs,
+             std::unordered_map<std::string, Tensor>& outputs, const RunOptions* run_options);
 
   // Profiling (epctx.profile_file): the profiler that recorded the creation takes the runs too.
   void SetProfiler(std::unique_ptr<loader::Profiler> profiler) { profiler_ = std::move(profiler); }
@@ -57,6 +61,15 @@ class SessionImpl {
   SessionImpl() = default;
   // The error of a run whose blob changed under it.
   Status Damaged(const Status& why) const;
+  // `inputs` in the model's order, each checked (CheckInput); unknown and missing names refused.
+  Result<std::vector<Tensor>> OrderInputs(
+      const std::unordered_map<std::string, Tensor>& inputs) const;
+  // The position of output `name`, or the error naming the model's outputs.
+  Result<size_t> FindOutput(const std::string& name) const;
+  // Runs the program (serialized), profiled when profiling: every output, in order.
+  Result<std::vector<Tensor>> RunProgram(std::span<const Tensor> inputs,
+                                         std::span<const Tensor> bound_outputs,
+                                         const RunOptions* run_options);
 
   std::shared_ptr<const loader::LoadedBlob> blob_;
   std::unique_ptr<exec::BoundProgram> program_;

@@ -177,6 +177,8 @@ static void test_null_arguments(void) {
               "argument 'session' is NULL");
   CHECK_ERROR(epctx_session_run(NULL, NULL, NULL, 0, NULL, 0, NULL), EPCTX_INVALID_ARGUMENT,
               "epctx_session_run: argument 'session' is NULL");
+  CHECK_ERROR(epctx_session_run_with_outputs(NULL, NULL, NULL, 0, NULL, 0, NULL),
+              EPCTX_INVALID_ARGUMENT, "epctx_session_run_with_outputs: argument 'session' is NULL");
 
   CHECK_ERROR(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, shape, 1, &value, sizeof value, NULL),
               EPCTX_INVALID_ARGUMENT, "epctx_tensor_create_view: argument 'out' is NULL");
@@ -370,6 +372,89 @@ static void test_run_errors(epctx_session* session) {
       "epctx_session_get_io_count: kind -1 is neither EPCTX_INPUT (0) nor EPCTX_OUTPUT (1)");
   CHECK_ERROR(epctx_session_get_io_dim_name(session, EPCTX_INPUT, 0, 4, &text),
               EPCTX_INVALID_ARGUMENT, "dim 4 is out of range ('input' has rank 4)");
+}
+
+/* epctx_session_run_with_outputs: an output written into the caller's buffer equals a normal
+ * run's, bit for bit; a NULL entry receives an allocated output; bindings that cannot be are
+ * refused, naming the output, and a failed run hands out nothing. */
+static void test_run_with_outputs(epctx_session* session, const char* stem, size_t classes) {
+  char name[256];
+  npy_f32 input = {0};
+  snprintf(name, sizeof name, "%s.input.npy", stem);
+  CHECK(read_npy_f32(model_file(name), &input), "cannot read %s", model_file(name));
+  if (input.values == NULL) {
+    free(input.file);
+    return;
+  }
+  int64_t shape[4] = {1, 3, 224, 224};
+  epctx_tensor* x = NULL;
+  CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, shape, 4, input.values,
+                                    input.count * sizeof(float), &x));
+  const char* input_names[1] = {"input"};
+  const epctx_tensor* inputs[1] = {x};
+  const char* output_names[2] = {"output", "output"};
+  epctx_tensor* plain[1] = {NULL};
+  CHECK_OK(epctx_session_run(session, input_names, inputs, 1, NULL, 1, plain));
+  const float* expected = NULL;
+  size_t expected_size = 0;
+  if (plain[0] != NULL) {
+    CHECK_OK(epctx_tensor_get_data(plain[0], (const void**)&expected, &expected_size));
+  }
+
+  float buffer[16];
+  for (size_t i = 0; i < 16; ++i) buffer[i] = -99.0f;
+  int64_t out_shape[2] = {1, (int64_t)classes};
+  epctx_tensor* bound = NULL;
+  CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, out_shape, 2, buffer,
+                                    classes * sizeof(float), &bound));
+  epctx_tensor* outputs[2] = {bound, NULL};
+  CHECK_OK(
+      epctx_session_run_with_outputs(session, input_names, inputs, 1, output_names, 1, outputs));
+  CHECK(outputs[0] == bound, "a bound output was replaced");
+  CHECK(expected != NULL && expected_size == classes * sizeof(float) &&
+            memcmp(buffer, expected, expected_size) == 0,
+        "%s: the bound output differs from epctx_session_run's", stem);
+  CHECK(buffer[classes] == -99.0f, "the run wrote past the bound output");
+
+  /* NULL: allocated, as epctx_session_run does; output_names NULL means all outputs. */
+  outputs[0] = NULL;
+  if (CHECK_OK(epctx_session_run_with_outputs(session, input_names, inputs, 1, NULL, 1, outputs)) &&
+      outputs[0] != NULL) {
+    const void* data = NULL;
+    size_t size = 0;
+    CHECK_OK(epctx_tensor_get_data(outputs[0], &data, &size));
+    CHECK(expected != NULL && size == expected_size && memcmp(data, expected, size) == 0,
+          "%s: the allocated output differs from epctx_session_run's", stem);
+    epctx_tensor_release(outputs[0]);
+  }
+
+  int64_t wrong[2] = {1, 5};
+  epctx_tensor* small = NULL;
+  CHECK_OK(
+      epctx_tensor_create_view(EPCTX_TYPE_FLOAT32, wrong, 2, buffer, 5 * sizeof(float), &small));
+  outputs[0] = small;
+  CHECK_ERROR(
+      epctx_session_run_with_outputs(session, input_names, inputs, 1, output_names, 1, outputs),
+      EPCTX_INVALID_ARGUMENT, "output 'output' has shape [1,5], expected [1,");
+  outputs[0] = NULL;
+  outputs[1] = NULL;
+  CHECK_ERROR(
+      epctx_session_run_with_outputs(session, input_names, inputs, 1, output_names, 2, outputs),
+      EPCTX_INVALID_ARGUMENT, "epctx_session_run_with_outputs: output 'output' is named twice");
+  const char* unknown[1] = {"logits"};
+  CHECK_ERROR(epctx_session_run_with_outputs(session, input_names, inputs, 1, unknown, 1, outputs),
+              EPCTX_INVALID_ARGUMENT, "unknown output 'logits'; the model's outputs are: output");
+  CHECK_ERROR(epctx_session_run_with_outputs(session, input_names, inputs, 1, NULL, 2, outputs),
+              EPCTX_INVALID_ARGUMENT, "output_count must be the model's 1, not 2");
+  CHECK_ERROR(epctx_session_run_with_outputs(session, input_names, inputs, 1, NULL, 1, NULL),
+              EPCTX_INVALID_ARGUMENT, "argument 'outputs' is NULL");
+  CHECK(outputs[0] == NULL && outputs[1] == NULL, "a failed run wrote outputs");
+
+  epctx_tensor_release(small);
+  epctx_tensor_release(bound);
+  epctx_tensor_release(plain[0]);
+  epctx_tensor_release(x);
+  free(input.file);
 }
 
 static void test_tensor_errors(void) {
@@ -623,6 +708,7 @@ int main(int argc, char** argv) {
     run_and_compare(cls, "resnet18_cls", 0);
     run_and_compare(cls, "resnet18_cls", 1);
     test_run_errors(cls);
+    test_run_with_outputs(cls, "resnet18_cls", 10);
   }
 
   /* From memory: the blob path resolves only with ep.context_file_path. */

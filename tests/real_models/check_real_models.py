@@ -47,7 +47,8 @@ def run(cmd, cwd=None):
 
 
 def file_name(name):
-    """A tensor's file name as `epctx run --output-dir` writes it (README, `epctx run --help`)."""
+    """A tensor's file name as `epctx run --output-dir` writes it (docs/TOOLS.md,
+    `epctx run --help`)."""
     special = {"": "%", ".": "%2E", "..": "%2E%2E"}
     if name in special:
         return special[name] + ".npy"

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -134,6 +135,18 @@ class GroupQueryAttentionKernel final : public Kernel {
   }
 
   Status Run(KernelContext& ctx) override;
+
+  // ONNX Runtime's shared past/present buffer: both presents over both pasts (one of them alone
+  // would be read as a past to copy from while it is written).
+  bool WritesInPlace(std::span<const int32_t> input_of_output) const override {
+    for (size_t i = 0; i < input_of_output.size(); ++i) {
+      const int32_t want = i == 1   ? static_cast<int32_t>(kPastKey)
+                           : i == 2 ? static_cast<int32_t>(kPastValue)
+                                    : -1;
+      if (input_of_output[i] != want) return false;
+    }
+    return input_of_output.size() >= 3;
+  }
 
  private:
   GroupQueryAttentionKernel() = default;

@@ -3,7 +3,7 @@
 // heavy kernels, is built on OpenMP: sharing its thread team keeps one thread budget per session.
 // A second pool of our own would wait (spinning) beside OpenMP's idle threads for the same two
 // cores. On a machine shared with other busy processes, OMP_WAIT_POLICY=passive in the
-// environment stops OpenMP's idle threads from spinning (see README, "Threads").
+// environment stops OpenMP's idle threads from spinning (see docs/KERNELS.md, "Threads").
 #pragma once
 
 #include <omp.h>
