@@ -45,36 +45,14 @@ void BuildAttention(ModelBuilder& b, const AttentionGraph& a) {
   b.Output(b.Node("Transpose", {out}, {AttrInts("perm", {0, 2, 1, 3})}));
 }
 
-// A bool tensor of `shape`, true where `masked(row, column)` (the last two dims).
-template <typename Masked>
-Tensor BoolMask(const std::vector<int64_t>& shape, Masked masked) {
-  auto t = Tensor::Allocate(DataType::kBool, shape);
-  EXPECT_TRUE(t.ok());
-  const int64_t cols = shape.back(), rows = shape[shape.size() - 2];
-  uint8_t* p = t->mutable_data_as<uint8_t>();
-  for (int64_t i = 0; i < t->element_count(); ++i) p[i] = masked((i / cols) % rows, i % cols);
-  return *t;
-}
-
 // Optimises the graph, checks it against the unoptimised one on random inputs with `mask`, and
 // returns it.
 compile::IrGraph OptimiseAndCompare(ModelBuilder& b, const Tensor& mask, const std::string& what) {
-  auto reference = ImportGraph(b);
-  EXPECT_TRUE(reference.ok()) << reference.status().ToString();
-  if (!reference.ok()) return {};
-  compile::IrGraph optimised = *reference;
-  auto stats = compile::RunAllPasses(optimised);
-  EXPECT_TRUE(stats.ok()) << what << ": " << stats.status().ToString();
-  const std::vector<Tensor> inputs = {RandomTensor({1, kHeads, kSeq, kHeadSize}, b.rng()),
-                                      RandomTensor({1, kKvHeads, kSeq, kHeadSize}, b.rng()),
-                                      RandomTensor({1, kKvHeads, kSeq, kHeadSize}, b.rng()), mask};
-  const std::vector<Tensor> want = Evaluate(*reference, inputs);
-  const std::vector<Tensor> got = Evaluate(optimised, inputs);
-  EXPECT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    ExpectMatches(got[i], want[i], kRel, Cat(what, " output ", i));
-  }
-  return optimised;
+  return OptimiseAndCompareWithin(b,
+                                  {RandomTensor({1, kHeads, kSeq, kHeadSize}, b.rng()),
+                                   RandomTensor({1, kKvHeads, kSeq, kHeadSize}, b.rng()),
+                                   RandomTensor({1, kKvHeads, kSeq, kHeadSize}, b.rng()), mask},
+                                  kRel, what);
 }
 
 bool Causal(int64_t row, int64_t column) {
@@ -84,14 +62,14 @@ bool Causal(int64_t row, int64_t column) {
 TEST(FuseAttention, LlamaAttentionWithRepeatedKvHeadsIsOneNode) {
   ModelBuilder b(81);
   BuildAttention(b, {});
-  const compile::IrGraph g = OptimiseAndCompare(b, BoolMask({kSeq, kSeq}, Causal), "causal");
+  const compile::IrGraph g = OptimiseAndCompare(b, BoolMatrix({kSeq, kSeq}, Causal), "causal");
   EXPECT_EQ(CountOps(g, "Attention"), 1);
   for (const char* op : {"Softmax", "MaskedSoftmax", "Where", "Expand", "Transpose", "Div"}) {
     EXPECT_EQ(CountOps(g, op), 0) << op;
   }
   // Any other mask (row 0 sees only key 0, the others all but key 1) through the bias.
   OptimiseAndCompare(
-      b, BoolMask({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 0 ? c > 0 : c == 1; }),
+      b, BoolMatrix({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 0 ? c > 0 : c == 1; }),
       "other mask");
 }
 
@@ -100,7 +78,7 @@ TEST(FuseAttention, LowestFloatFillKeepsARowMaskedWhole) {
   ModelBuilder b(82);
   BuildAttention(b, {std::numeric_limits<float>::lowest(), {kSeq, kSeq}});
   const compile::IrGraph g = OptimiseAndCompare(
-      b, BoolMask({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 2 || Causal(r, c); }),
+      b, BoolMatrix({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 2 || Causal(r, c); }),
       "row 2 masked whole");
   EXPECT_EQ(CountOps(g, "Attention"), 1);
 }
@@ -110,7 +88,7 @@ TEST(FuseAttention, FillThatCannotAbsorbTheScoresStays) {
   ModelBuilder b(83);
   BuildAttention(b, {-1e4f, {kSeq, kSeq}});
   const compile::IrGraph g = OptimiseAndCompare(
-      b, BoolMask({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 2 || Causal(r, c); }),
+      b, BoolMatrix({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 2 || Causal(r, c); }),
       "fill -1e4");
   EXPECT_EQ(CountOps(g, "Attention"), 0);
 }
@@ -120,7 +98,7 @@ TEST(FuseAttention, MaskThatBroadcastsTheScoresUpStays) {
   ModelBuilder b(84);
   BuildAttention(b, {-std::numeric_limits<float>::infinity(), {2, 1, kSeq, kSeq}});
   const compile::IrGraph g =
-      OptimiseAndCompare(b, BoolMask({2, 1, kSeq, kSeq}, Causal), "two-batch mask");
+      OptimiseAndCompare(b, BoolMatrix({2, 1, kSeq, kSeq}, Causal), "two-batch mask");
   EXPECT_EQ(CountOps(g, "Attention"), 0);
 }
 

@@ -11,6 +11,7 @@
 
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/onnx_import.h"
+#include "compile/passes/passes.h"
 #include "exec/kernel.h"
 #include "exec/kernels/dnnl/isa.h"
 
@@ -180,6 +181,24 @@ Result<compile::IrGraph> ImportGraph(const ModelBuilder& builder) {
       std::as_bytes(std::span<const char>(bytes.data(), bytes.size())), "dnnl_test.onnx", "");
   if (!imported.ok()) return imported.status();
   return std::move(imported->graph);
+}
+
+compile::IrGraph OptimiseAndCompareWithin(const ModelBuilder& builder,
+                                          const std::vector<Tensor>& inputs, double rel,
+                                          const std::string& what) {
+  auto reference = ImportGraph(builder);
+  EXPECT_TRUE(reference.ok()) << reference.status().ToString();
+  if (!reference.ok()) return {};
+  compile::IrGraph optimised = *reference;
+  auto stats = compile::RunAllPasses(optimised);
+  EXPECT_TRUE(stats.ok()) << what << ": " << stats.status().ToString();
+  const std::vector<Tensor> want = Evaluate(*reference, inputs);
+  const std::vector<Tensor> got = Evaluate(optimised, inputs);
+  EXPECT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    ExpectMatches(got[i], want[i], rel, Cat(what, " output ", i));
+  }
+  return optimised;
 }
 
 std::vector<Tensor> Evaluate(const compile::IrGraph& g, const std::vector<Tensor>& inputs,

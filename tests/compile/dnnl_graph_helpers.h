@@ -6,6 +6,7 @@
 // run the same models through sessions.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
@@ -75,6 +76,24 @@ Result<compile::IrGraph> ImportGraph(const ModelBuilder& builder);
 // naming the node).
 std::vector<Tensor> Evaluate(const compile::IrGraph& graph, const std::vector<Tensor>& inputs,
                              int threads = 1);
+
+// Runs every pass on the graph `builder` makes, checks that the optimised graph computes what the
+// unoptimised one does on `inputs` (ExpectMatches within `rel`), and returns it (empty after an
+// import failure). `what` names the case in failure messages.
+compile::IrGraph OptimiseAndCompareWithin(const ModelBuilder& builder,
+                                          const std::vector<Tensor>& inputs, double rel,
+                                          const std::string& what);
+
+// A bool tensor of `shape`, true where `value(row, column)` holds (the last two dims).
+template <typename Value>
+Tensor BoolMatrix(const std::vector<int64_t>& shape, Value value) {
+  auto t = Tensor::Allocate(DataType::kBool, shape);
+  EXPECT_TRUE(t.ok());
+  const int64_t cols = shape.back(), rows = shape[shape.size() - 2];
+  uint8_t* p = t->mutable_data_as<uint8_t>();
+  for (int64_t i = 0; i < t->element_count(); ++i) p[i] = value((i / cols) % rows, i % cols);
+  return *t;
+}
 
 // Uniform random float32 in [-1, 1].
 Tensor RandomTensor(const std::vector<int64_t>& shape, std::mt19937& rng);

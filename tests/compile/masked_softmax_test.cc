@@ -20,33 +20,10 @@ std::string Scores(ModelBuilder& b, const std::string& q, const std::string& k) 
   return b.Node("MatMul", {q, b.Node("Transpose", {k}, {AttrInts("perm", {0, 1, 3, 2})})});
 }
 
-// A bool tensor of `shape`, true where `keep(row, column)` (the last two dims).
-template <typename Keep>
-Tensor BoolMask(const std::vector<int64_t>& shape, Keep keep) {
-  auto t = Tensor::Allocate(DataType::kBool, shape);
-  EXPECT_TRUE(t.ok());
-  const int64_t cols = shape.back(), rows = shape[shape.size() - 2];
-  uint8_t* p = t->mutable_data_as<uint8_t>();
-  for (int64_t i = 0; i < t->element_count(); ++i) p[i] = keep((i / cols) % rows, i % cols);
-  return *t;
-}
-
 // Optimises the graph, checks it against the unoptimised one on `inputs`, and returns it.
 compile::IrGraph OptimiseAndCompare(const ModelBuilder& b, const std::vector<Tensor>& inputs,
                                     const std::string& what) {
-  auto reference = ImportGraph(b);
-  EXPECT_TRUE(reference.ok()) << reference.status().ToString();
-  if (!reference.ok()) return {};
-  compile::IrGraph optimised = *reference;
-  auto stats = compile::RunAllPasses(optimised);
-  EXPECT_TRUE(stats.ok()) << what << ": " << stats.status().ToString();
-  const std::vector<Tensor> want = Evaluate(*reference, inputs);
-  const std::vector<Tensor> got = Evaluate(optimised, inputs);
-  EXPECT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    ExpectMatches(got[i], want[i], kRel, Cat(what, " output ", i));
-  }
-  return optimised;
+  return OptimiseAndCompareWithin(b, inputs, kRel, what);
 }
 
 // The graph's last node is the one MaskedSoftmax, with these attributes.
@@ -107,7 +84,7 @@ TEST(FuseMaskedSoftmax, CausalSelectionAndARunTimeScale) {
   const compile::IrGraph g = OptimiseAndCompare(
       b,
       {RandomTensor(qkv, b.rng()), RandomTensor(qkv, b.rng()), scale,
-       BoolMask({1, 1, kSeq, kSeq}, [](int64_t r, int64_t c) { return c <= r; })},
+       BoolMatrix({1, 1, kSeq, kSeq}, [](int64_t r, int64_t c) { return c <= r; })},
       "causal");
   EXPECT_EQ(CountOps(g, "Where"), 0);
   EXPECT_EQ(CountOps(g, "Div"), 0);
@@ -127,7 +104,7 @@ TEST(FuseMaskedSoftmax, FillWhereTheConditionHoldsAndAScaleOnTheLeft) {
   const compile::IrGraph g = OptimiseAndCompare(
       b,
       {RandomTensor(qkv, b.rng()), RandomTensor(qkv, b.rng()),
-       BoolMask({2, 1, kSeq, kSeq}, [](int64_t r, int64_t c) { return (r + c) % 3 == 0; }),
+       BoolMatrix({2, 1, kSeq, kSeq}, [](int64_t r, int64_t c) { return (r + c) % 3 == 0; }),
        Tensor::View(DataType::kFloat32, {1}, &half, nullptr)},
       "fill when true");
   EXPECT_EQ(CountOps(g, "Mul"), 0);

@@ -48,19 +48,7 @@ std::string RmsNorm(ModelBuilder& b, const std::string& x, const std::string& we
 // Optimises the graph, checks it against the unoptimised one on `inputs`, and returns it.
 compile::IrGraph OptimiseAndCompare(const ModelBuilder& b, const std::vector<Tensor>& inputs,
                                     const std::string& what) {
-  auto reference = ImportGraph(b);
-  EXPECT_TRUE(reference.ok()) << reference.status().ToString();
-  if (!reference.ok()) return {};
-  compile::IrGraph optimised = *reference;
-  auto stats = compile::RunAllPasses(optimised);
-  EXPECT_TRUE(stats.ok()) << what << ": " << stats.status().ToString();
-  const std::vector<Tensor> want = Evaluate(*reference, inputs);
-  const std::vector<Tensor> got = Evaluate(optimised, inputs);
-  EXPECT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
-    ExpectMatches(got[i], want[i], kRel, Cat(what, " output ", i));
-  }
-  return optimised;
+  return OptimiseAndCompareWithin(b, inputs, kRel, what);
 }
 
 float FloatAttr(const compile::IrNode& n, std::string_view name) {
