@@ -1,26 +1,16 @@
 #include "exec/executor.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 #include <optional>
-#include <thread>
 
 #include "exec/output_bindings.h"
 #include "program_generated.h"
 #include "util/status_macros.h"
+#include "util/usable_cores.h"
 
 namespace epctx::exec {
 namespace {
-
-// Cores this process may run on (its affinity mask), for intra_op_num_threads=0.
-int UsableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
 
 template <typename T>
 std::span<const T> SpanOf(const flatbuffers::Vector<T>* v) {

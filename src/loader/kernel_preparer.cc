@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "exec/kernels/dnnl/runtime.h"
+#include "util/usable_cores.h"
 
 namespace epctx::loader {
 namespace {
@@ -54,8 +55,7 @@ struct Job {
 // Generating code is CPU-bound and the first run waits for it: one thread per core (at most 4)
 // shares the nodes of the jobs in the queue.
 int ThreadCount() {
-  const unsigned cores = std::thread::hardware_concurrency();
-  return static_cast<int>(std::clamp(cores, 1u, 4u));
+  return std::clamp(UsableCores(), 1, 4);
 }
 
 class Preparer {
@@ -249,7 +249,7 @@ class Ticket final : public PrepareTicket {
 
 PrepareWorkers WorkersFor(int session_threads) {
   const int pool = ThreadCount();
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = UsableCores();
   PrepareWorkers w;
   w.while_creating = std::max(1, pool - 1);
   w.first_run_finishes = session_threads <= 0 || session_threads >= cores;

@@ -1,6 +1,5 @@
 #include "perf/runs.h"
 
-#include <sched.h>
 #include <sys/times.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <thread>
 
 #include "util/status_macros.h"
+#include "util/usable_cores.h"
 
 namespace epctx::cli {
 namespace {
@@ -116,13 +116,6 @@ class Runner {
 };
 
 }  // namespace
-
-int UsableCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
 
 Result<RunTiming> TimeRuns(Session& session, const Inputs& inputs, const RunPlan& plan,
                            ProgressLine& progress) {

@@ -36,7 +36,4 @@ struct RunTiming {
 Result<RunTiming> TimeRuns(Session& session, const Inputs& inputs, const RunPlan& plan,
                            ProgressLine& progress);
 
-// Cores this process may run on (its affinity mask).
-int UsableCores();
-
 }  // namespace epctx::cli
