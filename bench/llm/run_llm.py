@@ -15,6 +15,7 @@ Writes bench/results/llm.json and docs/BENCHMARKS_LLM.md (one table per CPU: ear
 tables are kept). Refuses to measure when the 1-minute load average is 1 or more unless --force.
 
 usage: bench/llm/run_llm.sh [--variants f32,f16,int4] [--threads 1,2] [--tokens 128] [--force]
+                           [--build DIR]
 """
 
 import argparse
@@ -160,11 +161,21 @@ def main():
     p.add_argument("--tokens", type=int, default=128)
     p.add_argument("--at", default="16,256,1024")
     p.add_argument("--force", action="store_true")
+    p.add_argument("--build", help="an existing build folder to measure (its epctx CLI and Python "
+                   "module are built there) instead of building build-bench/")
     args = p.parse_args()
+    global BUILD
+    if args.build:
+        BUILD = os.path.abspath(args.build)
     load = os.getloadavg()[0]
     if load >= BUSY_LOADAVG and not args.force:
         sys.exit(f"bench: load average {load:.2f} >= {BUSY_LOADAVG}: not measuring (--force)")
-    epctx = build_epctx(BUILD)
+    if args.build:  # brought up to date as it is configured, not reconfigured
+        run_shown(["cmake", "--build", BUILD, "-j", str(os.cpu_count() or 2), "--target",
+                   "epctx_cli"])
+        epctx = os.path.join(BUILD, "bin", "epctx")
+    else:
+        epctx = build_epctx(BUILD)
     run_shown(["cmake", "--build", BUILD, "-j", str(os.cpu_count() or 2), "--target", "epctx_python"])
     variants = args.variants.split(",")
     prepared = prepare(epctx, variants)
