@@ -39,7 +39,7 @@ PY = "/usr/bin/python3"
 
 
 def cpu_facts():
-    facts = {"model": cpu_model()}
+    facts = {"name": cpu_model()}
     with open("/proc/cpuinfo") as f:
         for line in f:
             key, _, value = line.partition(":")
@@ -121,7 +121,7 @@ def summary(r):
 
 def write_doc(report):
     cpu = report["cpu"]
-    title = f"{cpu['model']} (family {cpu.get('cpu family')}, model {cpu.get('model')})"
+    title = f"{cpu['name']} (family {cpu.get('cpu family')}, model {cpu.get('model')})"
     lines = [f"## {title}", "",
              f"{report['date']}, git {report['git']}, load average {report['loadavg_start']} at "
              f"the start, ISA: {cpu.get('isa')}; prompt 128 tokens, {report['tokens']} greedy "
