@@ -88,6 +88,7 @@ Result<std::vector<Tensor>> RunNode(const NodeSpec& spec, const AttrBuilder& att
     node.inputs.push_back(d);
   }
   node.outputs.resize(spec.outputs);
+  for (size_t i : spec.omitted_outputs) node.outputs.at(i).present = false;
   return RunNodeOnce(node, inputs, spec.threads);
 }
 

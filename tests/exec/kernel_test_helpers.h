@@ -42,6 +42,8 @@ struct NodeSpec {
   int64_t opset = 17;
   std::string domain;
   size_t outputs = 1;
+  // Outputs the node leaves unnamed (omitted optional outputs), by index below `outputs`.
+  std::vector<size_t> omitted_outputs;
   int threads = 1;
   // Describe inputs to the kernel at creation (dtype and shape known), as the compiler does.
   bool describe_inputs = true;

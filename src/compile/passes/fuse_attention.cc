@@ -26,6 +26,7 @@ struct AttentionMatcher {
   const IrGraph& graph;
   const std::vector<int>& producers;
   const std::vector<int>& uses;
+  const std::vector<int>& readers;  // of each value, the last node reading it (-1: none)
 
   const IrNode* Producer(int v, std::string_view op) const {
     if (v < 0) return nullptr;
@@ -35,6 +36,15 @@ struct AttentionMatcher {
     return n.domain.empty() && n.op_type == op ? &n : nullptr;
   }
   bool SingleUse(int v) const { return v >= 0 && uses[static_cast<size_t>(v)] == 1; }
+  // The one node reading `v` as its first input, when it is an ONNX `op`; else null.
+  const IrNode* OnlyReader(int v, std::string_view op) const {
+    if (!SingleUse(v)) return nullptr;
+    const int r = readers[static_cast<size_t>(v)];
+    if (r < 0) return nullptr;
+    const IrNode& n = graph.nodes[static_cast<size_t>(r)];
+    return n.domain.empty() && n.op_type == op && !n.inputs.empty() && n.inputs[0] == v ? &n
+                                                                                        : nullptr;
+  }
   int NodeIndex(const IrNode* n) const { return static_cast<int>(n - graph.nodes.data()); }
 };
 
@@ -107,7 +117,13 @@ Result<PassStats> FuseAttention(IrGraph& graph) {
   PassStats stats{"fuse-attention", 0};
   const std::vector<int> producers = Producers(graph);
   const std::vector<int> uses = CountUses(graph);
-  const AttentionMatcher m{graph, producers, uses};
+  std::vector<int> readers(graph.values.size(), -1);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (int v : graph.nodes[i].inputs) {
+      if (v >= 0) readers[static_cast<size_t>(v)] = static_cast<int>(i);
+    }
+  }
+  const AttentionMatcher m{graph, producers, uses, readers};
   std::vector<bool> dead(graph.nodes.size(), false);
   std::vector<IrNode> fused;  // (replacing the node at fused_at[i])
   std::vector<size_t> fused_at;
@@ -174,30 +190,19 @@ Result<PassStats> FuseAttention(IrGraph& graph) {
     const int k = RepeatedFrom(m, kt->inputs[0], parts);
     // The probabilities' one reader: the product with the values.
     const int probs = softmax.outputs[0];
-    if (!m.SingleUse(probs)) continue;
-    const IrNode* pv = nullptr;
-    for (const IrNode& n : graph.nodes) {
-      if (n.domain.empty() && n.op_type == "MatMul" && n.inputs.size() == 2 &&
-          n.inputs[0] == probs) {
-        pv = &n;
-      }
-    }
-    if (pv == nullptr) continue;
+    const IrNode* pv = m.OnlyReader(probs, "MatMul");
+    if (pv == nullptr || pv->inputs.size() != 2) continue;
     parts.push_back(m.NodeIndex(pv));
     const int v = RepeatedFrom(m, pv->inputs[1], parts);
     int out = pv->outputs[0];
     int64_t layout = exec::kernels::kAttentionOutputBnsh;
     size_t last = static_cast<size_t>(m.NodeIndex(pv));
-    for (size_t j = 0; j < graph.nodes.size(); ++j) {
-      const IrNode& n = graph.nodes[j];
-      if (m.SingleUse(out) && n.domain.empty() && n.op_type == "Transpose" && !n.inputs.empty() &&
-          n.inputs[0] == out && IsPerm(graph, n, {0, 2, 1, 3})) {
-        parts.push_back(static_cast<int>(j));
-        out = n.outputs[0];
-        layout = exec::kernels::kAttentionOutputBsnh;
-        last = j;
-        break;
-      }
+    if (const IrNode* back = m.OnlyReader(out, "Transpose");
+        back != nullptr && IsPerm(graph, *back, {0, 2, 1, 3})) {
+      parts.push_back(m.NodeIndex(back));
+      out = back->outputs[0];
+      layout = exec::kernels::kAttentionOutputBsnh;
+      last = static_cast<size_t>(m.NodeIndex(back));
     }
     // Shapes: Q [B, N, S, H], K and V [B, kvN, T, H] with N a multiple of kvN, all float32.
     // The head size must be known (a multiple of 8: the kernel's loops take 8 lanes, as
