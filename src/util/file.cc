@@ -194,6 +194,20 @@ Result<MappedFile> MappedFile::Map(const UniqueFd& fd, const std::string& path, 
   return file;
 }
 
+void MappedFile::ReleasePages(std::span<const std::byte> range) const {
+  if (data_ == nullptr || range.empty() || range.data() < data_ ||
+      static_cast<size_t>(range.data() - data_) > size_ ||
+      range.size() > size_ - static_cast<size_t>(range.data() - data_)) {
+    return;
+  }
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(range.data()) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(range.data()) + range.size()) / page * page;
+  if (end > begin) {
+    (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
 }
@@ -269,7 +283,8 @@ Result<AtomicFileWriter> AtomicFileWriter::Create(const std::string& path) {
   std::random_device rd;
   std::string temp =
       fmt::format("{}/.{}.tmp-{}-{:08x}", DirName(path), BaseName(path), ::getpid(), rd());
-  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  // Read and write: a streaming blob writer reads back what it stored to confirm duplicates.
+  UniqueFd fd(::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (!fd.valid()) {
     return EPCTX_ERROR(kIoError, "'{}': cannot create temporary file '{}': {}", path, temp,
                        ErrnoText(errno));
@@ -304,6 +319,31 @@ Status AtomicFileWriter::WriteAt(uint64_t offset, std::span<const std::byte> byt
     offset += static_cast<uint64_t>(n);
   }
   return Status::Ok();
+}
+
+Status AtomicFileWriter::ReadAt(uint64_t offset, std::span<std::byte> out) const {
+  std::byte* p = out.data();
+  size_t left = out.size();
+  while (left > 0) {
+    ssize_t n = ::pread(fd_.get(), p, left, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return EPCTX_ERROR(kIoError, "'{}': read failed: {}", temp_path_, ErrnoText(errno));
+    }
+    if (n == 0) {
+      return EPCTX_ERROR(kIoError, "'{}': read at {} ends early ({} bytes missing)", temp_path_,
+                         offset, left);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+void AtomicFileWriter::StartWriteback(uint64_t offset, uint64_t length) const {
+  (void)::sync_file_range(fd_.get(), static_cast<off64_t>(offset), static_cast<off64_t>(length),
+                          SYNC_FILE_RANGE_WRITE);
 }
 
 Status AtomicFileWriter::Commit() {

@@ -93,6 +93,11 @@ class MappedFile {
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
   const FileIdentity& identity() const { return identity_; }
+  // Drops the pages wholly inside `range` (a part of bytes()) from this process's page tables
+  // (MADV_DONTNEED), so that a compile reading weight after weight is not charged for all of
+  // them: the page cache keeps them, and a later read faults them back in. Ranges outside the
+  // mapping are ignored.
+  void ReleasePages(std::span<const std::byte> range) const;
   const std::string& path() const { return path_; }
 
  private:
@@ -118,7 +123,13 @@ class AtomicFileWriter {
 
   // Writes at an absolute offset (the file grows as needed).
   Status WriteAt(uint64_t offset, std::span<const std::byte> bytes);
+  // Reads back bytes written earlier (a streaming writer comparing a new piece with a stored one).
+  Status ReadAt(uint64_t offset, std::span<std::byte> out) const;
+  // Starts writing [offset, offset + length) to the disk without waiting, so that Commit's fsync
+  // finds little left to do; a hint, failures are ignored.
+  void StartWriteback(uint64_t offset, uint64_t length) const;
   Status Commit();
+  const std::string& temp_path() const { return temp_path_; }
 
  private:
   AtomicFileWriter(std::string path, std::string temp_path, UniqueFd fd)
