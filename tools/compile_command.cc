@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <system_error>
@@ -13,6 +14,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
+#include "compile_progress.h"
 #include "epctx/compiler.h"
 #include "util/file.h"
 #include "util/status_macros.h"
@@ -28,8 +30,10 @@ struct CompileArgs {
   std::vector<std::string> config;          // -C: context options (ep.*)
   std::vector<std::string> engine_options;  // -i: engine options (epctx.*, session.*)
   bool list = false;
-  std::string target;              // --target: epctx.target_isa
-  bool allow_unsupported = false;  // --allow-unsupported: epctx.allow_unsupported
+  std::string target;                           // --target: epctx.target_isa
+  bool allow_unsupported = false;               // --allow-unsupported: epctx.allow_unsupported
+  ProgressMode progress = ProgressMode::kAuto;  // --progress
+  bool quiet = false;                           // -q: --progress never
 };
 
 // -o as given; else <DIR or the model's directory>/<stem>_ctx.onnx.
@@ -151,6 +155,9 @@ Status RunCompile(const CompileArgs& args, const GlobalOptions& global) {
     compiler.SetProgressCallback(
         [](const std::string& message) { std::fprintf(stderr, "epctx: %s\n", message.c_str()); });
   }
+  CompileProgressLine progress_line(args.quiet ? ProgressMode::kNever : args.progress);
+  compiler.SetProgressReporter(
+      [&progress_line](const CompileProgress& p) { progress_line.Update(p); });
   auto start = std::chrono::steady_clock::now();
   auto elapsed = [&start] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -159,6 +166,7 @@ Status RunCompile(const CompileArgs& args, const GlobalOptions& global) {
   if (models.size() > 1) {
     EPCTX_ASSIGN_OR_RETURN(MultiCompileReport report,
                            compiler.CompileModels(models, args.output_dir));
+    progress_line.Clear();
     return PrintMultiReport(report, elapsed());
   }
 
@@ -172,6 +180,7 @@ Status RunCompile(const CompileArgs& args, const GlobalOptions& global) {
   std::string output_dir = std::filesystem::path(output).parent_path().string();
   if (!output_dir.empty()) EPCTX_RETURN_IF_ERROR(CreateDirectories(output_dir));
   EPCTX_ASSIGN_OR_RETURN(CompileReport report, compiler.CompileToFile(models[0], output));
+  progress_line.Clear();
   PrintReport(report, elapsed());
   return Status::Ok();
 }
@@ -215,6 +224,16 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
                 "Write the context model even when some node has no kernel here (its sessions "
                 "then fail, or fall back to the original model); without it such a model is "
                 "refused, naming each node (same as -i \"epctx.allow_unsupported|1\")");
+  app->add_option("--progress", args->progress,
+                  "Show the compile's progress on stderr (stage, weights written of total, bytes "
+                  "written): auto (on a terminal, once the compile has run for a second), always "
+                  "(from the start, a line per update, also into a pipe or log) or never")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, ProgressMode>{{"auto", ProgressMode::kAuto},
+                                              {"always", ProgressMode::kAlways},
+                                              {"never", ProgressMode::kNever}}))
+      ->default_str("auto");
+  app->add_flag("-q,--quiet", args->quiet, "No progress display (same as --progress never)");
   app->add_flag("--list", args->list, "Show what this build compiles for: target and pack layouts");
   app->parse_complete_callback([args] { CheckUsage(*args); });
   app->footer("Options for -C and -i (defaults in parentheses):\n" + DescribeConfigKeys() +

@@ -46,12 +46,27 @@ struct MultiCompileReport {
   size_t dedup_hits = 0;  // weights found already stored (same layout and bytes)
 };
 
+// Where a compile is, for a progress display (ModelCompiler::SetProgressReporter). A compile
+// reports each stage as it starts and each weight as it is written into the blob.
+struct CompileProgress {
+  std::string model;       // the model being compiled (its path, or "<model in memory>")
+  size_t model_index = 0;  // of model_count, from 0
+  size_t model_count = 1;
+  std::string stage;           // "importing", "optimizing", "writing weights", "finishing"
+  size_t weights_done = 0;     // this model's weights handed to the blob (packed first if packed)
+  size_t weights_total = 0;    // this model's weights ("writing weights" and after)
+  uint64_t bytes_written = 0;  // blob bytes written to its file so far (all models)
+};
+
 class ModelCompiler {
  public:
   explicit ModelCompiler(SessionOptions options = {});
 
   // Progress messages ("[2/3] compiling b.onnx") for long compiles.
   void SetProgressCallback(std::function<void(const std::string&)> callback);
+  // Progress as it happens, on the compiling thread: at each stage and after each weight (the
+  // callback decides how often to show it).
+  void SetProgressReporter(std::function<void(const CompileProgress&)> reporter);
 
   // Writes `context_model_path` and, beside it, "<stem>.epctx" holding the compiled blob (unless
   // ep.context_embed_mode=1). Both are written atomically; a failure leaves neither behind.
@@ -87,6 +102,7 @@ class ModelCompiler {
  private:
   SessionOptions options_;
   std::function<void(const std::string&)> progress_;
+  std::function<void(const CompileProgress&)> reporter_;
 };
 
 // What this build can compile for: one instruction-set target per build (docs/DEPARTURES.md).

@@ -14,10 +14,28 @@ format::TargetFingerprint PackingTarget() {
   return format::CurrentTarget(exec::kernels::onednn::PackingIsa());
 }
 
+namespace {
+
+void DropConstants(IrGraph& graph) {
+  for (IrValue& v : graph.values) v.constant.reset();
+  for (IrNode& n : graph.nodes) {
+    for (IrAttribute& a : n.attrs) {
+      a.tensor.reset();
+      if (a.body) DropConstants(*a.body);
+    }
+  }
+}
+
+}  // namespace
+
 Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& partition_name,
-                                      format::BlobWriter& writer, bool refuse_unsupported) {
+                                      format::BlobWriter& writer, bool refuse_unsupported,
+                                      ProgressTracker* progress) {
+  ProgressTracker none;
+  ProgressTracker& p = progress != nullptr ? *progress : none;
   CompiledModel out;
   out.partition_name = partition_name;
+  p.Stage("optimizing");
   EPCTX_ASSIGN_OR_RETURN(out.passes, RunAllPasses(model.graph));
   for (const PassStats& s : out.passes) {
     Logger().debug("{}: pass {} changed {} nodes", partition_name, s.pass, s.changed);
@@ -26,9 +44,18 @@ Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& p
     EPCTX_RETURN_IF_ERROR(CheckEveryNodeRuns(
         model.graph, model.source.path.empty() ? partition_name : model.source.path));
   }
-  EPCTX_ASSIGN_OR_RETURN(out.program, BuildProgram(model.graph, writer));
+  p.state.weights_done = 0;
+  p.state.weights_total = CountProgramWeights(model.graph);
+  p.state.bytes_written = writer.bytes_written();
+  p.Stage("writing weights");
+  EPCTX_ASSIGN_OR_RETURN(out.program, BuildProgram(model.graph, writer, [&p, &writer] {
+                           ++p.state.weights_done;
+                           p.state.bytes_written = writer.bytes_written();
+                           p.Send();
+                         }));
   EPCTX_RETURN_IF_ERROR(
       writer.AddModel(partition_name, out.program.programs, model.source.size, model.source.hash));
+  if (writer.streaming()) DropConstants(model.graph);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include "compile/onnx_import.h"
 #include "compile/passes/passes.h"
 #include "compile/program_builder.h"
+#include "epctx/compiler.h"
 #include "epctx/status.h"
 #include "format/blob_writer.h"
 #include "util/aligned_buffer.h"
@@ -23,11 +24,27 @@ struct CompiledModel {
 // dispatches to (see exec/kernels/dnnl/isa.h). Every blob writer of the compiler takes it.
 format::TargetFingerprint PackingTarget();
 
+// A compile's progress as the public CompileProgress says it, sent to a reporter (may be empty).
+struct ProgressTracker {
+  std::function<void(const CompileProgress&)> reporter;
+  CompileProgress state;
+
+  void Stage(std::string stage) {
+    state.stage = std::move(stage);
+    Send();
+  }
+  void Send() const {
+    if (reporter) reporter(state);
+  }
+};
+
 // Optimizes `model.graph` in place and adds its program and weights to `writer`. With
 // `refuse_unsupported`, a graph with a node no kernel runs is refused (kernel_check.h) before
-// anything is added.
+// anything is added. With a streaming writer the graph's weights are let go once written (the
+// values keep their dtypes and shapes), so that a compile of several models holds none of them.
 Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& partition_name,
-                                      format::BlobWriter& writer, bool refuse_unsupported);
+                                      format::BlobWriter& writer, bool refuse_unsupported,
+                                      ProgressTracker* progress = nullptr);
 
 // Import + compile into an in-memory blob holding one model named `partition_name`; the JIT path
 // used when a session is created from an original model or falls back to it.

@@ -130,7 +130,7 @@ Status Deliver(const CompileOutput& out, std::string ctx_bytes) {
 }
 
 Result<CompileReport> CompileShared(const CompileOptions& opts, const CompileInput& input,
-                                    const CompileOutput& out) {
+                                    const CompileOutput& out, ProgressTracker& progress) {
   if (opts.embed_mode) {
     return EPCTX_ERROR(kInvalidArgument,
                        "ep.context_embed_mode=1 cannot be combined with "
@@ -144,18 +144,21 @@ Result<CompileReport> CompileShared(const CompileOptions& opts, const CompileInp
   }
   SharedGroup& group = Group();
   std::lock_guard<std::mutex> lock(group.mutex);
+  progress.Stage("importing");
+  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import(opts.external_data_folder));
   if (!group.open) {
-    group.writer = format::BlobWriter(compile::PackingTarget());
+    // The group's weights stream into the blob's temporary file, call after call.
     group.blob_path = SharedBlobPathFor(out.location);
+    EPCTX_ASSIGN_OR_RETURN(group.writer,
+                           format::BlobWriter::ToFile(compile::PackingTarget(), group.blob_path));
     group.partition_uses.clear();
     group.members.clear();
   }
   bool main_context = !group.open;
-  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import(opts.external_data_folder));
   std::string partition = UniquePartition(group.partition_uses, input.PartitionStem(out.location));
   EPCTX_ASSIGN_OR_RETURN(
       compile::CompiledModel compiled,
-      compile::CompileIntoBlob(model, partition, group.writer, !opts.allow_unsupported));
+      compile::CompileIntoBlob(model, partition, group.writer, !opts.allow_unsupported, &progress));
   group.open = true;
   compile::ContextModelSpec spec = SpecFor(model, partition, out.location, opts, main_context);
   spec.blob_reference = RelativePath(group.blob_path, DirName(out.location));
@@ -173,7 +176,8 @@ Result<CompileReport> CompileShared(const CompileOptions& opts, const CompileInp
   if (opts.stop_share_ep_contexts) {
     group.open = false;
     uint64_t identity = 0;
-    EPCTX_RETURN_IF_ERROR(group.writer.WriteToFile(group.blob_path, &identity));
+    progress.Stage("finishing");
+    EPCTX_RETURN_IF_ERROR(group.writer.Finish(&identity));
     EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(group.blob_path));
     report.blob_size = id.size;
     for (auto& [path, member] : group.members) {
@@ -209,8 +213,9 @@ std::string CompileInput::PartitionStem(const std::string& context_location) con
   return stem;
 }
 
-Result<CompileReport> CompileToContextModel(const CompileOptions& opts, const CompileInput& input,
-                                            CompileOutput out) {
+Result<CompileReport> CompileToContextModel(
+    const CompileOptions& opts, const CompileInput& input, CompileOutput out,
+    const std::function<void(const CompileProgress&)>& reporter) {
   EPCTX_RETURN_IF_ERROR(ApplyTargetIsa(opts));
   // Bytes go where the caller will save them, which only ep.context_file_path can say.
   if (out.bytes != nullptr) out.location = opts.context_file_path;
@@ -222,16 +227,25 @@ Result<CompileReport> CompileToContextModel(const CompileOptions& opts, const Co
                        "ep.context_file_path to where the context model will be saved, or "
                        "ep.context_embed_mode=1 to put the blob inside it");
   }
+  ProgressTracker progress{reporter, {}};
+  progress.state.model = input.path.empty() ? kModelInMemory : input.path;
   if (opts.share_ep_contexts || opts.stop_share_ep_contexts) {
-    return CompileShared(opts, input, out);
+    return CompileShared(opts, input, out, progress);
   }
 
+  progress.Stage("importing");
   EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import(opts.external_data_folder));
   std::string partition = input.PartitionStem(out.location);
+  // A blob file is written as the weights come (one weight in memory at a time); an embedded blob
+  // is built in memory, where it ends up anyway.
+  const std::string blob_path = opts.embed_mode ? "" : DefaultBlobPathFor(out.location);
   format::BlobWriter writer(compile::PackingTarget());
+  if (!opts.embed_mode) {
+    EPCTX_ASSIGN_OR_RETURN(writer, format::BlobWriter::ToFile(compile::PackingTarget(), blob_path));
+  }
   EPCTX_ASSIGN_OR_RETURN(
       compile::CompiledModel compiled,
-      compile::CompileIntoBlob(model, partition, writer, !opts.allow_unsupported));
+      compile::CompileIntoBlob(model, partition, writer, !opts.allow_unsupported, &progress));
 
   CompileReport report;
   report.context_model_path = out.location;
@@ -240,19 +254,18 @@ Result<CompileReport> CompileToContextModel(const CompileOptions& opts, const Co
   report.node_count = compiled.program.node_count;
 
   compile::ContextModelSpec spec = SpecFor(model, partition, out.location, opts, true);
-  std::string blob_path;
   AlignedBuffer embedded;
   // The blob first: the context model records its identity. A compile killed between the two
   // renames leaves the old context model beside the new blob, which loads then refuse to pair.
+  progress.Stage("finishing");
   if (opts.embed_mode) {
     EPCTX_ASSIGN_OR_RETURN(embedded, writer.WriteToMemory());
     spec.embedded_blob = embedded.bytes();
     spec.blob_identity = IdentityOf(embedded);
     report.blob_size = embedded.size();
   } else {
-    blob_path = DefaultBlobPathFor(out.location);
     spec.blob_reference = BaseName(blob_path);
-    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path, &spec.blob_identity));
+    EPCTX_RETURN_IF_ERROR(writer.Finish(&spec.blob_identity));
     EPCTX_ASSIGN_OR_RETURN(FileIdentity blob_id, StatFile(blob_path));
     report.blob_size = blob_id.size;
     report.blob_path = blob_path;
@@ -270,7 +283,8 @@ Result<CompileReport> CompileToContextModel(const CompileOptions& opts, const Co
 
 Result<MultiCompileReport> CompileModelsIntoOneBlob(
     const CompileOptions& opts, const std::vector<std::string>& model_paths,
-    const std::string& output_dir, const std::function<void(const std::string&)>& progress) {
+    const std::string& output_dir, const std::function<void(const std::string&)>& progress,
+    const std::function<void(const CompileProgress&)>& reporter) {
   if (model_paths.empty()) return EPCTX_ERROR(kInvalidArgument, "no models to compile");
   EPCTX_RETURN_IF_ERROR(ApplyTargetIsa(opts));
   if (opts.share_ep_contexts || opts.stop_share_ep_contexts) {
@@ -285,8 +299,19 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
   };
 
   MultiCompileReport report;
-  format::BlobWriter writer(compile::PackingTarget());
   std::map<std::string, int> partition_uses;
+  // Every model's weights stream into the shared blob's temporary file as they are compiled (one
+  // weight in memory at a time); it is published only when all compiled. An embedded blob is
+  // built in memory, where it ends up anyway.
+  // Named after the first model's context model (its partition name is its stem: none is taken).
+  const std::string blob_path = SharedBlobPathFor(JoinPath(
+      output_dir, compile::ContextModelFileName(compile::PartitionNameFor(model_paths[0]))));
+  format::BlobWriter writer(compile::PackingTarget());
+  if (!opts.embed_mode) {
+    EPCTX_ASSIGN_OR_RETURN(writer, format::BlobWriter::ToFile(compile::PackingTarget(), blob_path));
+  }
+  ProgressTracker tracker{reporter, {}};
+  tracker.state.model_count = model_paths.size();
   std::vector<compile::ImportedModel> models;
   std::vector<std::string> specs_partition;
   bool all_ok = true;
@@ -303,11 +328,15 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
       Logger().warn("{}", r.warnings.back());
     }
     say(fmt::format("[{}/{}] compiling '{}'", i + 1, n, model_paths[i]));
+    tracker.state.model = model_paths[i];
+    tracker.state.model_index = i;
+    tracker.state.weights_done = tracker.state.weights_total = 0;
+    tracker.Stage("importing");
     auto imported = compile::ImportModelFile(model_paths[i]);
     if (imported.ok()) {
       r.weight_bytes = WeightBytesOf(imported->graph);
-      auto compiled =
-          compile::CompileIntoBlob(*imported, r.partition_name, writer, !opts.allow_unsupported);
+      auto compiled = compile::CompileIntoBlob(*imported, r.partition_name, writer,
+                                               !opts.allow_unsupported, &tracker);
       if (compiled.ok()) {
         r.compiled = true;
         r.node_count = compiled->program.node_count;
@@ -335,7 +364,7 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
   if (!all_ok) return report;
 
   // Everything compiled: write the blob, then the context models; undo all on any failure.
-  std::string blob_path = SharedBlobPathFor(report.models[0].context_model_path);
+  tracker.Stage("finishing");
   AlignedBuffer embedded;
   std::vector<std::string> written;
   auto undo = [&]() {
@@ -348,7 +377,7 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
     report.blob_size = embedded.size();
   } else {
     say(fmt::format("writing shared blob '{}'", blob_path));
-    EPCTX_RETURN_IF_ERROR(writer.WriteToFile(blob_path, &identity));
+    EPCTX_RETURN_IF_ERROR(writer.Finish(&identity));
     written.push_back(blob_path);
     EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(blob_path));
     report.blob_size = id.size;

@@ -37,13 +37,16 @@ struct CompileOutput {
 
 // One model: its context model and blob (or, with ep.share_ep_contexts, its place in the
 // process's shared blob). ModelCompiler::CompileToFile and CompileToBytes.
-Result<CompileReport> CompileToContextModel(const CompileOptions& opts, const CompileInput& input,
-                                            CompileOutput out);
+// `reporter` (may be empty) follows the compile (CompileProgress).
+Result<CompileReport> CompileToContextModel(
+    const CompileOptions& opts, const CompileInput& input, CompileOutput out,
+    const std::function<void(const CompileProgress&)>& reporter = {});
 
-// Several models into `output_dir` with one blob; `progress` (may be empty) gets a line per step.
-// ModelCompiler::CompileModels.
+// Several models into `output_dir` with one blob; `progress` (may be empty) gets a line per step,
+// `reporter` (may be empty) follows the compile. ModelCompiler::CompileModels.
 Result<MultiCompileReport> CompileModelsIntoOneBlob(
     const CompileOptions& opts, const std::vector<std::string>& model_paths,
-    const std::string& output_dir, const std::function<void(const std::string&)>& progress);
+    const std::string& output_dir, const std::function<void(const std::string&)>& progress,
+    const std::function<void(const CompileProgress&)>& reporter = {});
 
 }  // namespace epctx::compile

@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "util/file.h"
+#include "util/status_macros.h"
+
 namespace epctx::compile {
 
 std::shared_ptr<ConstantData> ConstantData::FromTensor(const Tensor& t, uint32_t layout) {
@@ -14,6 +17,40 @@ std::shared_ptr<ConstantData> ConstantData::FromTensor(const Tensor& t, uint32_t
   c->owner = storage;
   c->layout = layout;
   return c;
+}
+
+void ConstantData::ReleasePages() const {
+  if (file != nullptr) file->ReleasePages(bytes);
+}
+
+std::shared_ptr<ConstantData> ConstantData::Deferred(DataType dtype, std::vector<int64_t> shape,
+                                                     uint32_t layout,
+                                                     std::function<Result<Tensor>()> make) {
+  auto c = std::make_shared<ConstantData>();
+  c->dtype = dtype;
+  c->shape = std::move(shape);
+  c->layout = layout;
+  c->make = std::move(make);
+  return c;
+}
+
+Result<std::shared_ptr<const ConstantData>> Materialize(std::shared_ptr<const ConstantData> c) {
+  if (!c->deferred()) return c;
+  EPCTX_ASSIGN_OR_RETURN(Tensor made, c->make());
+  if (made.dtype() != c->dtype || made.shape() != c->shape) {
+    return EPCTX_ERROR(kInternal, "a packed weight was planned as {} {} but packed as {} {}",
+                       DataTypeName(c->dtype), ShapeToString(c->shape), DataTypeName(made.dtype()),
+                       ShapeToString(made.shape()));
+  }
+  auto out = std::make_shared<ConstantData>();
+  auto holder = std::make_shared<Tensor>(std::move(made));
+  out->dtype = c->dtype;
+  out->shape = c->shape;
+  out->layout = c->layout;
+  out->bytes = std::span<const std::byte>(static_cast<const std::byte*>(holder->data()),
+                                          holder->byte_size());
+  out->owner = std::move(holder);
+  return std::shared_ptr<const ConstantData>(std::move(out));
 }
 
 template <typename T>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -13,10 +14,20 @@
 #include "exec/attributes.h"
 #include "exec/kernel.h"
 
+namespace epctx {
+class MappedFile;
+}  // namespace epctx
+
 namespace epctx::compile {
 
 // Immutable bytes of a constant: an initializer (often a view into the model file's mapping or
 // parsed protobuf), a folded value, or a packed weight.
+//
+// A packed weight is *deferred*: the passes decide its layout, dtype and shape, and `make` packs
+// it only when the program builder hands it to the blob writer (Materialize), which writes it
+// and lets it go; packing every weight while the passes run would hold them all in memory at
+// once. Until then `bytes` is empty: a deferred constant is read by nothing but its kernel, and
+// kernels read weights only when they run.
 struct ConstantData {
   DataType dtype = DataType::kUndefined;
   std::vector<int64_t> shape;
@@ -26,14 +37,30 @@ struct ConstantData {
   // CPU features the packed bytes' kernel needs beyond the target's (VNNI for int8 weights that
   // only VNNI multiplies exactly): the blob's fingerprint requires them.
   uint64_t required_cpu_features = 0;
+  // Set when `bytes` lie in this read-only file mapping (kept alive by `owner`): external data,
+  // or an initializer read in place from the model file.
+  const MappedFile* file = nullptr;
+  // Set for a deferred constant: makes the bytes, a Tensor of exactly `dtype` and `shape`.
+  std::function<Result<Tensor>()> make;
 
+  bool deferred() const { return static_cast<bool>(make); }
   Tensor AsTensor() const { return Tensor::View(dtype, shape, bytes.data(), owner); }
+  // Drops the pages of a file-backed constant from this process once they have been read (see
+  // MappedFile::ReleasePages); nothing for other constants.
+  void ReleasePages() const;
   static std::shared_ptr<ConstantData> FromTensor(const Tensor& t, uint32_t layout = 0);
   // Copies `values` into owned storage.
   template <typename T>
   static std::shared_ptr<ConstantData> FromVector(DataType dtype, std::vector<int64_t> shape,
                                                   std::vector<T> values);
+  static std::shared_ptr<ConstantData> Deferred(DataType dtype, std::vector<int64_t> shape,
+                                                uint32_t layout,
+                                                std::function<Result<Tensor>()> make);
 };
+
+// `c` with its bytes: `c` itself, or what a deferred constant's `make` produces now (checked
+// against its declared dtype and shape; the result owns the bytes).
+Result<std::shared_ptr<const ConstantData>> Materialize(std::shared_ptr<const ConstantData> c);
 
 struct IrValue {
   std::string name;

@@ -168,7 +168,7 @@ bool ParseUint64(const std::string& text, uint64_t* out) {
 Result<std::span<const std::byte>> ExternalBytes(const onnx::TensorProto& proto,
                                                  ExternalDataFiles& external,
                                                  const std::string& where,
-                                                 std::shared_ptr<const void>* owner) {
+                                                 std::shared_ptr<const MappedFile>* file) {
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
@@ -193,7 +193,7 @@ Result<std::span<const std::byte>> ExternalBytes(const onnx::TensorProto& proto,
   if (location.empty()) {
     return EPCTX_ERROR(kCorrupt, "{}: external data without a location", where);
   }
-  auto view = external.View(location, offset, length, owner);
+  auto view = external.View(location, offset, length, file);
   if (!view.ok()) return Status(view.status().code(), where + ": " + view.status().message());
   return view;
 }
@@ -206,10 +206,9 @@ ExternalDataFiles ExternalDataFiles::Refusing(std::string reason) {
   return files;
 }
 
-Result<std::span<const std::byte>> ExternalDataFiles::View(const std::string& location,
-                                                           uint64_t offset,
-                                                           std::optional<uint64_t> length,
-                                                           std::shared_ptr<const void>* owner) {
+Result<std::span<const std::byte>> ExternalDataFiles::View(
+    const std::string& location, uint64_t offset, std::optional<uint64_t> length,
+    std::shared_ptr<const MappedFile>* file) {
   if (!refusal_.empty()) {
     return EPCTX_ERROR(kUnsupported, "data is stored externally (location '{}'); {}", location,
                        refusal_);
@@ -238,8 +237,12 @@ Result<std::span<const std::byte>> ExternalDataFiles::View(const std::string& lo
                        "external data '{}': {} bytes at offset {} exceed the file size {}", path,
                        size, offset, all.size());
   }
-  *owner = it->second;
+  *file = it->second;
   return all.subspan(offset, size);
+}
+
+void ExternalDataFiles::Adopt(const std::string& location, std::shared_ptr<const MappedFile> file) {
+  files_[JoinPath(model_dir_, location)] = std::move(file);
 }
 
 Result<std::shared_ptr<ConstantData>> ConstantFromTensorProto(const onnx::TensorProto& proto,
@@ -289,7 +292,10 @@ Result<std::shared_ptr<ConstantData>> ConstantFromTensorProto(const onnx::Tensor
   c->dtype = dtype;
   if (present[0] == kExternal || present[0] == kRaw) {
     if (present[0] == kExternal) {
-      EPCTX_ASSIGN_OR_RETURN(c->bytes, ExternalBytes(proto, external, where, &c->owner));
+      std::shared_ptr<const MappedFile> file;
+      EPCTX_ASSIGN_OR_RETURN(c->bytes, ExternalBytes(proto, external, where, &file));
+      c->file = file.get();
+      c->owner = std::move(file);
     } else {
       c->bytes = std::as_bytes(std::span(proto.raw_data().data(), proto.raw_data().size()));
       c->owner = std::move(owner);

@@ -29,14 +29,18 @@ class ExternalDataFiles {
   // Refuses all external data as unsupported, giving `reason` (e.g. where no folder is meant).
   static ExternalDataFiles Refusing(std::string reason);
 
+  // `file` receives the mapping the view lies in (which keeps it alive).
   Result<std::span<const std::byte>> View(const std::string& location, uint64_t offset,
                                           std::optional<uint64_t> length,
-                                          std::shared_ptr<const void>* owner);
+                                          std::shared_ptr<const MappedFile>* file);
+  // Uses `file`, mapped already, for `location` (the model file itself, whose large initializers
+  // the import reads in place as external data: see onnx_weight_scan.h).
+  void Adopt(const std::string& location, std::shared_ptr<const MappedFile> file);
 
  private:
   std::string model_dir_;
   std::string refusal_;  // set: every View is refused with this reason
-  std::map<std::string, std::shared_ptr<MappedFile>> files_;
+  std::map<std::string, std::shared_ptr<const MappedFile>> files_;
 };
 
 // `owner` keeps `proto` (whose raw_data is viewed in place) alive. `where` names the tensor's

@@ -115,7 +115,8 @@ bool ConcatInPlace(const IrNode& n, const IrValue& y, const std::vector<int>& in
 // Builds `graph` as program programs.size() and its bodies after it (depth first), so every body
 // comes after the program that uses it.
 Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
-                               std::vector<std::vector<uint8_t>>& programs) {
+                               std::vector<std::vector<uint8_t>>& programs,
+                               const WeightCallback& on_weight) {
   const size_t self = programs.size();
   programs.emplace_back();
   ValueIndex index{std::vector<int>(graph.values.size(), -1), {}};
@@ -264,15 +265,20 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
     const IrValue& v = graph.values[static_cast<size_t>(index.program_to_ir[p])];
     int32_t weight = -1;
     if (v.is_constant()) {
+      // A deferred weight is packed now, handed to the writer (which, streaming to a file, writes
+      // it at once) and freed; a weight read in place from a file gives its pages back.
+      EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const ConstantData> c, Materialize(v.constant));
       format::WeightInput w;
-      w.dtype = v.constant->dtype;
-      w.shape = v.constant->shape;
-      w.layout = v.constant->layout;
-      w.bytes = v.constant->bytes;
-      w.owner = v.constant->owner;
-      w.required_cpu_features = v.constant->required_cpu_features;
+      w.dtype = c->dtype;
+      w.shape = c->shape;
+      w.layout = c->layout;
+      w.bytes = c->bytes;
+      w.owner = c->owner;
+      w.required_cpu_features = c->required_cpu_features;
       EPCTX_ASSIGN_OR_RETURN(uint32_t wi, writer.AddWeight(std::move(w)));
+      c->ReleasePages();
       weight = static_cast<int32_t>(wi);
+      if (on_weight) on_weight();
     }
     std::vector<std::string> dim_names = v.dim_names;
     dim_names.resize(v.shape.size());
@@ -303,7 +309,7 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
       int32_t body = -1;
       if (a.body) {
         body = static_cast<int32_t>(programs.size());
-        EPCTX_RETURN_IF_ERROR(BuildInto(*a.body, writer, programs).status());
+        EPCTX_RETURN_IF_ERROR(BuildInto(*a.body, writer, programs, on_weight).status());
       }
       attrs.push_back(BuildAttribute(fbb, a, body));
     }
@@ -332,11 +338,32 @@ Result<BuiltProgram> BuildInto(const IrGraph& graph, format::BlobWriter& writer,
 
 }  // namespace
 
-Result<BuiltProgram> BuildProgram(const IrGraph& graph, format::BlobWriter& writer) {
+Result<BuiltProgram> BuildProgram(const IrGraph& graph, format::BlobWriter& writer,
+                                  const WeightCallback& on_weight) {
   std::vector<std::vector<uint8_t>> programs;
-  EPCTX_ASSIGN_OR_RETURN(BuiltProgram out, BuildInto(graph, writer, programs));
+  EPCTX_ASSIGN_OR_RETURN(BuiltProgram out, BuildInto(graph, writer, programs, on_weight));
   out.programs = std::move(programs);
   return out;
+}
+
+size_t CountProgramWeights(const IrGraph& graph) {
+  std::vector<bool> seen(graph.values.size(), false);
+  size_t count = 0;
+  auto visit = [&](int v) {
+    if (v < 0 || seen[static_cast<size_t>(v)]) return;
+    seen[static_cast<size_t>(v)] = true;
+    if (graph.values[static_cast<size_t>(v)].is_constant()) ++count;
+  };
+  for (int v : graph.inputs) visit(v);
+  for (int v : graph.outputs) visit(v);
+  for (const IrNode& n : graph.nodes) {
+    for (int v : n.inputs) visit(v);
+    for (int v : n.outputs) visit(v);
+    for (const IrAttribute& a : n.attrs) {
+      if (a.body) count += CountProgramWeights(*a.body);
+    }
+  }
+  return count;
 }
 
 }  // namespace epctx::compile

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "compile/ir.h"
@@ -20,6 +21,12 @@ struct BuiltProgram {
   uint64_t arena_bytes = 0;
 };
 
-Result<BuiltProgram> BuildProgram(const IrGraph& graph, format::BlobWriter& writer);
+// Called after each weight is handed to the writer (a long compile's progress).
+using WeightCallback = std::function<void()>;
+
+Result<BuiltProgram> BuildProgram(const IrGraph& graph, format::BlobWriter& writer,
+                                  const WeightCallback& on_weight = {});
+// How many weights BuildProgram hands to the writer (each program's, bodies' included).
+size_t CountProgramWeights(const IrGraph& graph);
 
 }  // namespace epctx::compile

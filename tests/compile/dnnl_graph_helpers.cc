@@ -205,7 +205,12 @@ std::vector<Tensor> Evaluate(const compile::IrGraph& g, const std::vector<Tensor
                              int threads) {
   std::vector<Tensor> values(g.values.size());
   for (size_t i = 0; i < g.values.size(); ++i) {
-    if (g.values[i].constant) values[i] = g.values[i].constant->AsTensor();
+    // Packed weights are made when the blob is written; here, when the graph first runs.
+    if (g.values[i].constant) {
+      auto c = compile::Materialize(g.values[i].constant);
+      EXPECT_TRUE(c.ok()) << c.status().ToString();
+      if (c.ok()) values[i] = (*c)->AsTensor();
+    }
   }
   EXPECT_EQ(inputs.size(), g.inputs.size());
   for (size_t i = 0; i < g.inputs.size() && i < inputs.size(); ++i) {

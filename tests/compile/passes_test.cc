@@ -42,7 +42,12 @@ IrAttribute Ints(const std::string& name, std::vector<int64_t> v) {
 std::vector<Tensor> Evaluate(const IrGraph& g, const std::vector<Tensor>& inputs) {
   std::vector<Tensor> values(g.values.size());
   for (size_t i = 0; i < g.values.size(); ++i) {
-    if (g.values[i].constant) values[i] = g.values[i].constant->AsTensor();
+    // Packed weights are made when the blob is written; here, when the graph first runs.
+    if (g.values[i].constant) {
+      auto c = Materialize(g.values[i].constant);
+      EXPECT_TRUE(c.ok()) << c.status().ToString();
+      if (c.ok()) values[i] = (*c)->AsTensor();
+    }
   }
   for (size_t i = 0; i < g.inputs.size(); ++i) values[static_cast<size_t>(g.inputs[i])] = inputs[i];
   for (const IrNode& n : g.nodes) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@ namespace epctx {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using tools_testing::CommandResult;
 using tools_testing::RunCli;
 using tools_testing::TempDir;
@@ -204,6 +206,40 @@ TEST(CliCompileTest, ExternalDataIsFoundBesideTheModelFromAnyFolder) {
   EXPECT_EQ(escape.exit_code, 1);
   EXPECT_THAT(escape.err, HasSubstr("external data location '../outside.data' must be a relative "
                                     "path inside the model's directory"));
+}
+
+// Every weight is reported before the blob is finished: the last update of each model's stage
+// "writing weights" and the "finishing" line count N of N. Without --progress, into a pipe,
+// nothing is shown (stderr is not a terminal); -q silences it everywhere.
+TEST(CliCompileTest, ProgressShowsStagesAndEveryWeightOnlyWhenAsked) {
+  TempDir dir;
+  CommandResult r = RunCli({"compile", "-m", Model("resnet18_cls"), "-m", Model("resnet18_reg"),
+                            "--output-dir", dir / "out", "--progress", "always"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("epctx: [1/2] resnet18_cls.onnx: importing, "));
+  EXPECT_THAT(r.err, HasSubstr("epctx: [1/2] resnet18_cls.onnx: optimizing, "));
+  EXPECT_THAT(r.err, HasSubstr("epctx: [2/2] resnet18_reg.onnx: writing weights 0/"));
+  std::smatch m;
+  const std::regex finishing(R"(\[2/2\] resnet18_reg\.onnx: finishing (\d+)/(\d+), ([0-9.]+) MiB)");
+  ASSERT_TRUE(std::regex_search(r.err, m, finishing)) << r.err;
+  EXPECT_EQ(m[1].str(), m[2].str());
+  EXPECT_GT(std::stoi(m[2].str()), 20);    // ResNet-18's packed filters, at least one per conv
+  EXPECT_GT(std::stod(m[3].str()), 40.0);  // both models' weights, shared ones once
+
+  CommandResult piped = RunCli({"compile", Model("resnet18_cls"), "-o", dir / "a_ctx.onnx"});
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_THAT(piped.err, Not(HasSubstr("epctx: resnet18_cls.onnx: ")));
+  CommandResult single =
+      RunCli({"compile", Model("resnet18_cls"), "-o", dir / "c_ctx.onnx", "--progress", "always"});
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  EXPECT_THAT(single.err, HasSubstr("epctx: resnet18_cls.onnx: writing weights 0/"));
+  CommandResult quiet = RunCli(
+      {"compile", Model("resnet18_cls"), "-o", dir / "b_ctx.onnx", "--progress", "always", "-q"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_THAT(quiet.err, Not(HasSubstr("epctx: resnet18_cls.onnx: ")));
+  CommandResult bad = RunCli({"compile", Model("resnet18_cls"), "--progress", "sometimes"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--progress"));
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "compile/packing/pack_weights.h"
 
+#include <functional>
+#include <optional>
+
 #include "compile/packing/layouts.h"
 #include "exec/kernels/dnnl/isa.h"
 #include "exec/kernels/dnnl/runtime.h"
@@ -25,19 +28,25 @@ bool PackGemm(IrGraph& graph, IrNode& n) {
   int64_t rows = b.shape[0], cols = b.shape[1];
   int64_t n_dim = trans_b ? rows : cols;
   int64_t k_dim = trans_b ? cols : rows;
-  const float* src = reinterpret_cast<const float*>(b.constant->bytes.data());
-  std::vector<float> packed(static_cast<size_t>(n_dim * k_dim));
-  for (int64_t i = 0; i < n_dim; ++i) {
-    for (int64_t k = 0; k < k_dim; ++k) {
-      float v = trans_b ? src[i * k_dim + k] : src[k * n_dim + i];
-      packed[static_cast<size_t>(i * k_dim + k)] = v * alpha;
+  std::shared_ptr<const ConstantData> source = b.constant;
+  auto make = [source, trans_b, alpha, n_dim, k_dim]() -> Result<Tensor> {
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const ConstantData> from, Materialize(source));
+    const float* src = reinterpret_cast<const float*>(from->bytes.data());
+    EPCTX_ASSIGN_OR_RETURN(Tensor packed, Tensor::Allocate(DataType::kFloat32, {n_dim, k_dim}));
+    float* dst = packed.mutable_data_as<float>();
+    for (int64_t i = 0; i < n_dim; ++i) {
+      for (int64_t k = 0; k < k_dim; ++k) {
+        float v = trans_b ? src[i * k_dim + k] : src[k * n_dim + i];
+        dst[i * k_dim + k] = v * alpha;
+      }
     }
-  }
-  auto data =
-      ConstantData::FromVector<float>(DataType::kFloat32, {n_dim, k_dim}, std::move(packed));
-  data->layout = static_cast<uint32_t>(PackLayout::kGemmBTransposed);
+    from->ReleasePages();
+    return packed;
+  };
   std::string name = b.name + "_packed";
-  n.inputs[1] = graph.AddConstant(name, std::move(data));
+  n.inputs[1] = graph.AddConstant(
+      name, ConstantData::Deferred(DataType::kFloat32, {n_dim, k_dim},
+                                   static_cast<uint32_t>(PackLayout::kGemmBTransposed), make));
   n.SetInt("transB", 1);
   n.SetFloat("alpha", 1.0f);
   return true;
@@ -77,6 +86,49 @@ bool WinogradCandidate(const onednn::ConvGeometry& g, const onednn::ConvConfig& 
   return true;
 }
 
+void AddIntsAttr(IrNode& n, std::string name, std::vector<int64_t> v) {
+  IrAttribute a;
+  a.name = std::move(name);
+  a.type = exec::AttrType::kInts;
+  a.ints = std::move(v);
+  n.attrs.push_back(std::move(a));
+}
+
+// Packs the weight of a oneDNN node from its source constant's bytes.
+using PackFn = std::function<Result<onednn::PackedWeight>(const std::byte* source)>;
+
+// Input 1 of `n` (its weight) becomes the packed weight `plan` describes, packed by `pack` only
+// when the blob is written (a deferred constant); weights_shape and weights_format say what it
+// holds.
+void AttachPacked(IrGraph& graph, IrNode& n, const onednn::PackedWeightPlan& plan, PackFn pack) {
+  const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
+  std::vector<int64_t> shape = w.shape;
+  const std::string name = w.name + "_packed";
+  std::shared_ptr<const ConstantData> source = w.constant;
+  auto make = [source, format = plan.format, pack = std::move(pack),
+               node = fmt::format("{} node '{}'", n.op_type, n.name)]() -> Result<Tensor> {
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const ConstantData> from, Materialize(source));
+    Result<onednn::PackedWeight> packed = pack(from->bytes.data());
+    from->ReleasePages();
+    if (!packed.ok()) {
+      return Status(packed.status().code(),
+                    fmt::format("packing the weights of {}: {}", node, packed.status().message()));
+    }
+    // The node's weights_format was recorded from the plan: the bytes must be in that layout.
+    if (packed->format != format) {
+      return EPCTX_ERROR(kInternal, "packing the weights of {}: packed as {}, planned as {}", node,
+                         onednn::DescribeWeightFormat(packed->format),
+                         onednn::DescribeWeightFormat(format));
+    }
+    return std::move(packed->bytes);
+  };
+  n.inputs[1] = graph.AddConstant(
+      name, ConstantData::Deferred(plan.dtype, {plan.elements},
+                                   static_cast<uint32_t>(PackLayout::kOneDnn), std::move(make)));
+  AddIntsAttr(n, "weights_shape", std::move(shape));
+  AddIntsAttr(n, "weights_format", plan.format);
+}
+
 Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
   if (n.FindAttr("weights_format") != nullptr) return false;  // packed already
   const IrValue& x = graph.values[static_cast<size_t>(n.inputs[0])];
@@ -110,48 +162,34 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
   }
   EPCTX_ASSIGN_OR_RETURN(onednn::ConvGeometry geometry,
                          onednn::ResolveConvGeometry(window, group, w.shape, src));
-  const float* filter = reinterpret_cast<const float*>(w.constant->bytes.data());
-  Result<onednn::PackedWeight> packed = onednn::PackConvWeights(geometry, config, filter);
+  Result<onednn::PackedWeightPlan> plan = onednn::PlanConvWeights(geometry, config);
+  bool use_winograd = false;
   if (WinogradCandidate(geometry, config, x.fully_static())) {
     // Winograd does fewer multiplications on 3x3 stride-1 layers (oneDNN's F(2x2, 3x3) 2.25x,
     // F(4x4, 3x3) 4x); its layout serves one input shape, so only statically shaped layers take
     // it. The 1-thread layout, which sessions of other counts read too
     // (onednn::PortableWinogradFormat).
-    onednn::ConvConfig winograd = config;
-    winograd.winograd = true;
-    Result<onednn::PackedWeight> wino =
-        Result<onednn::PackedWeight>(Status(StatusCode::kUnsupported, "no Winograd"));
-    if (onednn::PortableWinogradFormat(geometry, config).ok()) {
+    onednn::ConvConfig winograd_config = config;
+    winograd_config.winograd = true;
+    if (onednn::PortableWinogradFormat(geometry, winograd_config).ok()) {
       onednn::ThreadBudget one_thread(1);
-      wino = onednn::PackConvWeights(geometry, winograd, filter);
-    }
-    if (wino.ok()) {
-      packed = std::move(wino);
-      n.SetInt("winograd", 1);
+      Result<onednn::PackedWeightPlan> wino = onednn::PlanConvWeights(geometry, winograd_config);
+      if (wino.ok()) {
+        plan = std::move(wino);
+        config = winograd_config;
+        use_winograd = true;
+        n.SetInt("winograd", 1);
+      }
     }
   }
-  if (!packed.ok()) return packed.status();
-  Logger().debug("{}: filter {} packed for {} as {}", n.name, ShapeToString(w.shape),
-                 packed->implementation, onednn::DescribeWeightFormat(packed->format));
-  auto data = std::make_shared<ConstantData>();
-  auto holder = std::make_shared<Tensor>(std::move(packed->bytes));
-  data->dtype = DataType::kFloat32;
-  data->shape = holder->shape();
-  data->bytes = std::span<const std::byte>(static_cast<const std::byte*>(holder->data()),
-                                           holder->byte_size());
-  data->owner = holder;
-  data->layout = static_cast<uint32_t>(PackLayout::kOneDnn);
-  IrAttribute shape_attr;
-  shape_attr.name = "weights_shape";
-  shape_attr.type = exec::AttrType::kInts;
-  shape_attr.ints = w.shape;
-  IrAttribute format_attr;
-  format_attr.name = "weights_format";
-  format_attr.type = exec::AttrType::kInts;
-  format_attr.ints = std::move(packed->format);
-  n.inputs[1] = graph.AddConstant(w.name + "_packed", std::move(data));
-  n.attrs.push_back(std::move(shape_attr));
-  n.attrs.push_back(std::move(format_attr));
+  if (!plan.ok()) return plan.status();
+  Logger().debug("{}: filter {} to be packed for {} as {}", n.name, ShapeToString(w.shape),
+                 plan->implementation, onednn::DescribeWeightFormat(plan->format));
+  AttachPacked(graph, n, *plan, [geometry, config, use_winograd](const std::byte* filter) {
+    std::optional<onednn::ThreadBudget> one_thread;
+    if (use_winograd) one_thread.emplace(1);
+    return onednn::PackConvWeights(geometry, config, reinterpret_cast<const float*>(filter));
+  });
   return true;
 }
 
@@ -159,7 +197,10 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
 // its weight layout from K, N and the CPU, and reads the stored one for any M.
 constexpr int64_t kRepresentativeRows = 128;
 
-std::shared_ptr<ConstantData> PackedConstant(Tensor bytes, uint64_t required_cpu_features = 0) {
+// int8 weights are packed at once: whether they need VNNI, and whether this CPU's int8 kernels
+// multiply them exactly, depends on their values and decides the fingerprint and the refusal
+// while the passes run. They are the small weights (a quarter of the float's bytes).
+std::shared_ptr<ConstantData> PackedConstant(Tensor bytes, uint64_t required_cpu_features) {
   auto data = std::make_shared<ConstantData>();
   auto holder = std::make_shared<Tensor>(std::move(bytes));
   data->dtype = holder->dtype();
@@ -170,14 +211,6 @@ std::shared_ptr<ConstantData> PackedConstant(Tensor bytes, uint64_t required_cpu
   data->layout = static_cast<uint32_t>(PackLayout::kOneDnn);
   data->required_cpu_features = required_cpu_features;
   return data;
-}
-
-void AddIntsAttr(IrNode& n, std::string name, std::vector<int64_t> v) {
-  IrAttribute a;
-  a.name = std::move(name);
-  a.type = exec::AttrType::kInts;
-  a.ints = std::move(v);
-  n.attrs.push_back(std::move(a));
 }
 
 // The rows of a matmul's activation A [..., K] when its leading dims are known, else the
@@ -191,9 +224,9 @@ int64_t PackingRows(const IrValue& a) {
   return a.shape_known ? rows : kRepresentativeRows;
 }
 
-// Input 1 of `n` (its weight) becomes the packed bytes; weights_shape and weights_format say what
-// they hold.
-void AttachPacked(IrGraph& graph, IrNode& n, onednn::PackedWeight packed) {
+// Input 1 of `n` (its int8 weight) becomes the bytes packed now; weights_shape and
+// weights_format say what they hold.
+void AttachPackedNow(IrGraph& graph, IrNode& n, onednn::PackedWeight packed) {
   const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
   std::vector<int64_t> shape = w.shape;
   const std::string name = w.name + "_packed";
@@ -212,13 +245,14 @@ Result<bool> PackDnnlMatMul(IrGraph& graph, IrNode& n) {
   EPCTX_ASSIGN_OR_RETURN(config.post_ops, onednn::ParsePostOps(attrs));
   config.has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
   const onednn::MatMulGeometry geometry{PackingRows(a), w.shape[0], w.shape[1]};
-  EPCTX_ASSIGN_OR_RETURN(
-      onednn::PackedWeight packed,
-      onednn::PackMatMulWeights(
-          geometry, config, reinterpret_cast<const float*>(w.constant->bytes.data()), false, 1.0f));
-  Logger().debug("{}: weight {} packed for {} as {}", n.name, ShapeToString(w.shape),
-                 packed.implementation, onednn::DescribeWeightFormat(packed.format));
-  AttachPacked(graph, n, std::move(packed));
+  EPCTX_ASSIGN_OR_RETURN(onednn::PackedWeightPlan plan,
+                         onednn::PlanMatMulWeights(geometry, config));
+  Logger().debug("{}: weight {} to be packed for {} as {}", n.name, ShapeToString(w.shape),
+                 plan.implementation, onednn::DescribeWeightFormat(plan.format));
+  AttachPacked(graph, n, plan, [geometry, config](const std::byte* b) {
+    return onednn::PackMatMulWeights(geometry, config, reinterpret_cast<const float*>(b), false,
+                                     1.0f);
+  });
   return true;
 }
 
@@ -235,7 +269,7 @@ Result<bool> PackDnnlMatMulInteger(IrGraph& graph, IrNode& n) {
                                        reinterpret_cast<const int8_t*>(w.constant->bytes.data())));
   Logger().debug("{}: int8 weight {} packed for {} as {}", n.name, ShapeToString(w.shape),
                  packed.implementation, onednn::DescribeWeightFormat(packed.format));
-  AttachPacked(graph, n, std::move(packed));
+  AttachPackedNow(graph, n, std::move(packed));
   return true;
 }
 
@@ -273,7 +307,7 @@ Result<bool> PackDnnlIntegerConv(IrGraph& graph, IrNode& n) {
                                      reinterpret_cast<const int8_t*>(w.constant->bytes.data())));
   Logger().debug("{}: int8 filter {} packed for {} as {}", n.name, ShapeToString(w.shape),
                  packed.implementation, onednn::DescribeWeightFormat(packed.format));
-  AttachPacked(graph, n, std::move(packed));
+  AttachPackedNow(graph, n, std::move(packed));
   return true;
 }
 

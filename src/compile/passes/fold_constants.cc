@@ -76,7 +76,9 @@ Result<PassStats> FoldConstants(IrGraph& graph) {
     for (int i : n.inputs) {
       if (i < 0) continue;
       any_input = true;
-      if (!graph.values[static_cast<size_t>(i)].is_constant()) all_constant = false;
+      const IrValue& v = graph.values[static_cast<size_t>(i)];
+      // A deferred constant has no bytes until the blob is written.
+      if (!v.is_constant() || v.constant->deferred()) all_constant = false;
     }
     if (!all_constant || !any_input) continue;
     // Only numeric tensors can become weights.

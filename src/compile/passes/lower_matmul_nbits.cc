@@ -52,11 +52,20 @@ Result<PassStats> LowerMatMulNBits(IrGraph& graph) {
     }
     const NBitsGeometry& g = plan->g;
     const IrValue& b = ValueOf(graph, n.inputs[1]);
-    std::vector<uint8_t> codes = exec::kernels::PackNBitsCodes(g, BytesOf(b));
-    auto packed = ConstantData::FromVector<uint8_t>(
-        DataType::kUint8, {g.n, g.blocks, g.block_bytes}, std::move(codes));
-    packed->layout = static_cast<uint32_t>(PackLayout::kNBitsCodes);
-    const int codes_index = graph.AddConstant(b.name + "_packed", std::move(packed));
+    // Packed when the blob is written (a deferred constant), one weight at a time.
+    const std::vector<int64_t> codes_shape = {g.n, g.blocks, g.block_bytes};
+    std::shared_ptr<const ConstantData> source = b.constant;
+    auto pack = [g, source, codes_shape]() -> Result<Tensor> {
+      EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const ConstantData> from, Materialize(source));
+      auto codes = std::make_shared<std::vector<uint8_t>>(exec::kernels::PackNBitsCodes(
+          g, {reinterpret_cast<const uint8_t*>(from->bytes.data()), from->bytes.size()}));
+      from->ReleasePages();
+      return Tensor::View(DataType::kUint8, codes_shape, codes->data(), codes);
+    };
+    const int codes_index = graph.AddConstant(
+        b.name + "_packed",
+        ConstantData::Deferred(DataType::kUint8, codes_shape,
+                               static_cast<uint32_t>(PackLayout::kNBitsCodes), std::move(pack)));
     int zero_points = -1;
     if (plan->has_zero_points) {
       EPCTX_ASSIGN_OR_RETURN(zero_points,

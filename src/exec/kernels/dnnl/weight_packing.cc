@@ -56,7 +56,28 @@ dnnl::matmul::primitive_desc PadAliasingRows(const MatMulGeometry& g, const MatM
   return with_padding.ok() ? *with_padding : pd;
 }
 
+template <typename PrimitiveDesc>
+Result<PackedWeightPlan> PlanOf(const PrimitiveDesc& pd, bool integer) {
+  PackedWeightPlan plan;
+  const dnnl::memory::desc packed = pd.weights_desc();
+  EPCTX_ASSIGN_OR_RETURN(plan.format, EncodeWeightFormat(packed));
+  plan.implementation = std::string("onednn:") + pd.impl_info_str();
+  plan.dtype = integer ? DataType::kInt8 : DataType::kFloat32;
+  plan.elements = static_cast<int64_t>(packed.get_size() / DataTypeSize(plan.dtype));
+  return plan;
+}
+
 }  // namespace
+
+Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig& c) {
+  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
+  return PlanOf(pd, c.integer);
+}
+
+Result<PackedWeightPlan> PlanMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c) {
+  EPCTX_ASSIGN_OR_RETURN(auto chosen, MakeMatMulPrimitiveDesc(g, c, nullptr));
+  return PlanOf(PadAliasingRows(g, c, std::move(chosen)), c.integer);
+}
 
 Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
                                      const float* oihw) {

@@ -21,6 +21,18 @@ struct PackedWeight {
   uint64_t required_cpu_features = 0;
 };
 
+// What a Pack*Weights call makes, known without packing: the layout oneDNN's primitive reads and
+// its size. The compiler records it while its passes run and packs each weight only when the blob
+// is written, so that the packed weights of a model are never all in memory at once.
+struct PackedWeightPlan {
+  std::vector<int64_t> format;  // EncodeWeightFormat of the layout
+  std::string implementation;
+  DataType dtype = DataType::kFloat32;  // int8 for integer problems (c.integer)
+  int64_t elements = 0;                 // the packed bytes are a Tensor [elements] of dtype
+};
+Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig& c);
+Result<PackedWeightPlan> PlanMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c);
+
 // `oihw`: ONNX's filter [M, C/group, k...] as float32. The geometry is the one the kernel will
 // see (for dynamic shapes, a representative one).
 Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c, const float* oihw);
