@@ -10,6 +10,7 @@
 
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/function_inliner.h"
+#include "compile/inline_weights.h"
 #include "compile/onnx_inference_scope.h"
 #include "compile/onnx_precheck.h"
 #include "compile/onnx_shape_fixes.h"
@@ -475,21 +476,31 @@ class GraphImporter {
   std::vector<int> captured_inner_;
 };
 
+// The model file itself, when its large inline weights were turned into external data that
+// points back into it (inline_weights.h): read through the mapping the import already has.
+struct SelfReference {
+  std::string location;
+  std::shared_ptr<const MappedFile> file;
+};
+
 Result<ImportedModel> ImportGraphs(ModelPtr model, const std::string& name,
-                                   const std::string& model_dir) {
+                                   const std::string& model_dir, const SelfReference* self) {
   ImportedModel out;
   out.ir_version = model->ir_version();
   for (const auto& op : model->opset_import()) {
     out.graph.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   }
   ModelContext ctx{model, name, ExternalDataFiles(model_dir)};
+  if (self != nullptr) ctx.external.Adopt(self->location, self->file);
   GraphImporter importer(ctx, out.graph, nullptr);
   EPCTX_RETURN_IF_ERROR(importer.Import(model->graph(), &out));
   return out;
 }
 
+// `bytes`: the serialized model to parse; `self`: set when those are the model file's bytes
+// with its inline weights made external (the caller records the source's size and hash).
 Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string& name,
-                             const std::string& model_dir) {
+                             const std::string& model_dir, const SelfReference* self) {
   if (bytes.size() >= static_cast<size_t>(INT_MAX)) {
     return EPCTX_ERROR(kUnsupported,
                        "'{}': models of 2 GiB or more must keep their weights in "
@@ -523,26 +534,56 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
     if (inlined == 0) break;
     EPCTX_RETURN_IF_ERROR(RunShapeInference(*model, name));
   }
-  EPCTX_ASSIGN_OR_RETURN(ImportedModel out, ImportGraphs(model, name, model_dir));
+  EPCTX_ASSIGN_OR_RETURN(ImportedModel out, ImportGraphs(model, name, model_dir, self));
   InferSymbolicShapes(out.graph);
-  out.source.size = bytes.size();
-  out.source.hash = Hash64(bytes);
   return out;
+}
+
+// Hash64 of the whole file, read a slice at a time with each slice's pages given back after it:
+// hashing a model must not make all of it resident in this process (the weights come back one
+// at a time as they are packed).
+uint64_t HashReleasingPages(const MappedFile& file) {
+  constexpr size_t kSlice = 64 << 20;
+  const std::span<const std::byte> bytes = file.bytes();
+  Hasher64 hasher;
+  for (size_t at = 0; at < bytes.size(); at += kSlice) {
+    const std::span<const std::byte> slice = bytes.subspan(at, std::min(kSlice, bytes.size() - at));
+    hasher.Update(slice);
+    file.ReleasePages(slice);
+  }
+  return hasher.Finish();
 }
 
 }  // namespace
 
 Result<ImportedModel> ImportModelFile(const std::string& path) {
-  EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
-  EPCTX_ASSIGN_OR_RETURN(ImportedModel out, Import(file.bytes(), path, DirName(path)));
+  EPCTX_ASSIGN_OR_RETURN(MappedFile mapped, MappedFile::Open(path));
+  auto file = std::make_shared<const MappedFile>(std::move(mapped));
+  const std::span<const std::byte> bytes = file->bytes();
+  // Models of 2 GiB or more are refused by Import as they are.
+  std::optional<std::string> parsed;
+  SelfReference self{BaseName(path), file};
+  if (bytes.size() < static_cast<size_t>(INT_MAX)) {
+    parsed = ExternalizeInlineWeights(bytes, self.location);
+  }
+  EPCTX_ASSIGN_OR_RETURN(ImportedModel out,
+                         parsed.has_value() ? Import(std::as_bytes(std::span<const char>(*parsed)),
+                                                     path, DirName(path), &self)
+                                            : Import(bytes, path, DirName(path), nullptr));
+  parsed.reset();
   out.source.path = path;
-  out.source.mtime_ns = file.identity().mtime_ns;
+  out.source.mtime_ns = file->identity().mtime_ns;
+  out.source.size = bytes.size();
+  out.source.hash = HashReleasingPages(*file);
   return out;
 }
 
 Result<ImportedModel> ImportModelBytes(std::span<const std::byte> bytes, const std::string& name,
                                        const std::string& model_dir) {
-  return Import(bytes, name, model_dir);
+  EPCTX_ASSIGN_OR_RETURN(ImportedModel out, Import(bytes, name, model_dir, nullptr));
+  out.source.size = bytes.size();
+  out.source.hash = Hash64(bytes);
+  return out;
 }
 
 }  // namespace epctx::compile
