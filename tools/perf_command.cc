@@ -90,7 +90,7 @@ Result<PerfOptions> OptionsFor(const PerfArgs& args) {
     return EPCTX_ERROR(kInvalidArgument, "--load-mode {} contradicts -C epctx.load_mode|{}",
                        args.load_mode, *configured);
   }
-  out.load_mode = !args.load_mode.empty() ? args.load_mode : configured.value_or("mmap");
+  out.load_mode = !args.load_mode.empty() ? args.load_mode : configured.value_or("auto");
   out.plain.AddConfigEntry("epctx.load_mode", out.load_mode);
   if (!profile.empty()) {
     out.profiled = out.plain;
@@ -221,6 +221,7 @@ Result<std::unique_ptr<Session>> TimeCreations(const PerfArgs& args, const PerfO
       r->from_context_blob = origin.from_context_blob;
       r->fallback_reason = origin.fallback_reason;
       r->blob_path = origin.blob_path;
+      if (!origin.load_mode.empty()) r->load_mode = origin.load_mode;  // auto resolved
       r->original_model = origin.original_model_path;
       r->context_model_path = origin.context_model_path;
       *blob = IdentifyBlobFile(origin.blob_path);
@@ -300,6 +301,7 @@ Status RunPerf(PerfArgs args) {
   r.notes = std::move(notes);
   EPCTX_ASSIGN_OR_RETURN(PerfOptions options, OptionsFor(args));
   r.load_mode = options.load_mode;
+  r.load_mode_option = options.load_mode;
   r.session_config = options.plain.config_entries();
   r.model = args.model;
   r.sessions = args.sessions;
@@ -346,8 +348,8 @@ Status RunPerf(PerfArgs args) {
   if (args.processes > 0) {
     more.clear();
     primary.reset();
-    EPCTX_ASSIGN_OR_RETURN(r.processes,
-                           MeasureProcesses(ChildArgs(args, r.load_mode), args.processes, blob));
+    EPCTX_ASSIGN_OR_RETURN(
+        r.processes, MeasureProcesses(ChildArgs(args, r.load_mode_option), args.processes, blob));
   }
 
   if (args.json) {
@@ -459,8 +461,9 @@ void AddEpctxFlags(CLI::App& app, PerfArgs& a) {
                "with mincore)")
       ->group(group);
   app.add_option("--load-mode", a.load_mode,
-                 "epctx.load_mode: mmap (default), populate, prefetch or read")
-      ->check(CLI::IsMember({"mmap", "populate", "prefetch", "read"}))
+                 "epctx.load_mode: auto (default: mmap when the blob is in the page cache, "
+                 "prefetch when not), mmap, populate, prefetch or read")
+      ->check(CLI::IsMember({"auto", "mmap", "populate", "prefetch", "read"}))
       ->group(group);
   app.add_flag("--compare-original", a.compare_original,
                "Also time session creation from the context model's original ONNX model")

@@ -23,7 +23,7 @@ namespace epctx {
 //   ep.context_node_name_prefix, ep.share_ep_contexts, ep.stop_share_ep_contexts,
 //   epctx.fallback ("allow" | "deny"), epctx.verify_weights ("0" | "1"),
 //   epctx.allow_external_paths ("0" | "1"),
-//   epctx.load_mode ("mmap" | "populate" | "prefetch" | "read"),
+//   epctx.load_mode ("auto" | "mmap" | "populate" | "prefetch" | "read"),
 //   epctx.profile_file (a path: profile the session, see Session::EndProfiling),
 //   epctx.max_loop_iterations (0 = no limit), session.intra_op_num_threads (0 = all cores).
 class SessionOptions {
@@ -59,6 +59,9 @@ struct SessionOrigin {
   bool from_context_blob = false;
   std::string context_model_path;  // empty when loaded from an original model
   std::string blob_path;           // empty when the blob was embedded or compiled in memory
+  // How the blob file was brought into memory: "mmap", "populate", "prefetch" or "read" (what
+  // epctx.load_mode=auto chose, when it was auto); empty when there is no blob file.
+  std::string load_mode;
   std::string original_model_path;
   std::string fallback_reason;  // why the blob was not used, when it was not
 };

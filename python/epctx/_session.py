@@ -92,18 +92,21 @@ class SessionOrigin:
         original model (given directly, or as the fallback).
     fallback_reason: why the blob was not used ('' when it was, or for an original model).
     context_model_path, blob_path, original_model_path: the files involved ('' when none).
+    load_mode: how the blob file was brought into memory ('mmap', 'populate', 'prefetch' or
+        'read': what epctx.load_mode=auto chose, when it was auto); '' without a blob file.
     """
 
     def __init__(self, fields):
         self.from_context_blob = fields["from_context_blob"]
         self.context_model_path = fields["context_model_path"]
         self.blob_path = fields["blob_path"]
+        self.load_mode = fields["load_mode"]
         self.original_model_path = fields["original_model_path"]
         self.fallback_reason = fields["fallback_reason"]
 
     def __repr__(self):
         return (f"SessionOrigin(from_context_blob={self.from_context_blob}, "
-                f"blob_path={self.blob_path!r}, fallback_reason={self.fallback_reason!r})")
+                f"blob_path={self.blob_path!r}, load_mode={self.load_mode!r}, fallback_reason={self.fallback_reason!r})")
 
 
 class InferenceSession:

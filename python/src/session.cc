@@ -193,6 +193,7 @@ py::dict Origin(const Session& session) {
   d["from_context_blob"] = o.from_context_blob;
   d["context_model_path"] = o.context_model_path;
   d["blob_path"] = o.blob_path;
+  d["load_mode"] = o.load_mode;
   d["original_model_path"] = o.original_model_path;
   d["fallback_reason"] = o.fallback_reason;
   return d;

@@ -1,8 +1,10 @@
 #include "loader/blob_registry.h"
 
 #include "epctx/env.h"
+#include "loader/page_residency.h"
 #include "util/cpu_features.h"
 #include "util/logging.h"
+#include "util/page_cache.h"
 #include "util/status_macros.h"
 
 namespace epctx::loader {
@@ -31,12 +33,34 @@ BlobRegistry::LoadResult BlobRegistry::Load(const std::string& path, const BlobL
   EPCTX_ASSIGN_OR_RETURN(format::BlobView view,
                          format::BlobView::Open(source->bytes(), path, OpenOptionsFor(options)));
   return std::shared_ptr<const LoadedBlob>(
-      std::make_shared<const LoadedBlob>(std::move(source), std::move(view)));
+      std::make_shared<const LoadedBlob>(std::move(source), std::move(view), options.load_mode));
+}
+
+LoadMode BlobRegistry::ResolveAuto(const std::string& path, const FileIdentity& id) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [key, weak] : blobs_) {
+      if (key.first == id && !weak.expired()) return key.second;
+    }
+  }
+  Result<Residency> resident = SampledPageCacheResidency(path, kResidencySamples);
+  if (!resident.ok()) {
+    // The open that follows reports what is wrong with the file, if anything.
+    Logger().debug("'{}': residency not sampled ({}); load mode mmap", path,
+                   resident.status().message());
+    return LoadMode::kMmap;
+  }
+  const LoadMode mode = LoadModeForResidency(resident->resident_pages, resident->total_pages);
+  Logger().debug("'{}': {} of {} sampled pages in the page cache: load mode {}", path,
+                 resident->resident_pages, resident->total_pages, LoadModeName(mode));
+  return mode;
 }
 
 Result<std::shared_ptr<const LoadedBlob>> BlobRegistry::Acquire(const std::string& path,
-                                                                const BlobLoadOptions& options) {
+                                                                const BlobLoadOptions& requested) {
   EPCTX_ASSIGN_OR_RETURN(FileIdentity id, StatFile(path));
+  BlobLoadOptions options = requested;
+  if (options.load_mode == LoadMode::kAuto) options.load_mode = ResolveAuto(path, id);
   const Key key{id, options.load_mode};
   std::shared_ptr<const LoadedBlob> existing;
   std::shared_future<LoadResult> pending;

@@ -23,9 +23,12 @@ namespace epctx::loader {
 // A verified blob and the memory that holds it (see blob_source.h).
 class LoadedBlob {
  public:
-  LoadedBlob(std::unique_ptr<BlobSource> source, format::BlobView view)
-      : source_(std::move(source)), view_(std::move(view)) {}
+  // `load_mode`: how a blob file was brought in (auto resolved); kAuto for a blob in memory.
+  LoadedBlob(std::unique_ptr<BlobSource> source, format::BlobView view,
+             LoadMode load_mode = LoadMode::kAuto)
+      : source_(std::move(source)), view_(std::move(view)), load_mode_(load_mode) {}
   const format::BlobView& view() const { return view_; }
+  LoadMode load_mode() const { return load_mode_; }
   const BlobSource& source() const { return *source_; }
   // See BlobSource::CheckIntact.
   Status CheckIntact() const { return source_->CheckIntact(); }
@@ -42,11 +45,12 @@ class LoadedBlob {
  private:
   std::unique_ptr<BlobSource> source_;
   format::BlobView view_;
+  LoadMode load_mode_;
   mutable std::atomic<bool> map_ahead_asked_{false};
 };
 
 struct BlobLoadOptions {
-  LoadMode load_mode = LoadMode::kMmap;  // epctx.load_mode (files only)
+  LoadMode load_mode = LoadMode::kAuto;  // epctx.load_mode (files only)
   bool verify_weights = false;           // epctx.verify_weights
   // A blob this process compiled just now: its target is this build on this CPU by construction,
   // so the CPU-feature check (which tests may narrow with EPCTX_CPU_FEATURES_MASK) is skipped.
@@ -59,10 +63,11 @@ class BlobRegistry {
 
   // The blob at `path`: the existing one when this file (same device, inode, size and mtime) is
   // already loaded with the same load mode, else newly loaded that way and verified before it is
-  // shared. Each load mode keeps its own copy: a populated mapping is not handed to a lazy-mode
-  // session, nor a read-mode buffer to a mapping one. A load (a whole read of the file in `read`
-  // mode) does not hold up acquiring other blobs; callers asking for the same blob meanwhile wait
-  // for that one load.
+  // shared. Load mode auto takes the file as it is loaded already in any mode, else chooses by
+  // the file's residency in the page cache (page_residency.h). Each load mode keeps its own copy: a
+  // populated mapping is not handed to a lazy-mode session, nor a read-mode buffer to a mapping
+  // one. A load (a whole read of the file in `read` mode) does not hold up acquiring other blobs;
+  // callers asking for the same blob meanwhile wait for that one load.
   Result<std::shared_ptr<const LoadedBlob>> Acquire(const std::string& path,
                                                     const BlobLoadOptions& options);
   // Number of blob files loaded right now (mapped, or read into memory), per load mode.
@@ -71,6 +76,8 @@ class BlobRegistry {
  private:
   using Key = std::pair<FileIdentity, LoadMode>;
   using LoadResult = Result<std::shared_ptr<const LoadedBlob>>;
+  // For load mode auto: the mode of a live copy of the file, else the one its residency says.
+  LoadMode ResolveAuto(const std::string& path, const FileIdentity& id);
   // Opens and verifies the blob, without the registry's lock.
   static LoadResult Load(const std::string& path, const BlobLoadOptions& options,
                          FileIdentity* loaded_id);

@@ -1,5 +1,7 @@
 #include "loader/blob_source.h"
 
+#include "util/status_macros.h"
+
 namespace epctx::loader {
 namespace {
 
@@ -18,6 +20,9 @@ class BufferBlobSource final : public BlobSource {
 
 Result<std::unique_ptr<BlobSource>> OpenBlobSource(const std::string& path, LoadMode mode) {
   switch (mode) {
+    case LoadMode::kAuto:
+      return EPCTX_ERROR(kInternal, "'{}': load mode auto is resolved before a blob is opened",
+                         path);
     case LoadMode::kMmap:
       return OpenMappedBlobSource(path, /*populate=*/false);
     case LoadMode::kPopulate:

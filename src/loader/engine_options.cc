@@ -39,20 +39,21 @@ std::vector<OptionKey<EngineOptions>> LoaderKeys() {
                                 ParseBoolOption("epctx.allow_external_paths", v));
          return Status::Ok();
        }},
-      {"epctx.load_mode", "mmap",
-       "how the blob is brought in: mmap (lazy) | populate (pre-faulted) | prefetch (lazy, "
-       "weights read ahead by io_uring in the background) | read (io_uring reads into "
-       "anonymous memory, no file mapping)",
+      {"epctx.load_mode", "auto",
+       "how the blob is brought in: auto (mmap when the blob file's pages are in the page "
+       "cache, prefetch when not: sampled with mincore at its first load in the process) | mmap "
+       "(lazy) | populate (pre-faulted) | prefetch (lazy, weights read ahead by io_uring in the "
+       "background) | read (io_uring reads into anonymous memory, no file mapping)",
        [](const std::string& v, EngineOptions& o) {
-         for (LoadMode mode :
-              {LoadMode::kMmap, LoadMode::kPopulate, LoadMode::kPrefetch, LoadMode::kRead}) {
+         for (LoadMode mode : {LoadMode::kAuto, LoadMode::kMmap, LoadMode::kPopulate,
+                               LoadMode::kPrefetch, LoadMode::kRead}) {
            if (v == LoadModeName(mode)) {
              o.load_mode = mode;
              return Status::Ok();
            }
          }
          return EPCTX_ERROR(kInvalidArgument,
-                            "option epctx.load_mode must be \"mmap\", \"populate\", "
+                            "option epctx.load_mode must be \"auto\", \"mmap\", \"populate\", "
                             "\"prefetch\" or \"read\", got \"{}\"",
                             v);
        }},
@@ -143,6 +144,8 @@ const std::vector<OptionKey<EngineOptions>>& AllKeys() {
 
 const char* LoadModeName(LoadMode mode) {
   switch (mode) {
+    case LoadMode::kAuto:
+      return "auto";
     case LoadMode::kMmap:
       return "mmap";
     case LoadMode::kPopulate:

@@ -16,15 +16,17 @@ namespace epctx::loader {
 enum class FallbackPolicy { kAllow, kDeny };
 
 // How a context blob file is brought into memory (epctx.load_mode):
-//   kMmap      lazy shared read-only mapping; pages fault in on first use (default)
+//   kAuto      (default) kMmap when the file's pages are in the page cache, else kPrefetch
+//              (page_residency.h); resolved by the blob registry when it first loads the file
+//   kMmap      lazy shared read-only mapping; pages fault in on first use
 //   kPopulate  the same mapping, pre-faulted at open (MAP_POPULATE)
 //   kPrefetch  the lazy mapping, plus a background io_uring prefetch of the weights section that
 //              overlaps session set-up and the first inference
 //   kRead      io_uring reads (O_DIRECT where allowed) into anonymous, huge-page-advised memory;
 //              no mapping of the file remains
-enum class LoadMode { kMmap, kPopulate, kPrefetch, kRead };
+enum class LoadMode { kAuto, kMmap, kPopulate, kPrefetch, kRead };
 
-// "mmap", "populate", "prefetch", "read".
+// "auto", "mmap", "populate", "prefetch", "read".
 const char* LoadModeName(LoadMode mode);
 
 // When a session makes its kernels' oneDNN primitives (epctx.prepare_kernels): in background
@@ -41,7 +43,7 @@ struct EngineOptions {
   FallbackPolicy fallback = FallbackPolicy::kAllow;  // epctx.fallback
   bool verify_weights = false;                       // epctx.verify_weights
   bool allow_external_paths = false;                 // epctx.allow_external_paths
-  LoadMode load_mode = LoadMode::kMmap;              // epctx.load_mode
+  LoadMode load_mode = LoadMode::kAuto;              // epctx.load_mode
   int intra_op_num_threads = 0;                      // session.intra_op_num_threads (0: all cores)
   int64_t max_loop_iterations = kDefaultMaxLoopIterations;  // epctx.max_loop_iterations
   std::string profile_file;                                 // epctx.profile_file ("": no profiling)

@@ -84,16 +84,26 @@ Result<std::unique_ptr<SessionImpl>> FromContext(const ResolvedContextModel& ctx
                        }));
   } else {
     EPCTX_RETURN_IF_ERROR(ctx.blob.readable);
-    args.emplace_back("blob", ctx.blob.path);
-    EPCTX_ASSIGN_OR_RETURN(blob, Profiled(profiler, "blob_load", std::move(args), [&] {
-                             return BlobRegistry::Global().Acquire(ctx.blob.path,
-                                                                   BlobOptionsFrom(options));
-                           }));
+    const Profiler::Clock::time_point start = Profiler::Clock::now();
+    Result<std::shared_ptr<const LoadedBlob>> acquired =
+        BlobRegistry::Global().Acquire(ctx.blob.path, BlobOptionsFrom(options));
+    if (profiler != nullptr) {
+      // The mode the blob was loaded in (auto resolved), and the option when it was auto.
+      if (acquired.ok() && options.load_mode == LoadMode::kAuto) {
+        args = {{"load_mode", LoadModeName((*acquired)->load_mode())},
+                {"load_mode_option", "auto"}};
+      }
+      args.emplace_back("blob", ctx.blob.path);
+      profiler->RecordSession("blob_load", start, std::move(args));
+    }
+    EPCTX_ASSIGN_OR_RETURN(blob, std::move(acquired));
   }
+  const LoadMode loaded_mode = blob->load_mode();
   EPCTX_RETURN_IF_ERROR(CheckBlobIdentity(ctx, blob->view().header().header_checksum));
   EPCTX_ASSIGN_OR_RETURN(std::unique_ptr<SessionImpl> impl,
                          BindSession(std::move(blob), ctx.node.partition_name, options, profiler));
   EPCTX_RETURN_IF_ERROR(CheckDeclaredInterface(ctx, impl->inputs(), impl->outputs()));
+  if (!ctx.node.embed) impl->origin().load_mode = LoadModeName(loaded_mode);
   return impl;
 }
 

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -42,6 +43,25 @@ Result<Residency> PageCacheResidency(const std::string& path, uint64_t offset, u
   Residency r;
   r.total_pages = vec.size();
   for (unsigned char v : vec) r.resident_pages += v & 1;
+  return r;
+}
+
+Result<Residency> SampledPageCacheResidency(const std::string& path, uint64_t samples) {
+  EPCTX_ASSIGN_OR_RETURN(UniqueFd fd, OpenReadOnly(path));
+  EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Map(fd, path));
+  std::span<const std::byte> bytes = file.bytes();
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t pages = (bytes.size() + page - 1) / page;
+  Residency r;
+  r.total_pages = std::min(samples, pages);
+  for (uint64_t i = 0; i < r.total_pages; ++i) {
+    const uint64_t index = r.total_pages == 1 ? 0 : i * (pages - 1) / (r.total_pages - 1);
+    unsigned char in_core = 0;
+    if (::mincore(const_cast<std::byte*>(bytes.data() + index * page), page, &in_core) != 0) {
+      return EPCTX_ERROR(kIoError, "'{}': mincore failed: {}", path, std::strerror(errno));
+    }
+    r.resident_pages += in_core & 1;
+  }
   return r;
 }
 

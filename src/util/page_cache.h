@@ -28,4 +28,9 @@ struct Residency {
 Result<Residency> PageCacheResidency(const std::string& path, uint64_t offset = 0,
                                      uint64_t length = UINT64_MAX);
 
+// The same judged from `samples` pages spread evenly from the file's first page to its last
+// (one mincore per page): what a load-mode choice can afford on every first load of a
+// multi-GB file, where the full count walks every page. An empty file has no pages.
+Result<Residency> SampledPageCacheResidency(const std::string& path, uint64_t samples);
+
 }  // namespace epctx

@@ -78,7 +78,8 @@ TEST(EngineOptions, HelpDescribesEachKeyOnceWithItsDefault) {
   std::string help = DescribeConfigKeys();
   EXPECT_EQ(std::count(help.begin(), help.end(), '\n'), 17);
   EXPECT_THAT(help, HasSubstr("  epctx.target_isa (default \"native\"): compile: the CPU tier"));
-  EXPECT_THAT(help, HasSubstr("  epctx.load_mode (default \"mmap\"): how the blob is brought in"));
+  EXPECT_THAT(help, HasSubstr("  epctx.load_mode (default \"auto\"): how the blob is brought in: "
+                              "auto (mmap when the blob file's pages are in the page cache"));
 }
 
 // ModelCompiler reads the same table: a session-only key is accepted (one SessionOptions can serve

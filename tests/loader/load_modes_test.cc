@@ -20,6 +20,7 @@
 #include "loader/blob_prefetcher.h"
 #include "loader/engine_options.h"
 #include "loader/loader_test_helpers.h"
+#include "loader/page_residency.h"
 #include "util/file.h"
 #include "util/page_cache.h"
 
@@ -111,8 +112,11 @@ std::string* LoadModes::ctx_ = nullptr;
 std::string* LoadModes::blob_ = nullptr;
 Tensor* LoadModes::input_ = nullptr;
 
-TEST(LoadModeOption, AcceptsTheFourModesAndRefusesOthers) {
-  for (const char* mode : kModes) {
+TEST(LoadModeOption, AcceptsTheFourModesAndAutoAndRefusesOthers) {
+  auto defaults = loader::ParseEngineOptions(SessionOptions());
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->load_mode, loader::LoadMode::kAuto);
+  for (const char* mode : {"auto", "mmap", "populate", "prefetch", "read"}) {
     SessionOptions o;
     o.AddConfigEntry("epctx.load_mode", mode);
     auto parsed = loader::ParseEngineOptions(o);
@@ -123,7 +127,9 @@ TEST(LoadModeOption, AcceptsTheFourModesAndRefusesOthers) {
   bad.AddConfigEntry("epctx.load_mode", "mmap2");
   auto parsed = loader::ParseEngineOptions(bad);
   ASSERT_FALSE(parsed.ok());
-  EXPECT_NE(parsed.status().message().find("\"prefetch\""), std::string::npos);
+  EXPECT_EQ(parsed.status().message(),
+            "option epctx.load_mode must be \"auto\", \"mmap\", \"populate\", \"prefetch\" or "
+            "\"read\", got \"mmap2\"");
   EXPECT_EQ(parsed.status().message().find("not implemented"), std::string::npos);
 }
 
@@ -300,6 +306,63 @@ TEST_F(LoadModes, PrefetcherBringsTheWeightsIntoThePageCache) {
     if (fraction < 0.99) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_GE(fraction, 0.99) << "via " << p.method;
+}
+
+// auto's rule: at least 90% of the sampled pages in the page cache is warm.
+TEST(LoadModeOption, AutoMapsWhatIsResidentAndPrefetchesWhatIsNot) {
+  using loader::LoadMode;
+  using loader::LoadModeForResidency;
+  EXPECT_EQ(LoadModeForResidency(64, 64), LoadMode::kMmap);
+  EXPECT_EQ(LoadModeForResidency(58, 64), LoadMode::kMmap);      // 90.6%
+  EXPECT_EQ(LoadModeForResidency(57, 64), LoadMode::kPrefetch);  // 89.1%
+  EXPECT_EQ(LoadModeForResidency(0, 64), LoadMode::kPrefetch);
+  EXPECT_EQ(LoadModeForResidency(0, 0), LoadMode::kMmap);  // an empty file
+}
+
+// The default (auto) maps a blob whose pages are in the page cache and prefetches one that is
+// not; a session created while another holds the blob shares that copy, as it was loaded; a mode
+// set by the user is used as it is. Each says in its origin which mode it got.
+TEST_F(LoadModes, AutoChoosesByWhatThePageCacheHolds) {
+  SessionOptions automatic;
+  automatic.AddConfigEntry("epctx.fallback", "deny");
+  {
+    std::ifstream warm(*blob_, std::ios::binary);
+    std::vector<char> chunk(1 << 20);
+    while (warm.read(chunk.data(), static_cast<std::streamsize>(chunk.size()))) {
+    }
+  }
+  auto sampled = SampledPageCacheResidency(*blob_, loader::kResidencySamples);
+  ASSERT_TRUE(sampled.ok()) << sampled.status().ToString();
+  EXPECT_EQ(sampled->resident_pages, sampled->total_pages);
+  EXPECT_EQ(sampled->total_pages, loader::kResidencySamples);
+  std::vector<Tensor> reference;
+  {
+    auto warm = Session::Create(*ctx_, automatic);
+    ASSERT_TRUE(warm.ok()) << warm.status().ToString();
+    EXPECT_EQ((*warm)->origin().load_mode, "mmap");
+    reference = RunOnce(**warm, *input_);
+  }
+  auto explicit_read = Session::Create(*ctx_, WithMode("read"));
+  ASSERT_TRUE(explicit_read.ok()) << explicit_read.status().ToString();
+  EXPECT_EQ((*explicit_read)->origin().load_mode, "read");
+  explicit_read->reset();
+
+  ASSERT_TRUE(EvictFromPageCache(*blob_).ok());
+  sampled = SampledPageCacheResidency(*blob_, loader::kResidencySamples);
+  ASSERT_TRUE(sampled.ok());
+  if (sampled->resident_pages > sampled->total_pages / 10) {
+    GTEST_SKIP() << "the file system keeps the blob cached despite POSIX_FADV_DONTNEED";
+  }
+  auto cold = Session::Create(*ctx_, automatic);
+  ASSERT_TRUE(cold.ok()) << cold.status().ToString();
+  EXPECT_EQ((*cold)->origin().load_mode, "prefetch");
+  std::vector<Tensor> out = RunOnce(**cold, *input_);
+  ASSERT_EQ(out.size(), reference.size());
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_TRUE(SameBytes(out[i], reference[i]));
+  // Warm by now, but the blob is held in prefetch mode: a new auto session shares it.
+  auto second = Session::Create(*ctx_, automatic);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ((*second)->origin().load_mode, "prefetch");
 }
 
 }  // namespace

@@ -25,6 +25,8 @@ def test_compile_to_file_default_path(tmp_path):
         "resnet18_reg.onnx", "resnet18_reg_ctx.epctx", "resnet18_reg_ctx.onnx"]
     sess = epctx.InferenceSession(str(tmp_path / "resnet18_reg_ctx.onnx"))
     assert sess.get_session_origin().from_context_blob
+    # Just written, the blob is in the page cache: load mode auto maps it.
+    assert sess.get_session_origin().load_mode == "mmap"
     x, y = reference("resnet18_reg")
     assert_matches_pytorch(sess.run(None, {"input": x})[0], y)
 

@@ -79,7 +79,9 @@ TEST_F(PerfTest, JsonHoldsEveryField) {
   json j = Perf({"--creations", "3", "-r", "4", "--sessions", "2"});
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(j["model"], *ctx_);
+  // The default, auto, maps a blob just written (in the page cache).
   EXPECT_EQ(j["load_mode"], "mmap");
+  EXPECT_EQ(j["load_mode_option"], "auto");
   EXPECT_EQ(j["sessions"], 2);
   EXPECT_EQ(j["from_context_blob"], true);
   for (const char* key : {"first", "subsequent_median", "min", "max"}) {

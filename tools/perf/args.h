@@ -40,7 +40,7 @@ struct PerfArgs {
   bool disable_memory_pattern = false;        // -M
   bool from_memory = false;                   // -l
   bool exit_after_creation = false;           // -n
-  std::string load_mode;                      // --load-mode; empty: -C epctx.load_mode or mmap
+  std::string load_mode;                      // --load-mode; empty: -C epctx.load_mode or auto
   std::string profile_file;                   // -p
 
   // Output.

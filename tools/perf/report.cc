@@ -83,6 +83,7 @@ void PrintJson(const PerfResult& r) {
   j["session_config"] = r.session_config;
   j["inputs"] = InputsJson(r);
   j["load_mode"] = r.load_mode;
+  j["load_mode_option"] = r.load_mode_option;
   j["from_context_blob"] = r.from_context_blob;
   j["fallback_reason"] = r.fallback_reason;
   j["blob_path"] = r.blob_path;
@@ -161,8 +162,12 @@ void PrintOrtRunLines(const PerfResult& r) {
 void PrintText(const PerfResult& r) {
   Stats later = Subsequent(r);
   for (const std::string& note : r.notes) std::printf("%s\n", note.c_str());
-  std::printf("Model: %s (%s, load mode %s%s)\n", r.model.c_str(),
+  const bool chosen = r.load_mode_option == "auto" && r.load_mode != "auto";
+  std::printf("Model: %s (%s, load mode %s%s%s)\n", r.model.c_str(),
               r.from_context_blob ? "context blob" : "compiled in memory", r.load_mode.c_str(),
+              chosen ? (r.load_mode == "mmap" ? " chosen by auto: blob in the page cache"
+                                              : " chosen by auto: blob not in the page cache")
+                     : "",
               r.from_memory ? ", handed over from memory" : "");
   if (!r.fallback_reason.empty()) {
     std::printf("Context blob not used: %s\n", r.fallback_reason.c_str());

@@ -30,7 +30,8 @@ struct PerfResult {
   std::string context_model_path;    // as the session saw it ("" from memory)
   std::map<std::string, std::string> session_config;  // every option the sessions were given
   std::vector<InputUsed> inputs;
-  std::string load_mode;
+  std::string load_mode;         // the mode the blob was loaded in (auto resolved)
+  std::string load_mode_option;  // epctx.load_mode as given (auto by default)
   bool from_context_blob = false;
   std::string fallback_reason;
   std::string blob_path;
