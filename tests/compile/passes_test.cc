@@ -2,10 +2,12 @@
 // (to float rounding) to the unoptimized graph, evaluated node by node with the same kernels.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "compile/passes/passes.h"
 #include "exec/kernels/dnnl/post_ops.h"
+#include "exec/kernels/elementwise/element_types.h"
 
 namespace epctx::compile {
 namespace {
@@ -202,6 +204,92 @@ TEST(Passes, ConstantSubgraphIsFolded) {
   const float* v = reinterpret_cast<const float*>(folded.constant->bytes.data());
   EXPECT_EQ(v[0], 11.0f);
   EXPECT_EQ(v[1], 22.0f);
+}
+
+// A float16 weight that only matmuls read as their weight is lifted to float32 when the blob is
+// written (deferred), one that something else reads too at once; after every pass the graph
+// computes what the float32 graph computes, the deferred weights packed from the lifted values.
+TEST(Passes, Float16MatMulWeightsAreLiftedWhenWritten) {
+  std::mt19937 rng(16);
+  auto half_of = [&](std::vector<int64_t> shape) {
+    std::shared_ptr<ConstantData> f = RandomFloats(shape, rng, -0.5f, 0.5f);
+    const float* src = reinterpret_cast<const float*>(f->bytes.data());
+    std::vector<uint16_t> bits(f->bytes.size() / sizeof(float));
+    for (size_t i = 0; i < bits.size(); ++i) {
+      bits[i] = exec::kernels::elementwise::FloatToHalf(src[i]).bits;
+    }
+    std::vector<uint8_t> bytes(bits.size() * sizeof(uint16_t));
+    std::memcpy(bytes.data(), bits.data(), bytes.size());
+    return ConstantData::FromVector<uint8_t>(DataType::kFloat16, std::move(shape),
+                                             std::move(bytes));
+  };
+  IrGraph g;
+  g.name = "f16";
+  g.opsets[""] = 13;
+  // Only the weights are float16 here (the graph's own float16 inputs and outputs would keep
+  // Casts): the lifted graph then runs on the same float32 input as the reference.
+  const int x = AddActivation(g, "x", {4, 256});
+  g.inputs.push_back(x);
+  const int w_only = g.AddConstant("w_only", half_of({256, 256}));      // 128 KiB, MatMul only
+  const int w_shared = g.AddConstant("w_shared", half_of({256, 256}));  // MatMul and Add
+  const int h = AddActivation(g, "h", {4, 256});
+  const int y = AddActivation(g, "y", {4, 256});
+  const int z = AddActivation(g, "z", {256, 256});
+  auto node = [](std::string name, std::string op, std::vector<int> in, int out) {
+    IrNode n;
+    n.name = std::move(name);
+    n.op_type = std::move(op);
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    return n;
+  };
+  IrNode mm1 = node("mm1", "MatMul", {x, w_only}, h);
+  IrNode mm2 = node("mm2", "MatMul", {h, w_shared}, y);
+  IrNode add = node("add", "Add", {w_shared, w_shared}, z);
+  g.nodes = {mm1, mm2, add};
+  g.outputs = {y, z};
+  IrGraph reference = g;
+
+  auto lifted = LiftFloat16(g);
+  ASSERT_TRUE(lifted.ok()) << lifted.status().ToString();
+  EXPECT_TRUE(g.values[static_cast<size_t>(w_only)].constant->deferred());
+  EXPECT_FALSE(g.values[static_cast<size_t>(w_shared)].constant->deferred());
+  EXPECT_EQ(g.values[static_cast<size_t>(w_only)].constant->dtype, DataType::kFloat32);
+
+  // The reference: the same graph with its float16 weights lifted at once (what the pass did
+  // before deferring), evaluated node by node.
+  for (IrValue& v : reference.values) {
+    if (v.dtype != DataType::kFloat16) continue;
+    v.dtype = DataType::kFloat32;
+    if (v.constant) {
+      const auto* bits = reinterpret_cast<const uint16_t*>(v.constant->bytes.data());
+      std::vector<float> f(v.constant->bytes.size() / 2);
+      for (size_t i = 0; i < f.size(); ++i) {
+        f[i] = exec::kernels::elementwise::HalfToFloat(exec::kernels::elementwise::Half{bits[i]});
+      }
+      v.constant = ConstantData::FromVector<float>(DataType::kFloat32, v.shape, std::move(f));
+    }
+  }
+  std::vector<float> xs(4 * 256);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : xs) v = dist(rng);
+  Tensor input = *Tensor::Allocate(DataType::kFloat32, {4, 256});
+  std::memcpy(input.mutable_data(), xs.data(), xs.size() * sizeof(float));
+  const std::vector<Tensor> expected = Evaluate(reference, {input});
+
+  auto passes = RunAllPasses(g);
+  ASSERT_TRUE(passes.ok()) << passes.status().ToString();
+  const std::vector<Tensor> got = Evaluate(g, {input});
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_EQ(expected.size(), 2u);
+  for (size_t o = 0; o < 2; ++o) {
+    ASSERT_EQ(got[o].element_count(), expected[o].element_count());
+    const float* a = got[o].data_as<float>();
+    const float* b = expected[o].data_as<float>();
+    for (int64_t i = 0; i < got[o].element_count(); ++i) {
+      ASSERT_NEAR(a[i], b[i], 1e-4f) << "output " << o << " element " << i;
+    }
+  }
 }
 
 }  // namespace

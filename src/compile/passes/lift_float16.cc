@@ -7,9 +7,11 @@
 // to float16 inside the graph no longer rounds (it becomes a Cast to float32, which
 // EliminateIdentityLike removes).
 #include <cstring>
+#include <span>
 
 #include "compile/passes/passes.h"
 #include "exec/kernels/elementwise/element_types.h"
+#include "util/status_macros.h"
 
 namespace epctx::compile {
 namespace {
@@ -17,17 +19,67 @@ namespace {
 constexpr int64_t kOnnxFloat = 1;
 constexpr int64_t kOnnxFloat16 = 10;
 
-std::shared_ptr<ConstantData> ToFloat32(const ConstantData& c) {
-  const size_t count = c.bytes.size() / sizeof(uint16_t);
+std::vector<float> Float32Values(std::span<const std::byte> bytes) {
+  const size_t count = bytes.size() / sizeof(uint16_t);
   std::vector<float> values(count);
   for (size_t i = 0; i < count; ++i) {
     exec::kernels::elementwise::Half h;
-    std::memcpy(&h.bits, c.bytes.data() + i * sizeof(uint16_t), sizeof h.bits);
+    std::memcpy(&h.bits, bytes.data() + i * sizeof(uint16_t), sizeof h.bits);
     values[i] = exec::kernels::elementwise::HalfToFloat(h);
   }
-  auto out = ConstantData::FromVector<float>(DataType::kFloat32, c.shape, std::move(values));
+  return values;
+}
+
+std::shared_ptr<ConstantData> ToFloat32(const ConstantData& c) {
+  auto out = ConstantData::FromVector<float>(DataType::kFloat32, c.shape, Float32Values(c.bytes));
   out->layout = c.layout;
   return out;
+}
+
+// Float16 weights of at least this many bytes that only matmuls read, as their weight, are
+// converted when the blob is written (a deferred constant, ir.h), one at a time, and their source
+// pages given back: converted here, a float16 LLM's weights would all be held in float32 at
+// once, twice the model's bytes (a 7B model: 28 GB).
+constexpr size_t kDeferredLiftMinBytes = 64 * 1024;
+
+std::shared_ptr<ConstantData> DeferredFloat32(std::shared_ptr<const ConstantData> c) {
+  const std::vector<int64_t> shape = c->shape;
+  const uint32_t layout = c->layout;
+  auto make = [source = std::move(c)]() -> Result<Tensor> {
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const ConstantData> from, Materialize(source));
+    auto values = std::make_shared<std::vector<float>>(Float32Values(from->bytes));
+    from->ReleasePages();
+    return Tensor::View(DataType::kFloat32, from->shape, values->data(), values);
+  };
+  return ConstantData::Deferred(DataType::kFloat32, shape, layout, std::move(make));
+}
+
+// Values of `graph` that every reader takes as the weight (input 1) of a MatMul or Gemm, which
+// the packing reads only when the blob is written. None in a graph with subgraphs, whose bodies
+// may read outer values too.
+std::vector<bool> ReadOnlyAsMatMulWeight(const IrGraph& graph) {
+  std::vector<bool> weight_only(graph.values.size(), false);
+  std::vector<bool> other_reader(graph.values.size(), false);
+  for (const IrNode& n : graph.nodes) {
+    for (const IrAttribute& a : n.attrs) {
+      if (a.body) return std::vector<bool>(graph.values.size(), false);
+    }
+    const bool matmul = n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm");
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const int in = n.inputs[i];
+      if (in < 0) continue;
+      if (matmul && i == 1) {
+        weight_only[static_cast<size_t>(in)] = true;
+      } else {
+        other_reader[static_cast<size_t>(in)] = true;
+      }
+    }
+  }
+  for (int out : graph.outputs) other_reader[static_cast<size_t>(out)] = true;
+  for (size_t i = 0; i < weight_only.size(); ++i) {
+    if (other_reader[i]) weight_only[i] = false;
+  }
+  return weight_only;
 }
 
 // A new value like `like` (a copy: adding values moves the graph's), of `dtype`.
@@ -109,11 +161,17 @@ int Lift(IrGraph& graph, bool main_graph) {
     }
   }
   keep.resize(graph.values.size(), false);
+  const std::vector<bool> weight_only =
+      main_graph ? ReadOnlyAsMatMulWeight(graph) : std::vector<bool>(graph.values.size(), false);
   for (size_t i = 0; i < graph.values.size(); ++i) {
     IrValue& v = graph.values[i];
     if (keep[i] || v.dtype != DataType::kFloat16) continue;
     v.dtype = DataType::kFloat32;
-    if (v.constant) v.constant = ToFloat32(*v.constant);
+    if (v.constant) {
+      const bool defer = weight_only[i] && v.constant->bytes.size() >= kDeferredLiftMinBytes &&
+                         v.shape.size() == 2;
+      v.constant = defer ? DeferredFloat32(v.constant) : ToFloat32(*v.constant);
+    }
     ++changed;
   }
   for (IrNode& n : graph.nodes) {

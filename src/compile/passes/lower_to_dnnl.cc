@@ -294,12 +294,8 @@ Result<PassStats> LowerConvsToDnnl(IrGraph& graph) {
 
 namespace {
 
-// `b` as float32 [K, N], times alpha: a new constant unless it already is that.
-int PlainWeight(IrGraph& g, int b, bool transposed, float alpha) {
-  if (!transposed && alpha == 1.0f) return b;
-  const IrValue& v = ValueOf(g, b);
-  const int64_t rows = v.shape[0], cols = v.shape[1];
-  const float* src = reinterpret_cast<const float*>(v.constant->bytes.data());
+std::vector<float> PlainValues(const float* src, int64_t rows, int64_t cols, bool transposed,
+                               float alpha) {
   std::vector<float> out(static_cast<size_t>(rows * cols));
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j) {
@@ -311,10 +307,32 @@ int PlainWeight(IrGraph& g, int b, bool transposed, float alpha) {
       }
     }
   }
+  return out;
+}
+
+// `b` as float32 [K, N], times alpha: a new constant unless it already is that. A deferred `b`
+// (its bytes made when the blob is written) gives a deferred result.
+int PlainWeight(IrGraph& g, int b, bool transposed, float alpha) {
+  if (!transposed && alpha == 1.0f) return b;
+  const IrValue& v = ValueOf(g, b);
+  const int64_t rows = v.shape[0], cols = v.shape[1];
   std::vector<int64_t> shape =
       transposed ? std::vector<int64_t>{cols, rows} : std::vector<int64_t>{rows, cols};
-  return g.AddConstant(v.name + "_kn", ConstantData::FromVector<float>(
-                                           DataType::kFloat32, std::move(shape), std::move(out)));
+  const std::string name = v.name + "_kn";
+  if (v.constant->deferred()) {
+    std::shared_ptr<const ConstantData> source = v.constant;
+    auto make = [source, rows, cols, transposed, alpha, shape]() -> Result<Tensor> {
+      EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const ConstantData> from, Materialize(source));
+      auto values = std::make_shared<std::vector<float>>(PlainValues(
+          reinterpret_cast<const float*>(from->bytes.data()), rows, cols, transposed, alpha));
+      return Tensor::View(DataType::kFloat32, shape, values->data(), values);
+    };
+    return g.AddConstant(name, ConstantData::Deferred(DataType::kFloat32, shape, 0, make));
+  }
+  const float* src = reinterpret_cast<const float*>(v.constant->bytes.data());
+  return g.AddConstant(
+      name, ConstantData::FromVector<float>(DataType::kFloat32, std::move(shape),
+                                            PlainValues(src, rows, cols, transposed, alpha)));
 }
 
 // Gemm's C as a bias [N] (times beta), or -2 when C is not a constant row vector or scalar.
