@@ -2,9 +2,10 @@
 """Finds file-local names that would collide in a unity build.
 
 The sanitizer builds (scripts/test.sh) compile each library's sources in batches (CMake's unity
-build), so two .cc files of one library that each define, say, `IsFloat` in an anonymous namespace
-of the same enclosing namespace stop the build, depending on which files share a batch. This
-check looks at every pair of files, so it does not depend on the batching.
+build), and the format tests' too, so two .cc files of one target that each define, say,
+`IsFloat` in an anonymous namespace of the same enclosing namespace stop the build, depending on
+which files share a batch. This check looks at every pair of files, so it does not depend on the
+batching.
 
 It reads the code line by line (definitions start in column 0 in clang-formatted code): types,
 aliases and constants collide by name; functions collide by name and first line of parameters
@@ -88,7 +89,8 @@ def main(argv):
     if argv[1:] == ['--self-test']:
         return self_test()
     root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), '..')
-    libraries = ['src/compile', 'src/exec', 'src/format', 'src/loader']
+    # The libraries, and the test targets the sanitizer builds compile in batches too.
+    libraries = ['src/compile', 'src/exec', 'src/format', 'src/loader', 'tests/format']
     collisions = 0
     for library in libraries:
         seen = collections.defaultdict(list)

@@ -38,7 +38,7 @@ WeightInput Weight(const Bytes& bytes, uint32_t layout = 0) {
   return w;
 }
 
-Status AddSpec(BlobWriter& writer, const BlobSpec& spec) {
+Status AddSpecChecked(BlobWriter& writer, const BlobSpec& spec) {
   for (const blobtest::WeightSpec& w : spec.weights) {
     WeightInput input;
     input.dtype = w.dtype;
@@ -82,14 +82,14 @@ TEST(BlobStreamingTest, PublishesTheFileTheInMemoryWriterMakes) {
   TempDir dir;
   const BlobSpec spec = SpecWithDuplicates();
   BlobWriter memory;
-  ASSERT_TRUE(AddSpec(memory, spec).ok());
+  ASSERT_TRUE(AddSpecChecked(memory, spec).ok());
   auto expected = memory.WriteToMemory();
   ASSERT_TRUE(expected.ok()) << expected.status().ToString();
 
   const std::string path = dir.File("streamed.epctx");
   auto streaming = BlobWriter::ToFile(CurrentTarget(), path);
   ASSERT_TRUE(streaming.ok()) << streaming.status().ToString();
-  ASSERT_TRUE(AddSpec(*streaming, spec).ok());
+  ASSERT_TRUE(AddSpecChecked(*streaming, spec).ok());
   EXPECT_EQ(streaming->weight_count(), memory.weight_count());
   EXPECT_EQ(streaming->dedup_hits(), 2u);
   EXPECT_EQ(streaming->unique_weight_bytes(), memory.unique_weight_bytes());
@@ -114,7 +114,7 @@ TEST(BlobStreamingTest, AWeightLargerThanTheChunkReadsBackWhole) {
   ASSERT_EQ(large.size(), kLargeWeight);
   auto writer = BlobWriter::ToFile(CurrentTarget(), path);
   ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE(AddSpec(*writer, spec).ok());
+  ASSERT_TRUE(AddSpecChecked(*writer, spec).ok());
   // Nothing of the weights is kept: the writer counts them as handed to the file.
   EXPECT_GE(writer->bytes_written(), kHeaderPageSize + writer->unique_weight_bytes());
   ASSERT_TRUE(writer->Finish().ok());
