@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "epctx/session.h"
+#include "epctx/options.h"
 #include "epctx/status.h"
 
 namespace epctx {

@@ -52,7 +52,8 @@ typedef enum epctx_status_code {
   EPCTX_STALE = 7,               /* the cache no longer matches its original model */
   EPCTX_UNSUPPORTED = 8,         /* an operator, attribute or type the engine lacks */
   EPCTX_FAILED_PRECONDITION = 9, /* a state the call cannot work in */
-  EPCTX_INTERNAL = 10            /* a bug in epctx, or out of memory */
+  EPCTX_INTERNAL = 10,           /* a bug in epctx, or out of memory */
+  EPCTX_CANCELLED = 11           /* the run was stopped by a limit (epctx.max_loop_iterations) */
 } epctx_status_code;
 
 /* Element types; the values are ONNX's TensorProto.DataType. */

@@ -3,11 +3,6 @@
 
 namespace epctx::capi {
 
-static_assert(EPCTX_INTERNAL == static_cast<int>(StatusCode::kInternal) &&
-                  EPCTX_INVALID_ARGUMENT == static_cast<int>(StatusCode::kInvalidArgument) &&
-                  EPCTX_FAILED_PRECONDITION == static_cast<int>(StatusCode::kFailedPrecondition),
-              "epctx_status_code must keep epctx::StatusCode's values");
-
 epctx_status* OutOfMemoryStatus() {
   static epctx_status out_of_memory{StatusCode::kInternal, "out of memory"};
   return &out_of_memory;
