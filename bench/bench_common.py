@@ -91,3 +91,36 @@ def environment(epctx, node, loadavg_start):
         "git": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], text=True,
                               stdout=subprocess.PIPE).stdout.strip(),
     }
+
+def cpu_facts():
+    facts = {"name": cpu_model()}
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            key, value = key.strip(), value.strip()
+            if key in ("cpu family", "model", "stepping") and key not in facts:
+                facts[key] = value
+            if key == "flags":
+                flags = value.split()
+                facts["isa"] = ", ".join(x for x in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16",
+                                                     "amx_tile", "f16c") if x in flags)
+                break
+    return facts
+
+
+def cpu_title(facts):
+    """The heading a bench report gives a CPU: "AMD EPYC (family 23, model 1)"."""
+    return f"{facts['name']} (family {facts.get('cpu family')}, model {facts.get('model')})"
+
+
+def write_cpu_section(doc, head, title, section):
+    """Writes `doc` as `head` plus one section per CPU, this CPU's `section` replacing its own:
+    earlier CPUs' tables are kept."""
+    sections = {}
+    if os.path.exists(doc):
+        with open(doc) as f:
+            for part in f.read().split("\n## ")[1:]:
+                sections[part.split("\n", 1)[0]] = "## " + part.rstrip() + "\n"
+    sections[title] = section
+    with open(doc, "w") as f:
+        f.write(head + "\n".join(sections.values()))

@@ -34,8 +34,8 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import (BENCH, BUSY_LOADAVG, RESULTS, ROOT, TMP, cpu_model, log,  # noqa: E402
-                          run, run_shown)
+from bench_common import (BENCH, BUSY_LOADAVG, RESULTS, ROOT, TMP, cpu_facts,  # noqa: E402
+                          cpu_title, log, run, run_shown, write_cpu_section)
 
 WORK = os.path.join(TMP, "compile")
 LLM = os.path.join(TMP, "llm")
@@ -44,21 +44,11 @@ PY = "/usr/bin/python3"
 DIM = 8192
 
 
-def cpu_title():
-    facts = {}
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            key, value = key.strip(), value.strip()
-            if key in ("cpu family", "model") and key not in facts:
-                facts[key] = value
-    return f"{cpu_model()} (family {facts.get('cpu family')}, model {facts.get('model')})"
 
 
 def make_mlp(gib):
     """The MatMul chain with external data; returns (model path, input path, layers)."""
     import numpy as np
-    import onnx
     from onnx import TensorProto, helper
 
     layers = max(1, round(gib * 2**30 / (DIM * DIM * 4)))
@@ -312,13 +302,7 @@ def write_doc(report):
     head = ("# Compile memory bench (bench/compile_memory.py)\n\nPeak RSS and time of `epctx "
             "compile`, against the models' bytes and ONNX Runtime 1.30's session creation of the "
             "same models. One section per CPU; a new run replaces its CPU's section only.\n\n")
-    sections = {}
-    if os.path.exists(DOC):
-        for part in open(DOC).read().split("\n## ")[1:]:
-            sections[part.split("\n", 1)[0]] = "## " + part.rstrip() + "\n"
-    sections[title] = section
-    with open(DOC, "w") as f:
-        f.write(head + "\n".join(sections.values()))
+    write_cpu_section(DOC, head, title, section)
 
 
 def main():
@@ -356,7 +340,7 @@ def main():
         write_doc(report)
         log(f"wrote {DOC}")
         return
-    report = {"cpu": cpu_title(), "loadavg_start": f"{load:.2f}",
+    report = {"cpu": cpu_title(cpu_facts()), "loadavg_start": f"{load:.2f}",
               "date": datetime.date.today().isoformat(), "baseline": args.baseline,
               "git": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], text=True,
                                     stdout=subprocess.PIPE).stdout.strip(),

@@ -6,21 +6,8 @@
 // usage: node ort_create.js --model A.onnx [--model B.onnx] [--input NAME=X.npy] [--threads 2]
 'use strict';
 
-const fs = require('fs');
 const ort = require('onnxruntime-node');
-
-function readNpy(file) {
-  const buf = fs.readFileSync(file);
-  const headerLen = buf.readUInt16LE(8);
-  const header = buf.toString('latin1', 10, 10 + headerLen);
-  const descr = /'descr': '([^']+)'/.exec(header)[1];
-  const shape = /'shape': \(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim())
-                    .filter((s) => s.length > 0).map(Number);
-  if (descr !== '<f4') throw new Error(`${file}: only float32 inputs are read here`);
-  const raw = buf.subarray(10 + headerLen);
-  const bytes = raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength);
-  return new ort.Tensor('float32', new Float32Array(bytes), shape);
-}
+const {readNpy} = require('./npy_tensor');
 
 async function main() {
   const args = {models: [], inputs: [], threads: 2};

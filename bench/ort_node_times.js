@@ -12,22 +12,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const ort = require('onnxruntime-node');
-
-function readNpy(file) {
-  const buf = fs.readFileSync(file);
-  const headerLen = buf.readUInt16LE(8);
-  const header = buf.toString('latin1', 10, 10 + headerLen);
-  const descr = /'descr': '([^']+)'/.exec(header)[1];
-  const shape = /'shape': \(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim())
-                    .filter((s) => s.length > 0).map(Number);
-  const raw = buf.subarray(10 + headerLen);
-  const bytes = raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength);
-  const types = {'<f4': ['float32', Float32Array], '<i4': ['int32', Int32Array],
-                 '<i8': ['int64', BigInt64Array]};
-  if (!types[descr]) throw new Error(`${file}: unsupported dtype ${descr}`);
-  const [type, Ctor] = types[descr];
-  return new ort.Tensor(type, new Ctor(bytes), shape);
-}
+const {readNpy} = require('./npy_tensor');
 
 async function main() {
   const args = {runs: 100, threads: 1, inputs: []};

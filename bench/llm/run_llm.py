@@ -29,7 +29,8 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from bench_common import (BUSY_LOADAVG, RESULTS, ROOT, TMP, CommandFailed, build_epctx,  # noqa: E402
-                          cpu_model, log, run, run_json, run_shown)
+                          cpu_facts, cpu_title, log, run, run_json,
+                          run_shown, write_cpu_section)
 
 WORK = os.path.join(TMP, "llm")
 BUILD = os.path.join(ROOT, "build-bench")  # bench/run.py's build (no tests)
@@ -38,20 +39,6 @@ MODELS = os.path.join(ROOT, "tests", "models")
 PY = "/usr/bin/python3"
 
 
-def cpu_facts():
-    facts = {"name": cpu_model()}
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            key, value = key.strip(), value.strip()
-            if key in ("cpu family", "model", "stepping") and key not in facts:
-                facts[key] = value
-            if key == "flags":
-                flags = value.split()
-                facts["isa"] = ", ".join(x for x in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16",
-                                                     "amx_tile", "f16c") if x in flags)
-                break
-    return facts
 
 
 def prepare(epctx, variants):
@@ -121,7 +108,7 @@ def summary(r):
 
 def write_doc(report):
     cpu = report["cpu"]
-    title = f"{cpu['name']} (family {cpu.get('cpu family')}, model {cpu.get('model')})"
+    title = cpu_title(cpu)
     lines = [f"## {title}", "",
              f"{report['date']}, git {report['git']}, load average {report['loadavg_start']} at "
              f"the start, ISA: {cpu.get('isa')}; prompt 128 tokens, {report['tokens']} greedy "
@@ -144,14 +131,7 @@ def write_doc(report):
     head = ("# LLM bench (bench/llm/run_llm.py)\n\nepctx vs ONNX Runtime 1.30 on a Llama-style model "
             "with SmolLM-135M's shapes (random weights, seeded), prefill + decode in one blob. One "
             "section per CPU; a new run replaces its CPU's section only.\n\n")
-    sections = {}
-    if os.path.exists(DOC):
-        text = open(DOC).read()
-        for part in text.split("\n## ")[1:]:
-            sections[part.split("\n", 1)[0]] = "## " + part.rstrip() + "\n"
-    sections[title] = section
-    with open(DOC, "w") as f:
-        f.write(head + "\n".join(sections.values()))
+    write_cpu_section(DOC, head, title, section)
 
 
 def main():
