@@ -2,9 +2,9 @@
 """Finds file-local names that would collide in a unity build.
 
 The sanitizer builds (scripts/test.sh) compile each library's sources in batches (CMake's unity
-build), and the format tests' too, so two .cc files of one target that each define, say,
-`IsFloat` in an anonymous namespace of the same enclosing namespace stop the build, depending on
-which files share a batch. This check looks at every pair of files, so it does not depend on the
+build), and every build the test targets' (tests/CMakeLists.txt), so two .cc files of one target
+that each define, say, `IsFloat` in an anonymous namespace of the same enclosing namespace stop
+the build, depending on which files share a batch. This check looks at every pair of files, so it does not depend on the
 batching.
 
 It reads the code line by line (definitions start in column 0 in clang-formatted code): types,
@@ -18,10 +18,15 @@ import sys
 
 FUNCTION = re.compile(r'^(?:static\s+|inline\s+|constexpr\s+|template\s*<[^>]*>\s*)*'
                       r'[A-Za-z_][\w:<>,\s\*&]*?[\s\*&]([A-Za-z_]\w*)\s*\((.*)')
-CONSTANT = re.compile(r'^(?:static\s+)?(?:constexpr|const)\s+[\w:<>]+\s+([A-Za-z_]\w*)\s*[=\[{]')
+CONSTANT = re.compile(r'^(?:static\s+)?(?:constexpr|const)\s+(?:const\s+)?[\w:<>]+[\s\*&]+'
+                      r'(?:const\s+)?([A-Za-z_]\w*)\s*[=\[{]')
 # A using-declaration (`using a::B;`) may be repeated; an alias (`using B = ...;`) is a name.
 TYPE = re.compile(r'^(?:template\s*<[^>]*>\s*)?(?:(?:struct|class|enum class|enum)\s+([A-Za-z_]\w*)'
                   r'|using\s+([A-Za-z_]\w*)\s*=)')
+# A C++ raw string literal (a Python script in a test, say) opened and not closed on one line.
+RAW_STRING_OPEN = re.compile(r'R"([^(\s]*)\(')
+# Further names of one declaration: `constexpr int kA = 1, kB = 2;`.
+MORE_CONSTANTS = re.compile(r',\s*([A-Za-z_]\w*)\s*=')
 NAMED_NAMESPACE = re.compile(r'^namespace ([\w:]+) \{')
 KEYWORDS = {'if', 'for', 'while', 'switch', 'operator', 'return', 'sizeof'}
 
@@ -30,8 +35,16 @@ def file_local_names(path):
     """Yields (enclosing namespace, key, line number) for each file-local definition."""
     named = []
     anonymous = False
+    raw_end = None  # the end of the raw string literal being skipped
     with open(path, errors='replace') as f:
         for number, line in enumerate(f, 1):
+            if raw_end:
+                if raw_end in line:
+                    raw_end = None
+                continue
+            m = RAW_STRING_OPEN.search(line)
+            if m and f'){m.group(1)}"' not in line[m.end():]:
+                raw_end = f'){m.group(1)}"'
             m = NAMED_NAMESPACE.match(line)
             if m:
                 named.append(m.group(1))
@@ -50,9 +63,15 @@ def file_local_names(path):
             if line[:1] in (' ', '\t', '#', '/', '}', ')'):
                 continue
             ns = '::'.join(named)
-            m = TYPE.match(line) or CONSTANT.match(line)
+            m = TYPE.match(line)
             if m:
                 yield ns, next(g for g in m.groups() if g), number
+                continue
+            m = CONSTANT.match(line)
+            if m:
+                yield ns, m.group(1), number
+                for name in MORE_CONSTANTS.findall(line[m.end():]):
+                    yield ns, name, number
                 continue
             m = FUNCTION.match(line)
             if m and m.group(1) not in KEYWORDS:
@@ -68,6 +87,7 @@ def self_test():
              '  return v;\n}\nvoid Over(int a) {}\n\n}  // namespace\n}  // namespace epctx::compile\n')
         b = ('namespace epctx::compile {\nnamespace {\n\nusing x::Y;\nbool IsFloat(int v) {\n'
              '  return !v;\n}\nvoid Over(float a) {}\n\n}  // namespace\n}  // namespace epctx::compile\n'
+             'const char* kScript = R"py(\nbool IsFloat(int v) {\n)py";\n'
              'namespace epctx::other {\nnamespace {\nconstexpr int kDepth = 4;\n}  // namespace\n'
              '}  // namespace epctx::other\n')
         for name, text in (('a.cc', a), ('b.cc', b)):
@@ -79,7 +99,29 @@ def self_test():
         with open(os.path.join(root, 'src/compile/b.cc'), 'w') as f:
             f.write(b.replace('IsFloat', 'IsFloat32'))
         if main(['', root]) != 0:
-            print('self test: a legal pair (using-declarations, overloads) was reported')
+            print('self test: a legal pair (using-declarations, overloads, raw strings) was reported')
+            return 1
+        with open(os.path.join(root, 'src/compile/a.cc'), 'a') as f:
+            f.write('namespace epctx::compile {\nnamespace {\nstruct Section {};\n'
+                    '}  // namespace\n}  // namespace epctx::compile\n')
+        with open(os.path.join(root, 'src/compile/b.cc'), 'a') as f:
+            f.write('namespace epctx::compile {\nnamespace {\nint Section(int kind) {\n  return kind;\n}\n'
+                    '}  // namespace\n}  // namespace epctx::compile\n')
+        if main(['', root]) != 1:
+            print('self test: a type and a function of one name (Section) were not found')
+            return 1
+        with open(os.path.join(root, 'src/compile/b.cc'), 'w') as f:
+            f.write(b.replace('IsFloat', 'IsFloat32'))
+        with open(os.path.join(root, 'src/compile/a.cc'), 'w') as f:
+            f.write(a)
+        with open(os.path.join(root, 'src/compile/b.cc'), 'a') as f:
+            f.write('namespace epctx::compile {\nnamespace {\nconstexpr int kOne = 1, kTwo = 2;\n'
+                    '}  // namespace\n}  // namespace epctx::compile\n')
+        with open(os.path.join(root, 'src/compile/a.cc'), 'a') as f:
+            f.write('namespace epctx::compile {\nnamespace {\nconstexpr int kTwo = 2;\n'
+                    '}  // namespace\n}  // namespace epctx::compile\n')
+        if main(['', root]) != 1:
+            print('self test: the second name of a declaration (kTwo) was not checked')
             return 1
     print('self test passed')
     return 0
@@ -89,8 +131,9 @@ def main(argv):
     if argv[1:] == ['--self-test']:
         return self_test()
     root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), '..')
-    # The libraries, and the test targets the sanitizer builds compile in batches too.
-    libraries = ['src/compile', 'src/exec', 'src/format', 'src/loader', 'tests/format']
+    # The libraries (batched in the sanitizer builds) and the test targets (batched in every build).
+    libraries = ['src/compile', 'src/exec', 'src/format', 'src/loader', 'tests/compile', 'tests/e2e',
+                 'tests/exec', 'tests/format', 'tests/io', 'tests/loader', 'tests/tools']
     collisions = 0
     for library in libraries:
         seen = collections.defaultdict(list)
@@ -100,6 +143,14 @@ def main(argv):
                     path = os.path.join(dirpath, name)
                     for ns, key, number in file_local_names(path):
                         seen[(ns, key)].append(f'{os.path.relpath(path, root)}:{number}')
+        # A type or constant and a function of one name in two files collide too.
+        functions = collections.defaultdict(list)
+        for (ns, key), places in seen.items():
+            if '(' in key:
+                functions[(ns, key.split('(')[0])] += places
+        for (ns, key), places in list(seen.items()):
+            if '(' not in key and (ns, key) in functions:
+                seen[(ns, key)] = places + functions[(ns, key)]
         for (ns, key), places in sorted(seen.items()):
             files = {p.rsplit(':', 1)[0] for p in places}
             if len(files) > 1:

@@ -12,33 +12,37 @@
 namespace epctx::testing::dnnl {
 namespace {
 
-constexpr double kRel = 1e-5;
-constexpr int64_t kHeads = 4, kKvHeads = 2, kSeq = 5, kHeadSize = 8;
+constexpr int64_t kAttentionHeads = 4, kAttentionKvHeads = 2, kAttentionSeq = 5,
+                  kAttentionHeadSize = 8;
 
 struct AttentionGraph {
   float fill = -std::numeric_limits<float>::infinity();
-  std::vector<int64_t> mask_shape = {kSeq, kSeq};
+  std::vector<int64_t> mask_shape = {kAttentionSeq, kAttentionSeq};
 };
 
-// Hugging Face's repeat_kv: [B, kvN, T, H] -> [B, N, T, H], each KV head kHeads / kKvHeads times.
+// Hugging Face's repeat_kv: [B, kvN, T, H] -> [B, N, T, H], each KV head kAttentionHeads /
+// kAttentionKvHeads times.
 std::string RepeatKv(ModelBuilder& b, const std::string& x) {
-  const int64_t group = kHeads / kKvHeads;
+  const int64_t group = kAttentionHeads / kAttentionKvHeads;
   const std::string unsqueezed = b.Node("Unsqueeze", {x, b.Int64Constant({1}, {2})});
   const std::string expanded =
-      b.Node("Expand", {unsqueezed, b.Int64Constant({5}, {1, kKvHeads, group, kSeq, kHeadSize})});
-  return b.Node("Reshape", {expanded, b.Int64Constant({4}, {1, kHeads, kSeq, kHeadSize})});
+      b.Node("Expand", {unsqueezed, b.Int64Constant({5}, {1, kAttentionKvHeads, group,
+                                                          kAttentionSeq, kAttentionHeadSize})});
+  return b.Node(
+      "Reshape",
+      {expanded, b.Int64Constant({4}, {1, kAttentionHeads, kAttentionSeq, kAttentionHeadSize})});
 }
 
 // softmax(where(mask, fill, Q·Kᵀ / sqrt(H))) · V, as [B, S, N, H]; the mask true where masked.
 void BuildAttention(ModelBuilder& b, const AttentionGraph& a) {
-  const std::string q = b.Input("q", {1, kHeads, kSeq, kHeadSize});
-  const std::string k = b.Input("k", {1, kKvHeads, kSeq, kHeadSize});
-  const std::string v = b.Input("v", {1, kKvHeads, kSeq, kHeadSize});
+  const std::string q = b.Input("q", {1, kAttentionHeads, kAttentionSeq, kAttentionHeadSize});
+  const std::string k = b.Input("k", {1, kAttentionKvHeads, kAttentionSeq, kAttentionHeadSize});
+  const std::string v = b.Input("v", {1, kAttentionKvHeads, kAttentionSeq, kAttentionHeadSize});
   const std::string mask = b.Input("mask", a.mask_shape, {}, onnx::TensorProto::BOOL);
   const std::string kt = b.Node("Transpose", {RepeatKv(b, k)}, {AttrInts("perm", {0, 1, 3, 2})});
-  const std::string scores = b.Node(
-      "Div",
-      {b.Node("MatMul", {q, kt}), b.Constant({}, {std::sqrt(static_cast<float>(kHeadSize))})});
+  const std::string scores =
+      b.Node("Div", {b.Node("MatMul", {q, kt}),
+                     b.Constant({}, {std::sqrt(static_cast<float>(kAttentionHeadSize))})});
   const std::string masked = b.Node("Where", {mask, b.Constant({}, {a.fill}), scores});
   const std::string p = b.Node("Softmax", {masked}, {AttrInt("axis", -1)});
   const std::string out = b.Node("MatMul", {p, RepeatKv(b, v)});
@@ -48,11 +52,12 @@ void BuildAttention(ModelBuilder& b, const AttentionGraph& a) {
 // Optimises the graph, checks it against the unoptimised one on random inputs with `mask`, and
 // returns it.
 compile::IrGraph OptimiseAndCompare(ModelBuilder& b, const Tensor& mask, const std::string& what) {
-  return OptimiseAndCompareWithin(b,
-                                  {RandomTensor({1, kHeads, kSeq, kHeadSize}, b.rng()),
-                                   RandomTensor({1, kKvHeads, kSeq, kHeadSize}, b.rng()),
-                                   RandomTensor({1, kKvHeads, kSeq, kHeadSize}, b.rng()), mask},
-                                  kRel, what);
+  return OptimiseAndCompareWithin(
+      b,
+      {RandomTensor({1, kAttentionHeads, kAttentionSeq, kAttentionHeadSize}, b.rng()),
+       RandomTensor({1, kAttentionKvHeads, kAttentionSeq, kAttentionHeadSize}, b.rng()),
+       RandomTensor({1, kAttentionKvHeads, kAttentionSeq, kAttentionHeadSize}, b.rng()), mask},
+      kRel, what);
 }
 
 bool Causal(int64_t row, int64_t column) {
@@ -62,43 +67,50 @@ bool Causal(int64_t row, int64_t column) {
 TEST(FuseAttention, LlamaAttentionWithRepeatedKvHeadsIsOneNode) {
   ModelBuilder b(81);
   BuildAttention(b, {});
-  const compile::IrGraph g = OptimiseAndCompare(b, BoolMatrix({kSeq, kSeq}, Causal), "causal");
+  const compile::IrGraph g =
+      OptimiseAndCompare(b, BoolMatrix({kAttentionSeq, kAttentionSeq}, Causal), "causal");
   EXPECT_EQ(CountOps(g, "Attention"), 1);
   for (const char* op : {"Softmax", "MaskedSoftmax", "Where", "Expand", "Transpose", "Div"}) {
     EXPECT_EQ(CountOps(g, op), 0) << op;
   }
   // Any other mask (row 0 sees only key 0, the others all but key 1) through the bias.
-  OptimiseAndCompare(
-      b, BoolMatrix({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 0 ? c > 0 : c == 1; }),
-      "other mask");
+  OptimiseAndCompare(b,
+                     BoolMatrix({kAttentionSeq, kAttentionSeq},
+                                [](int64_t r, int64_t c) { return r == 0 ? c > 0 : c == 1; }),
+                     "other mask");
 }
 
 // PyTorch's lowest float as the fill: a row masked whole gets equal weights, as in the nodes.
 TEST(FuseAttention, LowestFloatFillKeepsARowMaskedWhole) {
   ModelBuilder b(82);
-  BuildAttention(b, {std::numeric_limits<float>::lowest(), {kSeq, kSeq}});
-  const compile::IrGraph g = OptimiseAndCompare(
-      b, BoolMatrix({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 2 || Causal(r, c); }),
-      "row 2 masked whole");
+  BuildAttention(b, {std::numeric_limits<float>::lowest(), {kAttentionSeq, kAttentionSeq}});
+  const compile::IrGraph g =
+      OptimiseAndCompare(b,
+                         BoolMatrix({kAttentionSeq, kAttentionSeq},
+                                    [](int64_t r, int64_t c) { return r == 2 || Causal(r, c); }),
+                         "row 2 masked whole");
   EXPECT_EQ(CountOps(g, "Attention"), 1);
 }
 
 // A fill of -1e4 would leave the scores of a row masked whole in the sum: not fused.
 TEST(FuseAttention, FillThatCannotAbsorbTheScoresStays) {
   ModelBuilder b(83);
-  BuildAttention(b, {-1e4f, {kSeq, kSeq}});
-  const compile::IrGraph g = OptimiseAndCompare(
-      b, BoolMatrix({kSeq, kSeq}, [](int64_t r, int64_t c) { return r == 2 || Causal(r, c); }),
-      "fill -1e4");
+  BuildAttention(b, {-1e4f, {kAttentionSeq, kAttentionSeq}});
+  const compile::IrGraph g =
+      OptimiseAndCompare(b,
+                         BoolMatrix({kAttentionSeq, kAttentionSeq},
+                                    [](int64_t r, int64_t c) { return r == 2 || Causal(r, c); }),
+                         "fill -1e4");
   EXPECT_EQ(CountOps(g, "Attention"), 0);
 }
 
 // A mask of two batches broadcasts the scores of one up: the output has two, so not fused.
 TEST(FuseAttention, MaskThatBroadcastsTheScoresUpStays) {
   ModelBuilder b(84);
-  BuildAttention(b, {-std::numeric_limits<float>::infinity(), {2, 1, kSeq, kSeq}});
-  const compile::IrGraph g =
-      OptimiseAndCompare(b, BoolMatrix({2, 1, kSeq, kSeq}, Causal), "two-batch mask");
+  BuildAttention(b,
+                 {-std::numeric_limits<float>::infinity(), {2, 1, kAttentionSeq, kAttentionSeq}});
+  const compile::IrGraph g = OptimiseAndCompare(
+      b, BoolMatrix({2, 1, kAttentionSeq, kAttentionSeq}, Causal), "two-batch mask");
   EXPECT_EQ(CountOps(g, "Attention"), 0);
 }
 

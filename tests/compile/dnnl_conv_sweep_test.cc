@@ -14,11 +14,6 @@
 namespace epctx::testing::dnnl {
 namespace {
 
-// float32 convolutions in another summation order (oneDNN's blocking) and oneDNN's vectorised
-// exp/tanh: ~1e-6 of the output's scale in practice; 1e-5 leaves room for chains of three
-// convolutions, not for a wrong tap, channel or padding value.
-constexpr double kRel = 1e-5;
-
 enum class Act {
   kNone,
   kRelu,

@@ -10,8 +10,6 @@
 namespace epctx::testing::dnnl {
 namespace {
 
-constexpr double kRel = 1e-5;  // as in dnnl_conv_sweep_test.cc
-
 // Imports, optimises, and compares the optimised graph with the unoptimised one at each shape
 // of the single input; the optimised graph is left in `optimised_out` when given.
 void CheckAtShapes(ModelBuilder& b, const std::vector<std::vector<int64_t>>& shapes,

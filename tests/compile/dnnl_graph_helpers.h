@@ -77,6 +77,12 @@ Result<compile::IrGraph> ImportGraph(const ModelBuilder& builder);
 std::vector<Tensor> Evaluate(const compile::IrGraph& graph, const std::vector<Tensor>& inputs,
                              int threads = 1);
 
+// The tolerance of the optimised graph against the unoptimised one, relative to max |reference|:
+// float32 convolutions in another summation order (oneDNN's blocking) and oneDNN's vectorised
+// exp/tanh differ by ~1e-6 of the output's scale in practice; 1e-5 leaves room for chains of
+// three convolutions, not for a wrong tap, channel or padding value.
+constexpr double kRel = 1e-5;
+
 // Runs every pass on the graph `builder` makes, checks that the optimised graph computes what the
 // unoptimised one does on `inputs` (ExpectMatches within `rel`), and returns it (empty after an
 // import failure). `what` names the case in failure messages.

@@ -14,9 +14,6 @@
 namespace epctx::testing::dnnl {
 namespace {
 
-// As in dnnl_conv_sweep_test.cc: float32 in another summation order, relative to max|ref|.
-constexpr double kRel = 1e-5;
-
 // Channel counts in blocks of the plan on this CPU (16 channels, 8 on AVX2), so that a case
 // means the same everywhere: Whole() fills one block (16 on AVX-512), Padded() is a block and a
 // half (24 there), whose last block carries padding lanes, Half() is half a block (8 there).

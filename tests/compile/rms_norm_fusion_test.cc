@@ -10,7 +10,6 @@
 namespace epctx::testing::dnnl {
 namespace {
 
-constexpr double kRel = 1e-5;
 constexpr int64_t kHidden = 24;
 
 // How a test writes the chain.

@@ -17,7 +17,7 @@ IrAttribute Int(const std::string& name, int64_t v) {
   return a;
 }
 
-IrAttribute Ints(const std::string& name, std::vector<int64_t> v) {
+IrAttribute IntsAttribute(const std::string& name, std::vector<int64_t> v) {
   IrAttribute a;
   a.name = name;
   a.type = exec::AttrType::kInts;
@@ -139,7 +139,7 @@ TEST(SymbolicShapes, ShapeTensorsBuildReshapeTargets) {
   int x = b.Input("x", {"batch", "seq", "128"});
   int target = b.IntOp("Concat", {b.DimsOf(x, {0, 1}), b.Ints({2, 64})}, {Int("axis", 0)});
   int r = b.Op("Reshape", {x, target});
-  int t = b.Op("Transpose", {r}, {Ints("perm", {0, 2, 1, 3})});
+  int t = b.Op("Transpose", {r}, {IntsAttribute("perm", {0, 2, 1, 3})});
   b.Infer();
   EXPECT_EQ(b.ShapeOf(target), "[4]");
   EXPECT_EQ(b.ShapeOf(r), "[batch,seq,2,64]");
@@ -436,11 +436,12 @@ TEST(SymbolicShapes, ConvAndPoolWindowsOfSymbolicSizes) {
   Builder b;
   int x = b.Input("x", {"n", "3", "h", "w"});
   int conv = b.Op("Conv", {x, b.Floats({8, 3, 3, 3})},
-                  {Ints("pads", {1, 1, 1, 1}), Ints("strides", {2, 2})});
-  int down = b.Op("Conv", {x, b.Floats({8, 3, 1, 1})}, {Ints("strides", {2, 2})});
+                  {IntsAttribute("pads", {1, 1, 1, 1}), IntsAttribute("strides", {2, 2})});
+  int down = b.Op("Conv", {x, b.Floats({8, 3, 1, 1})}, {IntsAttribute("strides", {2, 2})});
   int same = b.Op("Conv", {x, b.Floats({8, 3, 3, 3})},
-                  {Str("auto_pad", "SAME_UPPER"), Ints("strides", {2, 2})});
-  int pool = b.Op("MaxPool", {conv}, {Ints("kernel_shape", {2, 2}), Ints("strides", {2, 2})});
+                  {Str("auto_pad", "SAME_UPPER"), IntsAttribute("strides", {2, 2})});
+  int pool = b.Op("MaxPool", {conv},
+                  {IntsAttribute("kernel_shape", {2, 2}), IntsAttribute("strides", {2, 2})});
   int global = b.Op("GlobalAveragePool", {conv});
   b.Infer();
   EXPECT_EQ(b.ShapeOf(conv), "[n,8,floor((h+1)/2),floor((w+1)/2)]");
@@ -466,7 +467,7 @@ TEST(SymbolicShapes, ReductionsAndPads) {
   Builder b;
   int x = b.Input("x", {"b", "s", "8"});
   int sum = b.Op("ReduceSum", {x, b.Ints({1})}, {Int("keepdims", 0)});
-  int mean = b.Op("ReduceMean", {x}, {Ints("axes", {-1})});
+  int mean = b.Op("ReduceMean", {x}, {IntsAttribute("axes", {-1})});
   int padded = b.Op("Pad", {x, b.Ints({0, 1, 0, 0, 2, 0})});
   int arg = b.Op("ArgMax", {x}, {Int("axis", 2), Int("keepdims", 0)}, DataType::kInt64);
   b.Infer();

@@ -54,7 +54,7 @@ Tensor ViewOf(std::vector<float>& values, std::vector<int64_t> shape) {
   return Tensor::View(DataType::kFloat32, std::move(shape), values.data(), nullptr);
 }
 
-std::vector<float> Values(const Tensor& t) {
+std::vector<float> FloatValues(const Tensor& t) {
   return std::vector<float>(t.data_as<float>(), t.data_as<float>() + t.element_count());
 }
 
@@ -99,7 +99,7 @@ class BoundOutputs : public ::testing::Test {
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     std::vector<std::vector<float>> values;
     if (out.ok()) {
-      for (const Tensor& t : *out) values.push_back(Values(t));
+      for (const Tensor& t : *out) values.push_back(FloatValues(t));
     }
     return values;
   }
@@ -147,13 +147,13 @@ TEST_F(BoundOutputs, EmptyTensorsAreAllocatedAndUnnamedOutputsLeftOut) {
   EXPECT_EQ(y, expected[0]);
   ASSERT_TRUE(outputs["z"].is_tensor());
   EXPECT_EQ(outputs["z"].shape(), (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(Values(outputs["z"]), expected[1]);
+  EXPECT_EQ(FloatValues(outputs["z"]), expected[1]);
   // Only z, allocated; y not asked for.
   std::unordered_map<std::string, Tensor> only_z = {{"z", Tensor()}};
   s = session->Run(RunOptions(), {{"x", ViewOf(x, {2, 3})}}, only_z);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(only_z.size(), 1u);
-  EXPECT_EQ(Values(only_z["z"]), expected[1]);
+  EXPECT_EQ(FloatValues(only_z["z"]), expected[1]);
 }
 
 TEST_F(BoundOutputs, RefusesWhatCannotBeBound) {
@@ -208,8 +208,8 @@ TEST_F(BoundOutputs, OutputOverAnInputReadLaterIsCopiedAfterTheLastNode) {
   std::unordered_map<std::string, Tensor> outputs = {{"y", ViewOf(x, {2, 3})}, {"z", Tensor()}};
   Status s = session->Run(RunOptions(), {{"x", ViewOf(x, {2, 3})}}, outputs);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(x, expected[0]);                     // y, in x's memory
-  EXPECT_EQ(Values(outputs["z"]), expected[1]);  // from the old x
+  EXPECT_EQ(x, expected[0]);                          // y, in x's memory
+  EXPECT_EQ(FloatValues(outputs["z"]), expected[1]);  // from the old x
   EXPECT_EQ(BytesCopiedPerRun(*session), (std::vector<uint64_t>{0, 24}));
 }
 

@@ -45,7 +45,7 @@ std::vector<T> Values(const Tensor& t) {
 
 // The branches read the main graph's inputs (captures) in different orders and subsets, and the
 // initializer k (a constant the branch gets as a weight of its own).
-constexpr const char* kIfModel = R"(
+constexpr const char* kIfWithCapturesModel = R"(
 <ir_version: 8, opset_import: ["" : 16]>
 agraph (float[3] x, float[3] z, bool c) => (float[3] y)
 <float[3] k = {10.0, 20.0, 30.0}>
@@ -59,7 +59,7 @@ agraph (float[3] x, float[3] z, bool c) => (float[3] y)
 
 TEST(ControlFlow, IfRunsTheChosenBranchOnCapturedValues) {
   TempDir dir;
-  auto session = CompileAndLoad(dir, WriteModel(dir, "if", kIfModel));
+  auto session = CompileAndLoad(dir, WriteModel(dir, "if", kIfWithCapturesModel));
   ASSERT_NE(session, nullptr);
   EXPECT_EQ(ProgramCount(dir), 3u);
   Tensor x = Make<float>(DataType::kFloat32, {3}, {1, 2, 3});

@@ -65,7 +65,7 @@ TEST(DynamicShapes, SizeAndComputedShapesInTheMainGraph) {
 }
 
 // The branches count a captured value of run-time shape.
-constexpr const char* kIfModel = R"(
+constexpr const char* kIfOfShapesModel = R"(
 <ir_version: 8, opset_import: ["" : 17]>
 agraph (float[N] x, bool c) => (int64 y)
 {
@@ -81,7 +81,7 @@ agraph (float[N] x, bool c) => (int64 y)
 
 TEST(DynamicShapes, SizeInIfBranches) {
   TempDir dir;
-  auto session = CompileAndLoad(dir, WriteModel(dir, "if", kIfModel));
+  auto session = CompileAndLoad(dir, WriteModel(dir, "if", kIfOfShapesModel));
   ASSERT_NE(session, nullptr);
   for (int64_t n : {3, 5}) {
     for (bool c : {true, false}) {

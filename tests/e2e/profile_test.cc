@@ -180,7 +180,7 @@ TEST_F(ProfileTest, FromMemoryTheModelIsLoadedFromAnArray) {
 }
 
 // The body of If: its Add runs inside the If node, one graph deeper.
-constexpr const char* kIfModel = R"(
+constexpr const char* kProfiledIfModel = R"(
 <ir_version: 8, opset_import: ["" : 16]>
 agraph (float[3] x, bool c) => (float[3] y)
 <float[3] k = {10.0, 20.0, 30.0}>
@@ -195,7 +195,7 @@ agraph (float[3] x, bool c) => (float[3] y)
 TEST(ProfileControlFlow, BodyNodesAreProfiledInsideTheirNode) {
   TempDir dir;
   onnx::ModelProto model;
-  ASSERT_TRUE(onnx::OnnxParser::Parse(model, kIfModel).IsOK());
+  ASSERT_TRUE(onnx::OnnxParser::Parse(model, kProfiledIfModel).IsOK());
   const std::string path = dir / "if.onnx";
   std::ofstream(path, std::ios::binary) << model.SerializeAsString();
   SessionOptions options;

@@ -7,7 +7,7 @@
 namespace epctx::testing {
 namespace {
 
-constexpr double kRtol = 1e-4;
+constexpr double kClassifierRtol = 1e-4;
 
 class TorchvisionTest : public ::testing::TestWithParam<std::string> {
  protected:
@@ -25,7 +25,8 @@ class TorchvisionTest : public ::testing::TestWithParam<std::string> {
     // Tolerance relative to the output's scale: logits near zero carry the accumulated absolute
     // error of the whole network, not a relative one.
     Comparison first = CompareFloat(out, reference, 0, 0);
-    Comparison c = CompareFloat(out, reference, kRtol, kRtol * first.max_abs_ref);
+    Comparison c =
+        CompareFloat(out, reference, kClassifierRtol, kClassifierRtol * first.max_abs_ref);
     std::cout << "[ " << name << " / " << what << " ] max abs diff " << c.max_abs_diff
               << ", max |reference| " << c.max_abs_ref << ", relative "
               << c.max_abs_diff / c.max_abs_ref << "\n";

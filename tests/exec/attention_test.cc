@@ -23,13 +23,6 @@
 namespace epctx::exec::testing {
 namespace {
 
-constexpr const char* kMs = "com.microsoft";
-
-Tensor Int32Tensor(std::vector<int64_t> shape, const std::vector<int32_t>& values) {
-  EXPECT_EQ(Count(shape), static_cast<int64_t>(values.size()));
-  return MakeTensor(DataType::kInt32, std::move(shape), values.data());
-}
-
 // cos and sin of position * 10000^(-i / width), [rows, width].
 void RopeCaches(int64_t rows, int64_t width, Tensor* cos, Tensor* sin) {
   std::vector<float> c(static_cast<size_t>(rows * width)), s(c.size());

@@ -13,10 +13,6 @@
 namespace epctx::exec::testing {
 namespace {
 
-int64_t Pick(std::mt19937& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
 const char* const kOps[] = {"Add", "Sub", "Mul", "Div"};
 
 double ApplyOp(int op, double a, double b) {

@@ -14,8 +14,6 @@
 namespace epctx::exec::testing {
 namespace {
 
-constexpr const char* kMs = "com.microsoft";
-
 double Gelu(double v) {
   return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
 }

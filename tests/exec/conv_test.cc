@@ -156,10 +156,6 @@ void CheckConv(const ConvCase& k, std::mt19937& rng) {
   ExpectClose((*result)[0], shape, ref, 1e-5 * k_size + 1e-5, 1e-4, Describe(k));
 }
 
-int64_t Pick(std::mt19937& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
 ConvCase RandomCase(std::mt19937& rng, size_t rank) {
   ConvCase k;
   k.n = Pick(rng, 1, 2);

@@ -11,7 +11,7 @@
 namespace epctx::exec::testing {
 namespace {
 
-Tensor RunOne(const NodeSpec& spec, const AttrBuilder& a, const std::vector<const Tensor*>& in) {
+Tensor OutputOf(const NodeSpec& spec, const AttrBuilder& a, const std::vector<const Tensor*>& in) {
   auto out = RunNode(spec, a, in);
   EXPECT_TRUE(out.ok()) << spec.op_type << ": " << out.status().ToString();
   return out.ok() ? (*out)[0] : Tensor();
@@ -21,10 +21,10 @@ Tensor Transpose(const Tensor& x, const std::vector<int64_t>& perm) {
   if (perm.empty()) return x;
   AttrBuilder a;
   a.Ints("perm", perm);
-  return RunOne(NodeSpec("Transpose"), a, {&x});
+  return OutputOf(NodeSpec("Transpose"), a, {&x});
 }
 
-void ExpectClose(const Tensor& got, const Tensor& want) {
+void ExpectSameWithinRounding(const Tensor& got, const Tensor& want) {
   ASSERT_EQ(got.shape(), want.shape());
   const std::vector<float> g = FloatsOf(got), w = FloatsOf(want);
   double scale = 0;
@@ -33,20 +33,21 @@ void ExpectClose(const Tensor& got, const Tensor& want) {
   for (size_t i = 0; i < g.size(); ++i) ASSERT_NEAR(g[i], w[i], 1e-5 * scale) << "element " << i;
 }
 
-struct Case {
+struct BatchMatMulCase {
   std::string name;
   std::vector<int64_t> a, b;  // stored shapes
   std::vector<int64_t> a_perm, b_perm, out_perm;
 };
 
-class DnnlBatchMatMul : public ::testing::TestWithParam<Case> {};
+class DnnlBatchMatMul : public ::testing::TestWithParam<BatchMatMulCase> {};
 
 TEST_P(DnnlBatchMatMul, MatchesTransposeAndMatMul) {
-  const Case& c = GetParam();
+  const BatchMatMulCase& c = GetParam();
   std::mt19937 rng(11);
   const Tensor a = RandomFloats(c.a, rng), b = RandomFloats(c.b, rng);
   const Tensor ta = Transpose(a, c.a_perm), tb = Transpose(b, c.b_perm);
-  const Tensor want = Transpose(RunOne(NodeSpec("MatMul"), AttrBuilder(), {&ta, &tb}), c.out_perm);
+  const Tensor want =
+      Transpose(OutputOf(NodeSpec("MatMul"), AttrBuilder(), {&ta, &tb}), c.out_perm);
   for (int threads : {1, 2}) {
     AttrBuilder attrs;
     if (!c.a_perm.empty()) attrs.Ints("a_perm", c.a_perm);
@@ -54,32 +55,33 @@ TEST_P(DnnlBatchMatMul, MatchesTransposeAndMatMul) {
     if (!c.out_perm.empty()) attrs.Ints("out_perm", c.out_perm);
     NodeSpec spec("DnnlBatchMatMul", 1, "com.epctx");
     spec.threads = threads;
-    ExpectClose(RunOne(spec, attrs, {&a, &b}), want);
+    ExpectSameWithinRounding(OutputOf(spec, attrs, {&a, &b}), want);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DnnlBatchMatMul,
-    ::testing::Values(Case{"plain2d", {5, 7}, {7, 3}, {}, {}, {}},
-                      Case{"batched", {2, 3, 5, 7}, {2, 3, 7, 4}, {}, {}, {}},
-                      Case{"broadcast_a", {1, 3, 5, 7}, {2, 3, 7, 4}, {}, {}, {}},
-                      Case{"broadcast_b_rank", {2, 3, 5, 7}, {7, 4}, {}, {}, {}},
-                      // Attention as BERT exports it: heads split by Transpose.
-                      Case{"qk", {2, 16, 4, 8}, {2, 16, 4, 8}, {0, 2, 1, 3}, {0, 2, 3, 1}, {}},
-                      Case{"pv", {2, 4, 16, 16}, {2, 16, 4, 8}, {}, {0, 2, 1, 3}, {0, 2, 1, 3}},
-                      Case{"transposed_b_2d", {5, 7}, {3, 7}, {}, {1, 0}, {}}),
+    ::testing::Values(
+        BatchMatMulCase{"plain2d", {5, 7}, {7, 3}, {}, {}, {}},
+        BatchMatMulCase{"batched", {2, 3, 5, 7}, {2, 3, 7, 4}, {}, {}, {}},
+        BatchMatMulCase{"broadcast_a", {1, 3, 5, 7}, {2, 3, 7, 4}, {}, {}, {}},
+        BatchMatMulCase{"broadcast_b_rank", {2, 3, 5, 7}, {7, 4}, {}, {}, {}},
+        // Attention as BERT exports it: heads split by Transpose.
+        BatchMatMulCase{"qk", {2, 16, 4, 8}, {2, 16, 4, 8}, {0, 2, 1, 3}, {0, 2, 3, 1}, {}},
+        BatchMatMulCase{"pv", {2, 4, 16, 16}, {2, 16, 4, 8}, {}, {0, 2, 1, 3}, {0, 2, 1, 3}},
+        BatchMatMulCase{"transposed_b_2d", {5, 7}, {3, 7}, {}, {1, 0}, {}}),
     [](const auto& info) { return info.param.name; });
 
 TEST(DnnlBatchMatMulKernel, ScalePostOp) {
   std::mt19937 rng(3);
   const Tensor a = RandomFloats({2, 6, 5}, rng), b = RandomFloats({2, 5, 4}, rng);
-  const Tensor want = RunOne(NodeSpec("MatMul"), AttrBuilder(), {&a, &b});
+  const Tensor want = OutputOf(NodeSpec("MatMul"), AttrBuilder(), {&a, &b});
   std::vector<float> scaled = FloatsOf(want);
   for (float& v : scaled) v *= 0.125f;
   AttrBuilder attrs;
   attrs.Ints("post_ops", {10}).Floats("post_op_alpha", {0.125f}).Floats("post_op_beta", {0.0f});
-  ExpectClose(RunOne(NodeSpec("DnnlBatchMatMul", 1, "com.epctx"), attrs, {&a, &b}),
-              FloatTensor(want.shape(), scaled));
+  ExpectSameWithinRounding(OutputOf(NodeSpec("DnnlBatchMatMul", 1, "com.epctx"), attrs, {&a, &b}),
+                           FloatTensor(want.shape(), scaled));
 }
 
 TEST(DnnlBatchMatMulKernel, Refusals) {

@@ -141,19 +141,6 @@ Tensor ReferenceConv(const Tensor& x, const Packed& p) {
   return out.ok() ? (*out)[0] : Tensor();
 }
 
-void ExpectNear(const Tensor& a, const Tensor& b, const std::string& what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  const std::vector<float> x = FloatsOf(a), y = FloatsOf(b);
-  double scale = 0, worst = 0;
-  for (float v : y) scale = std::max(scale, std::fabs(double{v}));
-  ASSERT_GT(scale, 0) << what;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double d = std::fabs(double{x[i]} - double{y[i]});
-    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
-  }
-  EXPECT_LE(worst, 1e-5 * scale) << what;  // float32 in another summation order
-}
-
 TEST(DnnlKernelReuse, BlockedOutputsAreWrittenEverywhere) {
   std::mt19937 rng(1);
   const std::vector<int64_t> shape{2, 8, 5, 6};

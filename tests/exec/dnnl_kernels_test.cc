@@ -24,9 +24,6 @@ namespace {
 namespace onednn = kernels::onednn;
 using onednn::ActivationLayout;
 
-// float32 convolutions summed in another order: within 1e-5 of the output's scale.
-constexpr double kRel = 1e-5;
-
 // Strings and numbers joined (GCC 12 warns falsely on "text" + std::to_string(n)).
 template <typename... Parts>
 std::string Cat(const Parts&... parts) {
@@ -37,20 +34,6 @@ std::string Cat(const Parts&... parts) {
 
 NodeSpec Epctx(const std::string& op) {
   return NodeSpec(op, 1, "com.epctx");
-}
-
-// max |a - b| <= rel * max |b|, same shapes, b not all zeros.
-void ExpectNear(const Tensor& a, const Tensor& b, const std::string& what) {
-  ASSERT_EQ(a.shape(), b.shape()) << what;
-  const std::vector<float> x = FloatsOf(a), y = FloatsOf(b);
-  double scale = 0, worst = 0;
-  for (float v : y) scale = std::max(scale, std::fabs(double{v}));
-  ASSERT_GT(scale, 0) << what << ": the reference is all zeros";
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double d = std::fabs(double{x[i]} - double{y[i]});
-    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
-  }
-  EXPECT_LE(worst, kRel * scale) << what;
 }
 
 // Between the plain and the 16-channel blocked layout.

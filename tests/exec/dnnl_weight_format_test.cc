@@ -153,7 +153,7 @@ void PrintTo(const Corruption& c, std::ostream* os) {
   *os << c.name;
 }
 
-constexpr int64_t kMax = int64_t{1} << 40;  // weight_format.cc's kMaxWeightBytes
+constexpr int64_t kMaxWeightBytes = int64_t{1} << 40;  // weight_format.cc's kMaxWeightBytes
 
 std::vector<Corruption> Corruptions() {
   using V = std::vector<int64_t>;
@@ -170,15 +170,17 @@ std::vector<Corruption> Corruptions() {
       {"ndims_13", [](V e) { return e[3] = DNNL_MAX_NDIMS + 1, e; }, "13 dims"},
       {"dim_0", [](V e) { return e[kDims] = 0, e; }, "bad dims"},
       {"dim_negative", [](V e) { return e[kDims + 1] = -16, e; }, "bad dims"},
-      {"dim_too_large", [](V e) { return e[kDims] = kMax + 1, e; }, "bad dims"},
+      {"dim_too_large", [](V e) { return e[kDims] = kMaxWeightBytes + 1, e; }, "bad dims"},
       {"cut_in_dims", [](V e) { return V(e.begin(), e.begin() + kDims + 2); }, "bad dims"},
       {"padded_below_dims", [](V e) { return e[Padded(4)] = e[kDims] - 1, e; }, "bad padded dims"},
-      {"padded_too_large", [](V e) { return e[Padded(4) + 1] = kMax + 1, e; }, "bad padded dims"},
+      {"padded_too_large", [](V e) { return e[Padded(4) + 1] = kMaxWeightBytes + 1, e; },
+       "bad padded dims"},
       {"cut_in_padded", [](V e) { return V(e.begin(), e.begin() + Padded(4) + 1); },
        "bad padded dims"},
       {"stride_0", [](V e) { return e[Strides(4) + 2] = 0, e; }, "bad strides"},
       {"stride_negative", [](V e) { return e[Strides(4)] = -1, e; }, "bad strides"},
-      {"stride_too_large", [](V e) { return e[Strides(4) + 3] = kMax + 1, e; }, "bad strides"},
+      {"stride_too_large", [](V e) { return e[Strides(4) + 3] = kMaxWeightBytes + 1, e; },
+       "bad strides"},
       {"cut_in_strides", [](V e) { return V(e.begin(), e.begin() + Strides(4) + 3); },
        "bad strides"},
       {"block_count_negative", [](V e) { return e[Nblks(4)] = -1, e; }, "bad block count"},
@@ -219,7 +221,10 @@ std::vector<Corruption> Corruptions() {
        [](V) { return V{1, 1, 3, 2, 1 << 20, 1 << 21, 1 << 20, 1 << 21, 1 << 21, 1, 0}; },
        "too large"},
       // stride x outer dim overflows int64.
-      {"extent_overflows", [](V) { return V{1, 1, 3, 2, kMax, 1024, kMax, 1024, kMax, 1, 0}; },
+      {"extent_overflows",
+       [](V) {
+         return V{1, 1, 3, 2, kMaxWeightBytes, 1024, kMaxWeightBytes, 1024, kMaxWeightBytes, 1, 0};
+       },
        "too large"},
   };
 }

@@ -15,10 +15,6 @@
 namespace epctx::exec::testing {
 namespace {
 
-int64_t Pick(std::mt19937& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
 struct GemmCase {
   int64_t m, n, k;
   bool ta, tb;

@@ -15,17 +15,15 @@
 namespace epctx::exec::testing {
 namespace {
 
-constexpr const char* kMs = "com.microsoft";
-
 // Rows of `len` of x (+ skip, read modulo its size, + bias) normalized as ORT does; `rms` for the
 // simplified form. Fills the per-row mean (0 when simplified), inverse deviation and sums.
-struct Reference {
+struct NormReference {
   std::vector<double> y, mean, inv_std, sum;
 };
-Reference NormRows(const std::vector<float>& x, const std::vector<float>* skip,
-                   const std::vector<float>* bias, const std::vector<float>& gamma,
-                   const std::vector<float>* beta, int64_t len, double epsilon, bool rms) {
-  Reference r;
+NormReference NormRows(const std::vector<float>& x, const std::vector<float>* skip,
+                       const std::vector<float>* bias, const std::vector<float>& gamma,
+                       const std::vector<float>* beta, int64_t len, double epsilon, bool rms) {
+  NormReference r;
   const auto rows = static_cast<int64_t>(x.size()) / len;
   for (int64_t row = 0; row < rows; ++row) {
     std::vector<double> v(static_cast<size_t>(len));
@@ -65,7 +63,7 @@ TEST(SimplifiedLayerNormTest, RowsAndInverseRms) {
     spec.outputs = 2;
     auto r = RunNode(spec, attrs, {&x, &scale});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    const Reference ref =
+    const NormReference ref =
         NormRows(FloatsOf(x), nullptr, nullptr, FloatsOf(scale), nullptr, h, 1e-6, /*rms=*/true);
     std::vector<int64_t> stat_shape = shape;
     stat_shape.back() = 1;
@@ -177,8 +175,9 @@ TEST(SkipLayerNormTest, EveryOptionalInputAndOutput) {
         auto r = RunNode(spec, attrs, inputs);
         ASSERT_TRUE(r.ok()) << r.status().ToString();
         const auto bv = FloatsOf(bias), betav = FloatsOf(beta), sv = FloatsOf(skip);
-        const Reference ref = NormRows(FloatsOf(x), &sv, has_bias ? &bv : nullptr, FloatsOf(gamma),
-                                       has_beta ? &betav : nullptr, h, 1e-6, simplified);
+        const NormReference ref =
+            NormRows(FloatsOf(x), &sv, has_bias ? &bv : nullptr, FloatsOf(gamma),
+                     has_beta ? &betav : nullptr, h, 1e-6, simplified);
         std::vector<int64_t> stat_shape = shape;
         stat_shape.back() = 1;
         const std::string what = fmt::format("{} {} with {}", op, ShapeToString(shape), with);
@@ -213,7 +212,7 @@ TEST(SkipLayerNormTest, BroadcastSkipAbsentOutputsAndDefaultEpsilon) {
     spec.omitted_outputs = {1, 2};
     auto r = RunNode(spec, attrs, {&x, &skip, &gamma});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-    const Reference ref = NormRows(xv, &sv, nullptr, gv, nullptr, 8, 1e-6, true);
+    const NormReference ref = NormRows(xv, &sv, nullptr, gv, nullptr, 8, 1e-6, true);
     const std::string what = fmt::format("skip {}", ShapeToString(skip_shape));
     ExpectClose((*r)[0], {2, 3, 8}, ref.y, 1e-5, 1e-5, what);
     EXPECT_TRUE((*r)[1].empty()) << what;

@@ -17,34 +17,14 @@ namespace {
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-template <typename T>
-Tensor Typed(DataType type, std::vector<int64_t> shape, const std::vector<T>& v) {
-  EXPECT_EQ(Count(shape), static_cast<int64_t>(v.size()));
-  return MakeTensor(type, std::move(shape), v.data());
-}
-
-template <typename T>
-std::vector<T> ValuesOf(const Tensor& t) {
-  const T* p = t.data_as<T>();
-  return std::vector<T>(p, p + t.element_count());
-}
-
-Tensor Iota(const std::vector<int64_t>& shape) {
+Tensor CountFromZero(const std::vector<int64_t>& shape) {
   std::vector<float> v(static_cast<size_t>(Count(shape)));
   std::iota(v.begin(), v.end(), 0.0f);
   return FloatTensor(shape, v);
 }
 
-// Runs a one-output node and returns that output.
-Result<Tensor> RunOne(const NodeSpec& spec, const AttrBuilder& attrs,
-                      const std::vector<const Tensor*>& inputs) {
-  auto r = RunNode(spec, attrs, inputs);
-  if (!r.ok()) return r.status();
-  return std::move((*r)[0]);
-}
-
 TEST(SliceTest, StepsClampingAndNegativeSteps) {
-  Tensor x = Iota({3, 4});
+  Tensor x = CountFromZero({3, 4});
   AttrBuilder none;
   Tensor starts = Int64Tensor({2}, {0, 1});
   Tensor ends = Int64Tensor({2}, {kMax, 1000});
@@ -104,7 +84,7 @@ TEST(ExpandTest, BroadcastsBothWays) {
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   EXPECT_EQ(ValuesOf<uint8_t>(*b), (std::vector<uint8_t>{1, 0, 1, 0}));
   Tensor bad = Int64Tensor({1}, {4});
-  Tensor y = Iota({3, 2});
+  Tensor y = CountFromZero({3, 2});
   ExpectError(RunOne(NodeSpec("Expand", 13), none, {&y, &bad}).status(),
               StatusCode::kInvalidArgument, "shapes [3,2] and [4] cannot be broadcast");
 }
@@ -172,7 +152,7 @@ TEST(PadTest, ModesNegativePadsAndAttributeForm) {
 }
 
 TEST(SplitTest, EqualVariableAndErrors) {
-  Tensor x = Iota({2, 6});
+  Tensor x = CountFromZero({2, 6});
   NodeSpec three("Split", 13);
   three.outputs = 3;
   AttrBuilder axis1;
@@ -275,7 +255,7 @@ TEST(GatherElementsTest, AxesAndNegativeIndices) {
   auto r = RunOne(NodeSpec("GatherElements", 13), axis1, {&x, &idx});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(FloatsOf(*r), (std::vector<float>{1, 1, 4, 3}));
-  Tensor y = Iota({3, 3});
+  Tensor y = CountFromZero({3, 3});
   Tensor neg = Typed<int32_t>(DataType::kInt32, {2, 3}, {-1, -2, 0, -2, 0, 0});
   AttrBuilder axis0;
   auto n = RunOne(NodeSpec("GatherElements", 13), axis0, {&y, &neg});
@@ -287,7 +267,7 @@ TEST(GatherElementsTest, AxesAndNegativeIndices) {
 }
 
 TEST(GatherNDTest, TuplesSlabsAndBatchDims) {
-  Tensor x = Iota({2, 2, 2});
+  Tensor x = CountFromZero({2, 2, 2});
   Tensor idx = Int64Tensor({2, 2}, {0, 1, 1, 0});
   AttrBuilder none;
   auto r = RunOne(NodeSpec("GatherND", 13), none, {&x, &idx});
@@ -437,7 +417,7 @@ TEST(EyeLikeTest, DiagonalOffsetAndType) {
 }
 
 TEST(ReverseSequenceTest, TimeMajorAndBatchMajor) {
-  Tensor x = Iota({3, 2});  // [time, batch]
+  Tensor x = CountFromZero({3, 2});  // [time, batch]
   Tensor lens = Int64Tensor({2}, {3, 2});
   AttrBuilder time_major;
   auto r = RunOne(NodeSpec("ReverseSequence", 10), time_major, {&x, &lens});
@@ -456,7 +436,7 @@ TEST(ReverseSequenceTest, TimeMajorAndBatchMajor) {
 
 // Large inputs take the multi-threaded paths; the result must not depend on the thread count.
 TEST(IndexingThreadsTest, LargeCopiesMatchSingleThread) {
-  Tensor x = Iota({256, 300});
+  Tensor x = CountFromZero({256, 300});
   Tensor starts = Int64Tensor({2}, {-1, 1});
   Tensor ends = Int64Tensor({2}, {kMin, kMax});
   Tensor axes = Int64Tensor({2}, {0, 1});

@@ -14,12 +14,6 @@ namespace epctx::exec::testing {
 namespace {
 
 template <typename T>
-std::vector<T> ValuesOf(const Tensor& t) {
-  const T* p = t.data_as<T>();
-  return std::vector<T>(p, p + t.element_count());
-}
-
-template <typename T>
 void CheckWrapAround(DataType type) {
   const std::string what = DataTypeName(type);
   constexpr T kMax = std::numeric_limits<T>::max();

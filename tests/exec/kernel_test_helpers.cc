@@ -109,6 +109,11 @@ Tensor Int64Tensor(std::vector<int64_t> shape, const std::vector<int64_t>& value
   return MakeTensor(DataType::kInt64, std::move(shape), values.data());
 }
 
+Tensor Int32Tensor(std::vector<int64_t> shape, const std::vector<int32_t>& values) {
+  EXPECT_EQ(Count(shape), static_cast<int64_t>(values.size()));
+  return MakeTensor(DataType::kInt32, std::move(shape), values.data());
+}
+
 Tensor StringTensor(std::vector<int64_t> shape, const std::vector<std::string>& values) {
   EXPECT_EQ(Count(shape), static_cast<int64_t>(values.size()));
   Result<Tensor> t = Tensor::Allocate(DataType::kString, std::move(shape));
@@ -146,6 +151,30 @@ int64_t Count(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+int64_t Pick(std::mt19937& rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+Result<Tensor> RunOne(const NodeSpec& spec, const AttrBuilder& attrs,
+                      const std::vector<const Tensor*>& inputs) {
+  auto r = RunNode(spec, attrs, inputs);
+  if (!r.ok()) return r.status();
+  return std::move((*r)[0]);
+}
+
+void ExpectNear(const Tensor& actual, const Tensor& expected, const std::string& what) {
+  ASSERT_EQ(actual.shape(), expected.shape()) << what;
+  const std::vector<float> x = FloatsOf(actual), y = FloatsOf(expected);
+  double scale = 0, worst = 0;
+  for (float v : y) scale = std::max(scale, std::fabs(double{v}));
+  ASSERT_GT(scale, 0) << what << ": the reference is all zeros";
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = std::fabs(double{x[i]} - double{y[i]});
+    worst = std::isnan(d) ? INFINITY : std::max(worst, d);
+  }
+  EXPECT_LE(worst, 1e-5 * scale) << what;
 }
 
 void ExpectClose(const Tensor& actual, const std::vector<int64_t>& shape,

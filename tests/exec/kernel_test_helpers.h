@@ -35,6 +35,9 @@ class AttrBuilder {
   Attributes attrs_;
 };
 
+// The domain of ONNX Runtime's contrib ops.
+constexpr const char* kMs = "com.microsoft";
+
 struct NodeSpec {
   explicit NodeSpec(std::string op, int64_t version = 17, std::string op_domain = "")
       : op_type(std::move(op)), opset(version), domain(std::move(op_domain)) {}
@@ -62,12 +65,38 @@ Tensor RandomFloats(std::vector<int64_t> shape, std::mt19937& rng, float lo = -1
 std::vector<float> FloatsOf(const Tensor& t);
 std::vector<int64_t> Int64sOf(const Tensor& t);
 std::vector<std::string> StringsOf(const Tensor& t);
+Tensor Int32Tensor(std::vector<int64_t> shape, const std::vector<int32_t>& values);
 int64_t Count(const std::vector<int64_t>& shape);
+
+// A tensor of `type` whose elements are `values` (as T); the count must match the shape.
+template <typename T>
+Tensor Typed(DataType type, std::vector<int64_t> shape, const std::vector<T>& values) {
+  EXPECT_EQ(Count(shape), static_cast<int64_t>(values.size()));
+  return MakeTensor(type, std::move(shape), values.data());
+}
+
+// The elements of `t` read as T.
+template <typename T>
+std::vector<T> ValuesOf(const Tensor& t) {
+  const T* p = t.data_as<T>();
+  return std::vector<T>(p, p + t.element_count());
+}
+
+// A uniform integer in [lo, hi].
+int64_t Pick(std::mt19937& rng, int64_t lo, int64_t hi);
+
+// Runs a one-output node and returns that output.
+Result<Tensor> RunOne(const NodeSpec& spec, const AttrBuilder& attrs,
+                      const std::vector<const Tensor*>& inputs);
 
 // Every element within atol + rtol * |ref|; the shapes and counts must match, and the reference
 // must not be all zeros (a fixture that computes nothing would pass vacuously).
 void ExpectClose(const Tensor& actual, const std::vector<int64_t>& shape,
                  const std::vector<double>& ref, double atol, double rtol, const std::string& what);
+
+// max |actual - expected| <= 1e-5 * max |expected| (float32 in another summation order), same
+// shapes, the reference not all zeros.
+void ExpectNear(const Tensor& actual, const Tensor& expected, const std::string& what);
 
 // The status is an error of `code` whose message contains `text`.
 void ExpectError(const Status& status, StatusCode code, const std::string& text);

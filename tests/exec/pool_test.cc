@@ -15,10 +15,6 @@
 namespace epctx::exec::testing {
 namespace {
 
-int64_t Pick(std::mt19937& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
 struct PoolCase {
   bool max = true;
   std::vector<int64_t> in, kernel, strides, dilations, pads;
@@ -29,8 +25,8 @@ struct PoolCase {
 
 // The output extent per the spec, with PyTorch's rule that a ceil-mode window must start
 // inside the input or its begin padding.
-void Geometry(const PoolCase& p, std::vector<int64_t>& pb, std::vector<int64_t>& pe,
-              std::vector<int64_t>& out) {
+void PoolGeometry(const PoolCase& p, std::vector<int64_t>& pb, std::vector<int64_t>& pe,
+                  std::vector<int64_t>& out) {
   const size_t r = p.in.size();
   pb.assign(r, 0);
   pe.assign(r, 0);
@@ -59,7 +55,7 @@ void Geometry(const PoolCase& p, std::vector<int64_t>& pb, std::vector<int64_t>&
 std::vector<double> ReferencePool(const PoolCase& p, int64_t planes, const std::vector<float>& x,
                                   std::vector<int64_t>& out) {
   std::vector<int64_t> pb, pe;
-  Geometry(p, pb, pe, out);
+  PoolGeometry(p, pb, pe, out);
   const size_t r = p.in.size();
   const int64_t in_size = Count(p.in), out_size = Count(out);
   std::vector<double> y;
@@ -186,7 +182,7 @@ TEST(PoolTest, CeilModeDropsWindowStartingInPadding) {
   p.pads = {0, 1};
   p.ceil_mode = true;
   std::vector<int64_t> pb, pe, out;
-  Geometry(p, pb, pe, out);
+  PoolGeometry(p, pb, pe, out);
   ASSERT_EQ(out, std::vector<int64_t>{3});
   CheckPool(p, rng, 1);
 }

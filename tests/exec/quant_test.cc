@@ -15,17 +15,6 @@ namespace epctx::exec::testing {
 namespace {
 
 template <typename T>
-Tensor Typed(DataType type, std::vector<int64_t> shape, const std::vector<T>& v) {
-  return MakeTensor(type, std::move(shape), v.data());
-}
-
-template <typename T>
-std::vector<T> ValuesOf(const Tensor& t) {
-  const T* p = t.data_as<T>();
-  return std::vector<T>(p, p + t.element_count());
-}
-
-template <typename T>
 std::vector<T> RandomInts(size_t n, std::mt19937& rng, int lo, int hi) {
   std::uniform_int_distribution<int> d(lo, hi);
   std::vector<T> v(n);

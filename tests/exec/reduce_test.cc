@@ -17,18 +17,6 @@
 namespace epctx::exec::testing {
 namespace {
 
-template <typename T>
-Tensor Typed(DataType type, std::vector<int64_t> shape, const std::vector<T>& v) {
-  EXPECT_EQ(Count(shape), static_cast<int64_t>(v.size()));
-  return MakeTensor(type, std::move(shape), v.data());
-}
-
-template <typename T>
-std::vector<T> ValuesOf(const Tensor& t) {
-  const T* p = t.data_as<T>();
-  return std::vector<T>(p, p + t.element_count());
-}
-
 // Reference reduction in double: `map` per element, summed (or max/min via `combine`), then
 // `finish(acc, count)`; reduced dims keep extent 1.
 struct RefOp {

@@ -30,7 +30,7 @@ double Act(const std::string& name, double x, double alpha = 0) {
   return 0;
 }
 
-struct Case {
+struct RnnCase {
   Cell cell = Cell::kLstm;
   int64_t seq = 3, batch = 2, input = 3, hidden = 4, dirs = 1;
   bool reverse = false, bias = true, lens = false, initial = false, peep = false;
@@ -45,7 +45,7 @@ struct Results {
   std::vector<double> y, h, c;  // layout 0
 };
 
-Results Reference(const Case& k, const std::vector<float>& x, const std::vector<float>& w,
+Results Reference(const RnnCase& k, const std::vector<float>& x, const std::vector<float>& w,
                   const std::vector<float>& r, const std::vector<float>& b,
                   const std::vector<int64_t>& lens, const std::vector<float>& h0,
                   const std::vector<float>& c0, const std::vector<float>& p) {
@@ -143,7 +143,7 @@ Results Reference(const Case& k, const std::vector<float>& x, const std::vector<
 }
 
 // Runs the node with string list attribute `activations` when the case has one.
-Result<std::vector<Tensor>> RunCell(const Case& k, const AttrBuilder& base,
+Result<std::vector<Tensor>> RunCell(const RnnCase& k, const AttrBuilder& base,
                                     const std::vector<const Tensor*>& inputs) {
   const char* op = k.cell == Cell::kRnn ? "RNN" : k.cell == Cell::kGru ? "GRU" : "LSTM";
   Attributes attrs = base.attrs();
@@ -175,7 +175,7 @@ Result<std::vector<Tensor>> RunCell(const Case& k, const AttrBuilder& base,
   return RunNodeOnce(node, inputs, 2);
 }
 
-void Check(const Case& k, std::mt19937& rng) {
+void Check(const RnnCase& k, std::mt19937& rng) {
   const int64_t H = k.hidden, B = k.batch, G = GatesOf(k.cell);
   Tensor x0 = RandomFloats({k.seq, B, k.input}, rng);  // layout 0
   Tensor w = RandomFloats({k.dirs, G * H, k.input}, rng, -0.7f, 0.7f);
@@ -272,7 +272,7 @@ TEST(RecurrentTest, RandomConfigurations) {
   std::mt19937 rng(81);
   for (int i = 0; i < 60; ++i) {
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-    Case k;
+    RnnCase k;
     k.cell = static_cast<Cell>(pick(0, 2));
     k.seq = pick(1, 4);
     k.batch = pick(1, 3);
@@ -294,13 +294,13 @@ TEST(RecurrentTest, RandomConfigurations) {
 
 TEST(RecurrentTest, CustomActivations) {
   std::mt19937 rng(82);
-  Case rnn;
+  RnnCase rnn;
   rnn.cell = Cell::kRnn;
   rnn.dirs = 2;
   rnn.acts = {"LeakyRelu"};
   rnn.alpha = 0.1f;
   Check(rnn, rng);
-  Case gru;
+  RnnCase gru;
   gru.cell = Cell::kGru;
   gru.acts = {"Sigmoid", "Relu"};
   Check(gru, rng);

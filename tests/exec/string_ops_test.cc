@@ -16,8 +16,8 @@
 namespace epctx::exec::testing {
 namespace {
 
-Tensor RunOne(const NodeSpec& spec, const AttrBuilder& attrs,
-              const std::vector<const Tensor*>& inputs) {
+Tensor FirstOutput(const NodeSpec& spec, const AttrBuilder& attrs,
+                   const std::vector<const Tensor*>& inputs) {
   auto r = RunNode(spec, attrs, inputs);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   if (!r.ok() || r->empty()) return Tensor();
@@ -27,13 +27,7 @@ Tensor RunOne(const NodeSpec& spec, const AttrBuilder& attrs,
 Tensor CastTo(DataType to, const Tensor& x) {
   AttrBuilder a;
   a.Int("to", static_cast<int64_t>(to));
-  return RunOne(NodeSpec("Cast", 13), a, {&x});
-}
-
-template <typename T>
-std::vector<T> ValuesOf(const Tensor& t) {
-  const T* p = t.data_as<T>();
-  return std::vector<T>(p, p + t.element_count());
+  return FirstOutput(NodeSpec("Cast", 13), a, {&x});
 }
 
 TEST(CastString, FloatsPrintAsNumpyPrintsTheirScalars) {
@@ -112,7 +106,7 @@ TEST(CastString, IntegersAndBoolsPrintAsDecimals) {
   EXPECT_EQ(StringsOf(CastTo(DataType::kString, s)), (std::vector<std::string>{"a", "b"}));
   Tensor like = StringTensor({1}, {""});
   Tensor x = Int64Tensor({2}, {3, -4});
-  EXPECT_EQ(StringsOf(RunOne(NodeSpec("CastLike", 15), {}, {&x, &like})),
+  EXPECT_EQ(StringsOf(FirstOutput(NodeSpec("CastLike", 15), {}, {&x, &like})),
             (std::vector<std::string>{"3", "-4"}));
 }
 
@@ -147,7 +141,7 @@ std::vector<std::string> Words(std::vector<int> ids) {
 TEST(StringDataMovement, EqualComparesStringsWithBroadcasting) {
   Tensor a = StringTensor({2, 2}, {"a", "b", "c", ""});
   Tensor b = StringTensor({2}, {"a", ""});
-  Tensor y = RunOne(NodeSpec("Equal", 19), {}, {&a, &b});
+  Tensor y = FirstOutput(NodeSpec("Equal", 19), {}, {&a, &b});
   ASSERT_EQ(y.dtype(), DataType::kBool);
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(ValuesOf<bool>(y), (std::vector<bool>{true, false, false, true}));
@@ -161,7 +155,7 @@ TEST(StringDataMovement, GatherPicksStringsAlongAnAxis) {
   Tensor index = Int64Tensor({2}, {2, -3});
   AttrBuilder a;
   a.Int("axis", 1);
-  Tensor y = RunOne(NodeSpec("Gather", 13), a, {&data, &index});
+  Tensor y = FirstOutput(NodeSpec("Gather", 13), a, {&data, &index});
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(StringsOf(y), Words({2, 0, 5, 3}));
 }
@@ -171,7 +165,7 @@ TEST(StringDataMovement, ConcatJoinsStringTensors) {
   Tensor b = StringTensor({2, 2}, Words({2, 3, 4, 5}));
   AttrBuilder at;
   at.Int("axis", 1);
-  Tensor y = RunOne(NodeSpec("Concat", 13), at, {&a, &b});
+  Tensor y = FirstOutput(NodeSpec("Concat", 13), at, {&a, &b});
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(StringsOf(y), Words({0, 2, 3, 1, 4, 5}));
   Tensor n = FloatTensor({2, 1}, {1, 2});
@@ -181,7 +175,7 @@ TEST(StringDataMovement, ConcatJoinsStringTensors) {
 
 TEST(StringDataMovement, TransposePermutesStrings) {
   Tensor x = StringTensor({2, 3}, Words({0, 1, 2, 3, 4, 5}));
-  Tensor y = RunOne(NodeSpec("Transpose", 13), {}, {&x});
+  Tensor y = FirstOutput(NodeSpec("Transpose", 13), {}, {&x});
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(StringsOf(y), Words({0, 3, 1, 4, 2, 5}));
 }
@@ -192,7 +186,7 @@ TEST(StringDataMovement, SliceWalksStringsWithSteps) {
   Tensor ends = Int64Tensor({1}, {0});
   Tensor axes = Int64Tensor({1}, {1});
   Tensor steps = Int64Tensor({1}, {-2});
-  Tensor y = RunOne(NodeSpec("Slice", 13), {}, {&x, &starts, &ends, &axes, &steps});
+  Tensor y = FirstOutput(NodeSpec("Slice", 13), {}, {&x, &starts, &ends, &axes, &steps});
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(StringsOf(y), Words({3, 1, 7, 5}));
 }
@@ -200,7 +194,7 @@ TEST(StringDataMovement, SliceWalksStringsWithSteps) {
 TEST(StringDataMovement, ExpandRepeatsStrings) {
   Tensor x = StringTensor({2, 1}, Words({0, 1}));
   Tensor shape = Int64Tensor({2}, {2, 3});
-  Tensor y = RunOne(NodeSpec("Expand", 13), {}, {&x, &shape});
+  Tensor y = FirstOutput(NodeSpec("Expand", 13), {}, {&x, &shape});
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(StringsOf(y), Words({0, 0, 0, 1, 1, 1}));
 }
@@ -208,7 +202,7 @@ TEST(StringDataMovement, ExpandRepeatsStrings) {
 TEST(StringDataMovement, TileRepeatsStringTensors) {
   Tensor x = StringTensor({1, 2}, Words({0, 1}));
   Tensor repeats = Int64Tensor({2}, {2, 2});
-  Tensor y = RunOne(NodeSpec("Tile", 13), {}, {&x, &repeats});
+  Tensor y = FirstOutput(NodeSpec("Tile", 13), {}, {&x, &repeats});
   EXPECT_EQ(y.shape(), (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(StringsOf(y), Words({0, 1, 0, 1, 0, 1, 0, 1}));
 }
@@ -218,7 +212,7 @@ TEST(StringDataMovement, WhereChoosesStrings) {
   Tensor c = MakeTensor(DataType::kBool, {2, 2}, cond);
   Tensor x = StringTensor({2, 2}, Words({0, 1, 2, 3}));
   Tensor y = StringTensor({1}, {"other"});
-  Tensor out = RunOne(NodeSpec("Where", 16), {}, {&c, &x, &y});
+  Tensor out = FirstOutput(NodeSpec("Where", 16), {}, {&c, &x, &y});
   EXPECT_EQ(out.shape(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(StringsOf(out), (std::vector<std::string>{Word(0), "other", "other", Word(3)}));
 }

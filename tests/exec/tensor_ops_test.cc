@@ -11,11 +11,7 @@
 namespace epctx::exec::testing {
 namespace {
 
-int64_t Pick(std::mt19937& rng, int64_t lo, int64_t hi) {
-  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-}
-
-Tensor Iota(const std::vector<int64_t>& shape) {
+Tensor CountFromOne(const std::vector<int64_t>& shape) {
   std::vector<float> v(static_cast<size_t>(Count(shape)));
   std::iota(v.begin(), v.end(), 1.0f);
   return FloatTensor(shape, v);
@@ -27,15 +23,8 @@ std::vector<double> AsDoubles(const Tensor& t) {
   return out;
 }
 
-Result<Tensor> RunOne(const NodeSpec& spec, const AttrBuilder& attrs,
-                      const std::vector<const Tensor*>& inputs) {
-  auto r = RunNode(spec, attrs, inputs);
-  if (!r.ok()) return r.status();
-  return std::move((*r)[0]);
-}
-
 TEST(FlattenTest, AxesIncludingNegativeAndRank) {
-  Tensor x = Iota({2, 3, 4});
+  Tensor x = CountFromOne({2, 3, 4});
   const auto data = AsDoubles(x);
   for (auto [axis, rows] : std::vector<std::pair<int64_t, int64_t>>{
            {0, 1}, {1, 2}, {2, 6}, {3, 24}, {-1, 6}, {-3, 1}}) {
@@ -52,7 +41,7 @@ TEST(FlattenTest, AxesIncludingNegativeAndRank) {
 }
 
 TEST(ReshapeTest, ZeroCopiesMinusOneInfersAllowZero) {
-  Tensor x = Iota({2, 3, 4});
+  Tensor x = CountFromOne({2, 3, 4});
   const auto data = AsDoubles(x);
   AttrBuilder none;
   struct Case {
@@ -130,7 +119,7 @@ TEST(TransposeTest, RandomPermutationsAndTypes) {
           << ShapeToString(shape) << " perm " << ShapeToString(perm) << " at " << o;
     }
   }
-  Tensor x = Iota({2, 3});
+  Tensor x = CountFromOne({2, 3});
   AttrBuilder bad;
   bad.Ints("perm", {0, 0});
   ExpectError(RunOne(NodeSpec("Transpose", 13), bad, {&x}).status(), StatusCode::kInvalidArgument,
@@ -138,9 +127,9 @@ TEST(TransposeTest, RandomPermutationsAndTypes) {
 }
 
 TEST(ConcatTest, AxesAndErrors) {
-  Tensor a = Iota({2, 3, 2});
-  Tensor b = Iota({2, 1, 2});
-  Tensor c = Iota({2, 4, 2});
+  Tensor a = CountFromOne({2, 3, 2});
+  Tensor b = CountFromOne({2, 1, 2});
+  Tensor c = CountFromOne({2, 4, 2});
   AttrBuilder attrs;
   attrs.Int("axis", -2);
   auto r = RunOne(NodeSpec("Concat", 13), attrs, {&a, &b, &c});
@@ -232,7 +221,7 @@ TEST(ConcatTest, InputsAlreadyInTheOutputAreKeptAndMisplacedOnesRefused) {
 }
 
 TEST(SqueezeUnsqueezeTest, AttributeAndInputForms) {
-  Tensor x = Iota({1, 3, 1, 2});
+  Tensor x = CountFromOne({1, 3, 1, 2});
   const auto data = AsDoubles(x);
   AttrBuilder none;
   auto all = RunOne(NodeSpec("Squeeze", 13), none, {&x});
@@ -252,7 +241,7 @@ TEST(SqueezeUnsqueezeTest, AttributeAndInputForms) {
   ExpectError(RunOne(NodeSpec("Squeeze", 11), not_one, {&x}).status(), StatusCode::kInvalidArgument,
               "cannot squeeze axis 1 of shape [1,3,1,2]: it is not 1");
 
-  Tensor y = Iota({3, 2});
+  Tensor y = CountFromOne({3, 2});
   Tensor un_axes = Int64Tensor({2}, {0, -1});
   auto u = RunOne(NodeSpec("Unsqueeze", 13), none, {&y, &un_axes});
   ASSERT_TRUE(u.ok()) << u.status().ToString();
@@ -270,7 +259,7 @@ TEST(SqueezeUnsqueezeTest, AttributeAndInputForms) {
 }
 
 TEST(ShapeTest, StartAndEnd) {
-  Tensor x = Iota({2, 3, 4, 5});
+  Tensor x = CountFromOne({2, 3, 4, 5});
   AttrBuilder none;
   auto all = RunOne(NodeSpec("Shape", 13), none, {&x});
   ASSERT_TRUE(all.ok()) << all.status().ToString();
@@ -299,7 +288,7 @@ TEST(SizeTest, CountsElementsOfAnyShape) {
   AttrBuilder none;
   for (const std::vector<int64_t>& shape :
        {std::vector<int64_t>{2, 3, 4}, std::vector<int64_t>{}, std::vector<int64_t>{5, 0, 2}}) {
-    Tensor x = Iota(shape);
+    Tensor x = CountFromOne(shape);
     auto y = RunOne(spec, none, {&x});
     ASSERT_TRUE(y.ok()) << y.status().ToString();
     EXPECT_TRUE(y->shape().empty());
@@ -323,7 +312,7 @@ TEST(GatherTest, AxesIndexTypesAndNegativeIndices) {
     for (int64_t d = Pick(rng, 0, 2); d > 0; --d) ishape.push_back(Pick(rng, 1, 3));
     std::vector<int64_t> idx(static_cast<size_t>(Count(ishape)));
     for (int64_t& i : idx) i = Pick(rng, -shape[a], shape[a] - 1);
-    Tensor data = Iota(shape);
+    Tensor data = CountFromOne(shape);
     Tensor indices = Int64Tensor(ishape, idx);
     std::vector<int32_t> idx32(idx.begin(), idx.end());
     Tensor indices32 = MakeTensor(DataType::kInt32, ishape, idx32.data());
@@ -351,7 +340,7 @@ TEST(GatherTest, AxesIndexTypesAndNegativeIndices) {
                   "Gather " + ShapeToString(shape) + " axis " + std::to_string(axis));
     }
   }
-  Tensor data = Iota({3, 2});
+  Tensor data = CountFromOne({3, 2});
   Tensor bad = Int64Tensor({2}, {0, 3});
   AttrBuilder none;
   ExpectError(RunOne(NodeSpec("Gather", 13), none, {&data, &bad}).status(),
@@ -360,7 +349,7 @@ TEST(GatherTest, AxesIndexTypesAndNegativeIndices) {
 
 TEST(RegistryTest, OpsetsOutsideTheRegisteredRangesAreUnsupported) {
   AttrBuilder none;
-  Tensor x = Iota({2});
+  Tensor x = CountFromOne({2});
   // Reshape before opset 5 took the shape as an attribute and is not implemented.
   ExpectError(RunOne(NodeSpec("Reshape", 4), none, {&x}).status(), StatusCode::kUnsupported,
               "operator Reshape (opset 4) is not supported");

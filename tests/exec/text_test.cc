@@ -44,11 +44,6 @@ struct TfIdf {
   }
 };
 
-Tensor Int32Tensor(std::vector<int64_t> shape, const std::vector<int32_t>& values) {
-  EXPECT_EQ(Count(shape), static_cast<int64_t>(values.size()));
-  return MakeTensor(DataType::kInt32, std::move(shape), values.data());
-}
-
 // Bigrams of [94, 17, 36, 12, 28] from the operator text: [94, 17] is adjacent, [36, 28] one
 // token apart, [94, 12] and [17, 28] two apart; [12, 94] is not in the row.
 TfIdf SkipExample(int64_t max_skip) {

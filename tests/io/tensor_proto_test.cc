@@ -25,7 +25,7 @@ using tools_testing::RunPython;
 using tools_testing::TempDir;
 using tools_testing::WriteStringToFile;
 
-std::string Bytes(const Tensor& t) {
+std::string RawBytes(const Tensor& t) {
   return std::string(static_cast<const char*>(t.data()), t.byte_size());
 }
 
@@ -60,11 +60,11 @@ TEST(TensorProtoTest, ReadsOnnxTestDataLikeNumpyHelper) {
   EXPECT_EQ(actual->shape(), (std::vector<int64_t>{3, 4, 5}));
   EXPECT_EQ(actual->dtype(), expected->dtype());
   EXPECT_EQ(actual->shape(), expected->shape());
-  EXPECT_EQ(Bytes(*actual), Bytes(*expected));
+  EXPECT_EQ(RawBytes(*actual), RawBytes(*expected));
   // And through the extension dispatch.
   auto by_extension = ReadTensorFile(input);
   ASSERT_TRUE(by_extension.ok());
-  EXPECT_EQ(Bytes(*by_extension), Bytes(*expected));
+  EXPECT_EQ(RawBytes(*by_extension), RawBytes(*expected));
 }
 
 // The onnx package writes each dtype both as raw_data and in its typed field; numpy_helper says
@@ -114,7 +114,7 @@ with open('manifest.txt', 'w') as m:
     ASSERT_TRUE(actual.ok()) << actual.status().ToString();
     EXPECT_EQ(actual->dtype(), expected->dtype());
     EXPECT_EQ(actual->shape(), (std::vector<int64_t>{2, 3}));
-    EXPECT_EQ(Bytes(*actual), Bytes(*expected));
+    EXPECT_EQ(RawBytes(*actual), RawBytes(*expected));
     ++cases;
   }
   EXPECT_EQ(cases, 24);
@@ -131,7 +131,7 @@ TEST(TensorProtoTest, TypedFieldsBuiltInCpp) {
     auto t = ReadTensorProto(Write(dir, p));
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     EXPECT_EQ(t->dtype(), DataType::kBFloat16);
-    EXPECT_EQ(Bytes(*t), BytesOf(std::vector<uint16_t>{0x3f80, 0xc000}));
+    EXPECT_EQ(RawBytes(*t), BytesOf(std::vector<uint16_t>{0x3f80, 0xc000}));
   }
   {
     onnx::TensorProto p;  // 0-d scalar
@@ -140,7 +140,7 @@ TEST(TensorProtoTest, TypedFieldsBuiltInCpp) {
     auto t = ReadTensorProto(Write(dir, p));
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     EXPECT_TRUE(t->shape().empty());
-    EXPECT_EQ(Bytes(*t), BytesOf(std::vector<int64_t>{-5}));
+    EXPECT_EQ(RawBytes(*t), BytesOf(std::vector<int64_t>{-5}));
   }
   {
     onnx::TensorProto p;  // zero-size tensor without any data field

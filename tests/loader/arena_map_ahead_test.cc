@@ -22,10 +22,10 @@ namespace {
 
 using loadertest::TempDir;
 
-constexpr int64_t kWidth = int64_t{4} << 20;  // floats: a 16 MiB intermediate
-constexpr int64_t kIntermediateBytes = kWidth * 4;
+constexpr int64_t kRowWidth = int64_t{4} << 20;  // floats: a 16 MiB intermediate
+constexpr int64_t kIntermediateBytes = kRowWidth * 4;
 
-// y = -Relu(x), x: [1, kWidth]: the Relu output lives in the arena, and neither node makes a
+// y = -Relu(x), x: [1, kRowWidth]: the Relu output lives in the arena, and neither node makes a
 // oneDNN primitive (no generated code's memory in the figures).
 void WriteReluNeg(const std::string& path) {
   onnx::ModelProto m;
@@ -33,7 +33,7 @@ void WriteReluNeg(const std::string& path) {
   m.add_opset_import()->set_version(17);
   onnx::GraphProto* g = m.mutable_graph();
   g->set_name("relu_neg");
-  loadertest::DeclareRowInputAndOutput(*g, kWidth);
+  loadertest::DeclareRowInputAndOutput(*g, kRowWidth);
   // std::string, not const char*: GCC 12 warns falsely (-Wrestrict) inside protobuf's overload.
   onnx::NodeProto* relu = g->add_node();
   relu->set_op_type("Relu");
@@ -147,15 +147,15 @@ TEST_F(ArenaMapAhead, FirstRunPlacementLeavesTheArenaToTheRun) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_LT(AnonymousResidentBytes() - before, kIntermediateBytes / 2);
   // The run writes the intermediate itself, and the answer is right.
-  std::vector<float> x(static_cast<size_t>(kWidth));
+  std::vector<float> x(static_cast<size_t>(kRowWidth));
   for (size_t i = 0; i < x.size(); ++i) x[i] = (i % 2 == 0) ? 1.5f : -2.0f;
-  Tensor input = Tensor::View(DataType::kFloat32, {1, kWidth}, x.data(), nullptr);
+  Tensor input = Tensor::View(DataType::kFloat32, {1, kRowWidth}, x.data(), nullptr);
   auto out = session->Run({{"x", input}});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   const float* y = static_cast<const float*>((*out)[0].data());
   EXPECT_EQ(y[0], -1.5f);
   EXPECT_EQ(y[1], 0.0f);
-  EXPECT_EQ(y[kWidth - 2], -1.5f);
+  EXPECT_EQ(y[kRowWidth - 2], -1.5f);
 }
 
 }  // namespace

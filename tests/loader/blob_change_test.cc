@@ -28,20 +28,22 @@ using loadertest::ReadBytes;
 using loadertest::TempDir;
 using ::testing::HasSubstr;
 
-constexpr int64_t kWidth = 256;  // a 256 KiB weight: 64 pages
+constexpr int64_t kWeightRows = 256;  // a 256 KiB weight: 64 pages
 
-// y = x * W with W[i][j] = scale * (i + 1) / kWidth, written as `dir`/`name`.onnx and compiled.
+// y = x * W with W[i][j] = scale * (i + 1) / kWeightRows, written as `dir`/`name`.onnx and
+// compiled.
 std::string CompileScaled(const TempDir& dir, const std::string& name, float scale) {
-  loadertest::WriteScaledMatMul(dir / (name + ".onnx"), kWidth, scale);
+  loadertest::WriteScaledMatMul(dir / (name + ".onnx"), kWeightRows, scale);
   auto report = ModelCompiler().CompileToFile(dir / (name + ".onnx"), dir / (name + "_ctx.onnx"));
   EXPECT_TRUE(report.ok()) << report.status().ToString();
   return dir / (name + "_ctx.onnx");
 }
 
-// y[0][0] for x = ones: sum over i of scale * (i + 1) / kWidth = scale * (kWidth + 1) / 2.
+// y[0][0] for x = ones: sum over i of scale * (i + 1) / kWeightRows = scale * (kWeightRows + 1)
+// / 2.
 Result<float> RunOnes(Session& session) {
-  auto x = Tensor::Allocate(DataType::kFloat32, {1, kWidth});
-  for (int64_t i = 0; i < kWidth; ++i) x->mutable_data_as<float>()[i] = 1.0f;
+  auto x = Tensor::Allocate(DataType::kFloat32, {1, kWeightRows});
+  for (int64_t i = 0; i < kWeightRows; ++i) x->mutable_data_as<float>()[i] = 1.0f;
   auto out = session.Run({{"x", *x}});
   if (!out.ok()) return out.status();
   return (*out)[0].data_as<float>()[0];
@@ -65,7 +67,7 @@ void WriteInPlace(const std::string& path, const Bytes& bytes, bool truncate_fir
   ::close(fd);
 }
 
-constexpr float kOnes = (kWidth + 1) / 2.0f;
+constexpr float kOnes = (kWeightRows + 1) / 2.0f;
 
 class MappedModes : public ::testing::TestWithParam<std::string> {};
 

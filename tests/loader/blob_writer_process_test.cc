@@ -36,7 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kWidth = 512;  // a 1 MiB weight
+constexpr int64_t kWeightSide = 512;  // a 1 MiB weight
 constexpr const char* kDirVar = "EPCTX_WRITER_TEST_DIR";
 constexpr int kSeconds = 6;
 
@@ -46,8 +46,8 @@ std::string Dir() {
 }
 
 Tensor Ones() {
-  auto x = Tensor::Allocate(DataType::kFloat32, {1, kWidth});
-  for (int64_t i = 0; i < kWidth; ++i) x->mutable_data_as<float>()[i] = 1.0f;
+  auto x = Tensor::Allocate(DataType::kFloat32, {1, kWeightSide});
+  for (int64_t i = 0; i < kWeightSide; ++i) x->mutable_data_as<float>()[i] = 1.0f;
   return *x;
 }
 
@@ -75,8 +75,8 @@ TEST(BlobWriterProcess, WriterRole) {
 // A reader's role: sessions of a_ctx.onnx for kSeconds; writes "<runs> <failed runs> <wrong>".
 TEST(BlobWriterProcess, ReaderRole) {
   if (Dir().empty()) GTEST_SKIP() << "started by ReadersNeverCrashNorSeeAnotherModelsOutputs";
-  SetLogLevel(LogLevel::kError);           // a warning per fallback would flood the test's output
-  const float want = (kWidth + 1) / 2.0f;  // sum over i of (i + 1) / kWidth
+  SetLogLevel(LogLevel::kError);  // a warning per fallback would flood the test's output
+  const float want = (kWeightSide + 1) / 2.0f;  // sum over i of (i + 1) / kWeightSide
   long runs = 0, failed = 0, wrong = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kSeconds);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -93,7 +93,7 @@ TEST(BlobWriterProcess, ReaderRole) {
         continue;
       }
       const float* y = (*out)[0].data_as<float>();
-      for (int64_t j = 0; j < kWidth; ++j) {
+      for (int64_t j = 0; j < kWeightSide; ++j) {
         if (std::fabs(y[j] - want) > 1e-3f * want) {
           ++wrong;
           break;
@@ -125,8 +125,8 @@ TEST(BlobWriterProcess, ReadersNeverCrashNorSeeAnotherModelsOutputs) {
   loadertest::TempDir temp;
   const fs::path& dir = temp.path();
   fs::create_directories(dir / "b");
-  loadertest::WriteScaledMatMul(dir / "a.onnx", kWidth, 1.0f);
-  loadertest::WriteScaledMatMul(dir / "b" / "b.onnx", kWidth, -1.0f);
+  loadertest::WriteScaledMatMul(dir / "a.onnx", kWeightSide, 1.0f);
+  loadertest::WriteScaledMatMul(dir / "b" / "b.onnx", kWeightSide, -1.0f);
   ASSERT_TRUE(ModelCompiler().CompileToFile(dir / "a.onnx", dir / "a_ctx.onnx").ok());
   ASSERT_TRUE(ModelCompiler().CompileToFile(dir / "b" / "b.onnx", dir / "b" / "b_ctx.onnx").ok());
   fs::copy_file(dir / "a_ctx.epctx", dir / "a_copy.epctx");

@@ -67,12 +67,12 @@ bool SameBytes(const Tensor& a, const Tensor& b) {
   return a.byte_size() == b.byte_size() && std::memcmp(a.data(), b.data(), a.byte_size()) == 0;
 }
 
-struct Section {
+struct ByteRange {
   uint64_t offset = 0;
   uint64_t size = 0;
 };
 
-Section WeightsSection(std::span<const std::byte> blob) {
+ByteRange WeightsSection(std::span<const std::byte> blob) {
   format::BlobHeader header;
   std::memcpy(&header, blob.data(), sizeof header);
   for (uint32_t i = 0; i < header.section_count && i < format::kMaxSections; ++i) {
@@ -270,7 +270,7 @@ TEST_F(LoadModes, PrefetcherCancelledInFlightStopsAndJoins) {
   ASSERT_TRUE(fd.ok());
   auto file = MappedFile::Map(*fd, *blob_);
   ASSERT_TRUE(file.ok());
-  Section weights = WeightsSection(file->bytes());
+  ByteRange weights = WeightsSection(file->bytes());
   ASSERT_GT(weights.size, 0u);
   loader::BlobPrefetcher::Progress seen;
   {
@@ -289,7 +289,7 @@ TEST_F(LoadModes, PrefetcherBringsTheWeightsIntoThePageCache) {
   ASSERT_TRUE(fd.ok());
   auto file = MappedFile::Map(*fd, *blob_);
   ASSERT_TRUE(file.ok());
-  Section weights = WeightsSection(file->bytes());
+  ByteRange weights = WeightsSection(file->bytes());
   loader::BlobPrefetcher prefetcher(file->bytes(), weights.offset, weights.size, fd->get(), *blob_);
   prefetcher.WaitUntilFinished();
   loader::BlobPrefetcher::Progress p = prefetcher.progress();

@@ -25,14 +25,10 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using tools_testing::CommandResult;
+using tools_testing::ModelsDir;
 using tools_testing::ReadFileToString;
 using tools_testing::RunCli;
 using tools_testing::TempDir;
-
-std::string ModelsDir() {
-  if (const char* env = std::getenv("EPCTX_TEST_MODELS")) return env;
-  return EPCTX_TEST_MODELS_DIR;
-}
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;

@@ -27,10 +27,7 @@ using tools_testing::TempDir;
 
 const std::string kPlotScript = std::string(EPCTX_SOURCE_DIR) + "/bench/plot_profile.py";
 
-std::string ModelsDir() {
-  if (const char* env = std::getenv("EPCTX_TEST_MODELS")) return env;
-  return EPCTX_TEST_MODELS_DIR;
-}
+using tools_testing::ModelsDir;
 
 class PerfProfileTest : public ::testing::Test {
  protected:

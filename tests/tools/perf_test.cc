@@ -17,13 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using tools_testing::CommandResult;
+using tools_testing::ModelsDir;
 using tools_testing::RunCli;
 using tools_testing::TempDir;
-
-std::string ModelsDir() {
-  if (const char* env = std::getenv("EPCTX_TEST_MODELS")) return env;
-  return EPCTX_TEST_MODELS_DIR;
-}
 
 // mobilenet_v2 compiled once for the suite, from a private copy of the model: --cold checks that
 // the original is evicted too, and tests running in parallel read the shared copy.
