@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-FUNCTION = re.compile(r'^(?:static\s+|inline\s+|constexpr\s+|template\s*<[^>]*>\s*)*'
+FUNCTION = re.compile(r'^(?:\[\[\w+\]\]\s*|static\s+|inline\s+|constexpr\s+|template\s*<[^>]*>\s*)*'
                       r'[A-Za-z_][\w:<>,\s\*&]*?[\s\*&]([A-Za-z_]\w*)\s*\((.*)')
 CONSTANT = re.compile(r'^(?:static\s+)?(?:constexpr|const)\s+(?:const\s+)?[\w:<>]+[\s\*&]+'
                       r'(?:const\s+)?([A-Za-z_]\w*)\s*[=\[{]')
@@ -131,9 +131,11 @@ def main(argv):
     if argv[1:] == ['--self-test']:
         return self_test()
     root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), '..')
-    # The libraries (batched in the sanitizer builds) and the test targets (batched in every build).
-    libraries = ['src/compile', 'src/exec', 'src/format', 'src/loader', 'tests/compile', 'tests/e2e',
-                 'tests/exec', 'tests/format', 'tests/io', 'tests/loader', 'tests/tools']
+    # The kernel library (batched in the sanitizer builds), the other modules, the command line,
+    # the Python module and the test targets (batched in every build).
+    libraries = ['src/compile', 'src/exec', 'src/format', 'src/io', 'src/loader', 'src/util',
+                 'tools', 'python/src', 'tests/compile', 'tests/e2e', 'tests/exec', 'tests/format',
+                 'tests/io', 'tests/loader', 'tests/tools']
     collisions = 0
     for library in libraries:
         seen = collections.defaultdict(list)

@@ -75,4 +75,8 @@ std::string FormatSeconds(double seconds) {
   return fmt::format("{:.1f} us", seconds * 1e6);
 }
 
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 }  // namespace epctx::cli

@@ -1,6 +1,7 @@
 // Pieces shared by the subcommands: the -C option, output directories, human-readable numbers.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,5 +32,9 @@ Result<SessionOptions> MakeSessionOptions(const std::vector<std::string>& entrie
 std::string FormatBytes(uint64_t bytes);
 // "3.21 s", "12.4 ms", "85.0 us".
 std::string FormatSeconds(double seconds);
+
+// The clock the commands time with, and the seconds since `start` on it.
+using Clock = std::chrono::steady_clock;
+double SecondsSince(Clock::time_point start);
 
 }  // namespace epctx::cli

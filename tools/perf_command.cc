@@ -47,13 +47,7 @@
 namespace epctx::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr const char* kProfileKey = "epctx.profile_file";
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 uint64_t PeakRssBytes() {
   struct rusage usage {};

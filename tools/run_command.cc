@@ -22,8 +22,6 @@
 namespace epctx::cli {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 struct RunArgs {
   std::string model;
   std::vector<std::string> inputs;
@@ -32,10 +30,6 @@ struct RunArgs {
   int repeat = 1;
   bool timed = false;  // --repeat was given
 };
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 void PrintOrigin(const Session& session, double create_seconds) {
   const SessionOrigin& origin = session.origin();

@@ -88,10 +88,6 @@ bool CanReadInPlace(const py::array& array) {
 
 namespace {
 
-[[noreturn]] void ThrowInvalid(const std::string& message) {
-  ThrowStatus(Status(StatusCode::kInvalidArgument, message));
-}
-
 // Element `i` of a string input: str as UTF-8, bytes as they are.
 std::string StringElement(const std::string& who, size_t i, py::handle item) {
   if (PyUnicode_Check(item.ptr())) {

@@ -5,6 +5,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <string>
+
 #include "epctx/epctx.h"
 
 namespace epctx::python {
@@ -20,6 +22,8 @@ void RegisterOrtValue(py::module_& m);
 // Raises the Python exception class that matches `status.code()`, carrying the engine's message.
 // Call with the GIL held.
 [[noreturn]] void ThrowStatus(const Status& status);
+// Throws an InvalidArgument error (Python: epctx.InvalidArgument) with `message`.
+[[noreturn]] void ThrowInvalid(const std::string& message);
 
 template <typename T>
 T ValueOrThrow(Result<T> result) {

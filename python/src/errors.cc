@@ -46,6 +46,10 @@ bool LastEngineCallHeldGil() {
   throw StatusException{status};
 }
 
+[[noreturn]] void ThrowInvalid(const std::string& message) {
+  ThrowStatus(Status(StatusCode::kInvalidArgument, message));
+}
+
 void RegisterErrors(py::module_& m) {
   py::object base = py::reinterpret_steal<py::object>(
       PyErr_NewExceptionWithDoc("epctx.EpctxError",

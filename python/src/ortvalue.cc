@@ -13,10 +13,6 @@
 namespace epctx::python {
 namespace {
 
-[[noreturn]] void ThrowInvalid(const std::string& message) {
-  ThrowStatus(Status(StatusCode::kInvalidArgument, message));
-}
-
 std::vector<int64_t> ShapeOf(const std::string& who, const py::handle shape) {
   std::vector<int64_t> dims;
   for (py::handle d : py::reinterpret_borrow<py::iterable>(shape)) {

@@ -9,17 +9,12 @@
 #include <mutex>
 #include <thread>
 
+#include "cli_util.h"
 #include "util/status_macros.h"
 #include "util/usable_cores.h"
 
 namespace epctx::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Process CPU time against wall time, as ORT's CPUUsage (posix/utils.cc) samples it.
 class CpuUsage {
