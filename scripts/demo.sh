@@ -10,7 +10,11 @@ OUT=demo
 bash scripts/setup.sh
 
 echo "== build (build/)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DEPCTX_BUILD_BENCH=OFF >/dev/null
+# A new build folder is generated for Ninja (scripts/test.sh says why); one configured before
+# keeps its generator.
+GENERATOR=()
+[[ -f build/CMakeCache.txt ]] || GENERATOR=(-G Ninja)
+cmake -S . -B build "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release -DEPCTX_BUILD_BENCH=OFF >/dev/null
 cmake --build build -j"$JOBS" --target epctx_cli
 
 echo "== demo model ($OUT/)"

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake pkg-config clang-format
+  build-essential cmake ninja-build pkg-config clang-format
   clang libfuzzer-14-dev libomp-dev  # the fuzz targets (build-fuzz/, clang)
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libeigen3-dev liburing-dev libspdlog-dev libfmt-dev libdnnl-dev
