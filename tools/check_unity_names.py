@@ -79,50 +79,35 @@ def file_local_names(path):
 
 
 def self_test():
-    """The check on a small tree: two files that collide, and the legal look-alikes."""
+    """The check on small trees: pairs of files that collide, and a legal pair of look-alikes."""
     import tempfile
-    with tempfile.TemporaryDirectory() as root:
-        os.makedirs(os.path.join(root, 'src/compile'))
-        a = ('namespace epctx::compile {\nnamespace {\n\nusing x::Y;\nbool IsFloat(int v) {\n'
-             '  return v;\n}\nvoid Over(int a) {}\n\n}  // namespace\n}  // namespace epctx::compile\n')
-        b = ('namespace epctx::compile {\nnamespace {\n\nusing x::Y;\nbool IsFloat(int v) {\n'
-             '  return !v;\n}\nvoid Over(float a) {}\n\n}  // namespace\n}  // namespace epctx::compile\n'
-             'const char* kScript = R"py(\nbool IsFloat(int v) {\n)py";\n'
-             'namespace epctx::other {\nnamespace {\nconstexpr int kDepth = 4;\n}  // namespace\n'
-             '}  // namespace epctx::other\n')
-        for name, text in (('a.cc', a), ('b.cc', b)):
-            with open(os.path.join(root, 'src/compile', name), 'w') as f:
-                f.write(text)
-        if main(['', root]) != 1:
-            print('self test: the IsFloat collision was not found')
-            return 1
-        with open(os.path.join(root, 'src/compile/b.cc'), 'w') as f:
-            f.write(b.replace('IsFloat', 'IsFloat32'))
-        if main(['', root]) != 0:
-            print('self test: a legal pair (using-declarations, overloads, raw strings) was reported')
-            return 1
-        with open(os.path.join(root, 'src/compile/a.cc'), 'a') as f:
-            f.write('namespace epctx::compile {\nnamespace {\nstruct Section {};\n'
-                    '}  // namespace\n}  // namespace epctx::compile\n')
-        with open(os.path.join(root, 'src/compile/b.cc'), 'a') as f:
-            f.write('namespace epctx::compile {\nnamespace {\nint Section(int kind) {\n  return kind;\n}\n'
-                    '}  // namespace\n}  // namespace epctx::compile\n')
-        if main(['', root]) != 1:
-            print('self test: a type and a function of one name (Section) were not found')
-            return 1
-        with open(os.path.join(root, 'src/compile/b.cc'), 'w') as f:
-            f.write(b.replace('IsFloat', 'IsFloat32'))
-        with open(os.path.join(root, 'src/compile/a.cc'), 'w') as f:
-            f.write(a)
-        with open(os.path.join(root, 'src/compile/b.cc'), 'a') as f:
-            f.write('namespace epctx::compile {\nnamespace {\nconstexpr int kOne = 1, kTwo = 2;\n'
-                    '}  // namespace\n}  // namespace epctx::compile\n')
-        with open(os.path.join(root, 'src/compile/a.cc'), 'a') as f:
-            f.write('namespace epctx::compile {\nnamespace {\nconstexpr int kTwo = 2;\n'
-                    '}  // namespace\n}  // namespace epctx::compile\n')
-        if main(['', root]) != 1:
-            print('self test: the second name of a declaration (kTwo) was not checked')
-            return 1
+
+    def local(body, ns='epctx::compile'):
+        return f'namespace {ns} {{\nnamespace {{\n{body}}}  // namespace\n}}  // namespace {ns}\n'
+
+    # Legal together: using-declarations, overloads, a raw string holding code, another namespace.
+    legal_a = local('using x::Y;\nbool IsFloat(int v) {\n  return v;\n}\nvoid Over(int a) {}\n')
+    legal_b = (local('using x::Y;\nvoid Over(float a) {}\n'
+                     'const char* kScript = R"py(\nbool IsFloat(int v) {\n)py";\n') +
+               local('constexpr int kDepth = 4;\n', 'epctx::other'))
+    cases = [  # (added to a.cc, added to b.cc, the exit status expected, what a wrong one means)
+        ('', '', 0, 'a legal pair (using-declarations, overloads, raw strings) was reported'),
+        ('', local('bool IsFloat(int v) {\n  return !v;\n}\n'), 1,
+         'the IsFloat collision was not found'),
+        (local('struct Section {};\n'), local('int Section(int kind) {\n  return kind;\n}\n'), 1,
+         'a type and a function of one name (Section) were not found'),
+        (local('constexpr int kTwo = 2;\n'), local('constexpr int kOne = 1, kTwo = 2;\n'), 1,
+         'the second name of a declaration (kTwo) was not checked'),
+    ]
+    for added_a, added_b, expected, failure in cases:
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, 'src/compile'))
+            for name, text in (('a.cc', legal_a + added_a), ('b.cc', legal_b + added_b)):
+                with open(os.path.join(root, 'src/compile', name), 'w') as f:
+                    f.write(text)
+            if main(['', root]) != expected:
+                print(f'self test: {failure}')
+                return 1
     print('self test passed')
     return 0
 

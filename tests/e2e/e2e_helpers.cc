@@ -13,11 +13,6 @@
 
 namespace epctx::testing {
 
-std::string ModelsDir() {
-  if (const char* env = std::getenv("EPCTX_TEST_MODELS")) return env;
-  return EPCTX_TEST_MODELS_DIR;
-}
-
 std::string ModelPath(const std::string& name) {
   std::string path = ModelsDir() + "/" + name + ".onnx";
   EXPECT_TRUE(std::filesystem::exists(path))

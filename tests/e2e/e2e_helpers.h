@@ -7,12 +7,10 @@
 #include <vector>
 
 #include "epctx/epctx.h"
+#include "test_models.h"
 
 namespace epctx::testing {
 
-// Directory of the models exported by tests/models/export_torchvision.py and
-// export_transformers.py.
-std::string ModelsDir();
 // "<models>/<name>.onnx"; the test fails (not skips) when the file is missing.
 std::string ModelPath(const std::string& name);
 Tensor LoadNpyOrDie(const std::string& path);

@@ -21,6 +21,7 @@
 #include "loader/engine_options.h"
 #include "loader/loader_test_helpers.h"
 #include "loader/page_residency.h"
+#include "test_models.h"
 #include "util/file.h"
 #include "util/page_cache.h"
 
@@ -33,11 +34,6 @@ using loadertest::MappedResidentBytes;
 using loadertest::TempDir;
 
 const char* const kModes[] = {"mmap", "populate", "prefetch", "read"};
-
-std::string ModelsDir() {
-  if (const char* env = std::getenv("EPCTX_TEST_MODELS")) return env;
-  return EPCTX_TEST_MODELS_DIR;
-}
 
 // Open fds of this process whose target is `path`.
 int CountOpenFds(const std::string& path) {

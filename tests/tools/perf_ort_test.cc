@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "epctx/compiler.h"
+#include "test_models.h"
 #include "tools/tools_test_helpers.h"
 
 namespace epctx {
@@ -25,7 +26,6 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using tools_testing::CommandResult;
-using tools_testing::ModelsDir;
 using tools_testing::ReadFileToString;
 using tools_testing::RunCli;
 using tools_testing::TempDir;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "epctx/compiler.h"
+#include "test_models.h"
 #include "tools/tools_test_helpers.h"
 
 namespace epctx {
@@ -26,8 +27,6 @@ using tools_testing::RunProgram;
 using tools_testing::TempDir;
 
 const std::string kPlotScript = std::string(EPCTX_SOURCE_DIR) + "/bench/plot_profile.py";
-
-using tools_testing::ModelsDir;
 
 class PerfProfileTest : public ::testing::Test {
  protected:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "epctx/compiler.h"
+#include "test_models.h"
 #include "tools/tools_test_helpers.h"
 #include "util/page_cache.h"
 
@@ -17,7 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using tools_testing::CommandResult;
-using tools_testing::ModelsDir;
 using tools_testing::RunCli;
 using tools_testing::TempDir;
 

@@ -91,9 +91,4 @@ std::string OnnxAddTestDir() {
   return "/usr/share/libonnx-testdata/data/node/test_add";
 }
 
-std::string ModelsDir() {
-  if (const char* env = std::getenv("EPCTX_TEST_MODELS")) return env;
-  return EPCTX_TEST_MODELS_DIR;
-}
-
 }  // namespace epctx::tools_testing

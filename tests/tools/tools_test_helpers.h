@@ -43,7 +43,4 @@ void WriteStringToFile(const std::string& path, const std::string& bytes);
 // test_data_set_0/{input_0,input_1,output_0}.pb.
 std::string OnnxAddTestDir();
 
-// The exported test models (tests/models/): $EPCTX_TEST_MODELS, or the build's test_models/.
-std::string ModelsDir();
-
 }  // namespace epctx::tools_testing
