@@ -51,10 +51,13 @@ def export(models, models_dir):
     return {m: entries[m] for m in models}
 
 
-def compile_model(epctx, models_dir, model, out_dir):
-    ctx = os.path.join(out_dir, model, model + "_ctx.onnx")
+def compile_model(epctx, models_dir, model, out_dir, variant="", options=()):
+    """out_dir/NAME/NAME_ctx.onnx, NAME being the model's name plus `variant` (a compile with
+    other `options`, such as --precision bf16, gets a folder of its own)."""
+    name = model + variant
+    ctx = os.path.join(out_dir, name, name + "_ctx.onnx")
     os.makedirs(os.path.dirname(ctx), exist_ok=True)
-    run([epctx, "compile", os.path.join(models_dir, model + ".onnx"), "-o", ctx])
+    run([epctx, "compile", os.path.join(models_dir, model + ".onnx"), "-o", ctx, *options])
     return ctx
 
 
@@ -84,9 +87,10 @@ def input_args(flag, inputs):
     return [a for name, path in inputs.items() for a in (flag, f"{name}={path}")]
 
 
-def check_output(epctx, ctx, entry, models_dir, out_dir):
+def check_output(epctx, ctx, entry, models_dir, out_dir, rtol=CHECK_RTOL):
     """Runs the context model on the exporter's input and compares with its reference output.
-    Returns {"ok", "rel_err" or "error"}: the report says when epctx computes something else."""
+    Returns {"ok", "rel_err" or "error"}: the report says when epctx computes something else
+    (a relative error of `rtol` or more)."""
     res = os.path.join(out_dir, os.path.basename(ctx)[:-len("_ctx.onnx")] + "_check")
     os.makedirs(res, exist_ok=True)
     feeds = {n: os.path.join(models_dir, f) for n, f in entry["input_files"].items()}
@@ -103,7 +107,7 @@ def check_output(epctx, ctx, entry, models_dir, out_dir):
         if got.shape != ref.shape:
             return {"ok": False, "error": f"output {name}: shape {got.shape}, reference {ref.shape}"}
         worst = max(worst, float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30)))
-    ok = bool(worst < CHECK_RTOL)
+    ok = bool(worst < rtol)
     if not ok:
         log(f"{os.path.basename(ctx)}: output differs from the reference: rel err {worst:.3g}")
     return {"ok": ok, "rel_err": worst}

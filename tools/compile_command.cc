@@ -31,6 +31,7 @@ struct CompileArgs {
   std::vector<std::string> engine_options;  // -i: engine options (epctx.*, session.*)
   bool list = false;
   std::string target;                           // --target: epctx.target_isa
+  std::string precision;                        // --precision: epctx.precision
   bool allow_unsupported = false;               // --allow-unsupported: epctx.allow_unsupported
   ProgressMode progress = ProgressMode::kAuto;  // --progress
   bool quiet = false;                           // -q: --progress never
@@ -144,6 +145,7 @@ Status RunCompile(const CompileArgs& args, const GlobalOptions& global) {
   std::vector<std::string> entries = args.config;
   entries.insert(entries.end(), args.engine_options.begin(), args.engine_options.end());
   if (!args.target.empty()) entries.push_back("epctx.target_isa|" + args.target);
+  if (!args.precision.empty()) entries.push_back("epctx.precision|" + args.precision);
   if (args.allow_unsupported) entries.push_back("epctx.allow_unsupported|1");
   EPCTX_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(entries));
   for (const std::string& m : models) {
@@ -220,6 +222,11 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
                   "avx512_core; a blob packed for a lower tier than the client's CPU still runs "
                   "there (same as -i \"epctx.target_isa|TIER\")")
       ->check(CLI::IsMember({"native", "avx2", "avx512_core"}));
+  app->add_option("--precision", args->precision,
+                  "fp32 (default): compute as the model says; bf16: convolutions and matmuls with "
+                  "constant weights multiply in bfloat16 (weights stored as bfloat16, float32 "
+                  "sums), for CPUs with avx512_bf16 only (same as -i \"epctx.precision|bf16\")")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   app->add_flag("--allow-unsupported", args->allow_unsupported,
                 "Write the context model even when some node has no kernel here (its sessions "
                 "then fail, or fall back to the original model); without it such a model is "

@@ -30,13 +30,13 @@ void DropConstants(IrGraph& graph) {
 
 Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& partition_name,
                                       format::BlobWriter& writer, bool refuse_unsupported,
-                                      ProgressTracker* progress) {
+                                      const PassOptions& passes, ProgressTracker* progress) {
   ProgressTracker none;
   ProgressTracker& p = progress != nullptr ? *progress : none;
   CompiledModel out;
   out.partition_name = partition_name;
   p.Stage("optimizing");
-  EPCTX_ASSIGN_OR_RETURN(out.passes, RunAllPasses(model.graph));
+  EPCTX_ASSIGN_OR_RETURN(out.passes, RunAllPasses(model.graph, passes));
   for (const PassStats& s : out.passes) {
     Logger().debug("{}: pass {} changed {} nodes", partition_name, s.pass, s.changed);
   }
@@ -61,10 +61,11 @@ Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& p
 
 namespace {
 
-Result<MemoryBlob> Finish(ImportedModel model, const std::string& partition_name) {
+Result<MemoryBlob> Finish(ImportedModel model, const std::string& partition_name,
+                          const PassOptions& passes) {
   format::BlobWriter writer(PackingTarget());
   // A session made from an original model fails on the node itself when it binds.
-  EPCTX_RETURN_IF_ERROR(CompileIntoBlob(model, partition_name, writer, false).status());
+  EPCTX_RETURN_IF_ERROR(CompileIntoBlob(model, partition_name, writer, false, passes).status());
   EPCTX_ASSIGN_OR_RETURN(AlignedBuffer bytes, writer.WriteToMemory());
   return MemoryBlob{std::move(bytes), std::move(model)};
 }
@@ -72,16 +73,18 @@ Result<MemoryBlob> Finish(ImportedModel model, const std::string& partition_name
 }  // namespace
 
 Result<MemoryBlob> CompileFileToMemory(const std::string& model_path,
-                                       const std::string& partition_name) {
+                                       const std::string& partition_name,
+                                       const PassOptions& passes) {
   EPCTX_ASSIGN_OR_RETURN(ImportedModel model, ImportModelFile(model_path));
-  return Finish(std::move(model), partition_name);
+  return Finish(std::move(model), partition_name, passes);
 }
 
 Result<MemoryBlob> CompileBytesToMemory(std::span<const std::byte> bytes, const std::string& name,
                                         const std::string& model_dir,
-                                        const std::string& partition_name) {
+                                        const std::string& partition_name,
+                                        const PassOptions& passes) {
   EPCTX_ASSIGN_OR_RETURN(ImportedModel model, ImportModelBytes(bytes, name, model_dir));
-  return Finish(std::move(model), partition_name);
+  return Finish(std::move(model), partition_name, passes);
 }
 
 std::string PartitionNameFor(const std::string& model_path) {

@@ -38,12 +38,14 @@ struct ProgressTracker {
   }
 };
 
-// Optimizes `model.graph` in place and adds its program and weights to `writer`. With
+// Optimizes `model.graph` in place (the standard passes and those `passes` asks for) and adds its
+// program and weights to `writer`. With
 // `refuse_unsupported`, a graph with a node no kernel runs is refused (kernel_check.h) before
 // anything is added. With a streaming writer the graph's weights are let go once written (the
 // values keep their dtypes and shapes), so that a compile of several models holds none of them.
 Result<CompiledModel> CompileIntoBlob(ImportedModel& model, const std::string& partition_name,
                                       format::BlobWriter& writer, bool refuse_unsupported,
+                                      const PassOptions& passes,
                                       ProgressTracker* progress = nullptr);
 
 // Import + compile into an in-memory blob holding one model named `partition_name`; the JIT path
@@ -53,10 +55,12 @@ struct MemoryBlob {
   ImportedModel model;  // graph already optimized; source info and I/O declarations
 };
 Result<MemoryBlob> CompileFileToMemory(const std::string& model_path,
-                                       const std::string& partition_name);
+                                       const std::string& partition_name,
+                                       const PassOptions& passes = {});
 Result<MemoryBlob> CompileBytesToMemory(std::span<const std::byte> bytes, const std::string& name,
                                         const std::string& model_dir,
-                                        const std::string& partition_name);
+                                        const std::string& partition_name,
+                                        const PassOptions& passes = {});
 
 // The partition name a model gets in its blob: the model file's stem ("resnet50").
 std::string PartitionNameFor(const std::string& model_path);

@@ -59,6 +59,19 @@ const std::vector<OptionKey<CompileOptions>>& CompileOptionKeys() {
          o.external_data_folder = v;
          return Status::Ok();
        }},
+      {"epctx.precision", "fp32",
+       "fp32: compute in float32, exactly as the model says | bf16: convolutions and matmuls "
+       "with constant weights multiply in bfloat16 (weights packed as bfloat16, float32 "
+       "accumulation; about 3 significant digits), on CPUs with avx512_bf16 only: such a blob is "
+       "refused elsewhere, and a session compiled in memory there computes in float32",
+       [](const std::string& v, CompileOptions& o) {
+         if (v != "fp32" && v != "bf16") {
+           return EPCTX_ERROR(kInvalidArgument,
+                              "option epctx.precision must be \"fp32\" or \"bf16\", got \"{}\"", v);
+         }
+         o.compute_bf16 = v == "bf16";
+         return Status::Ok();
+       }},
       {"epctx.allow_unsupported", "0",
        "compile: 1 writes a context model even when some node has no kernel (its sessions then "
        "fail or fall back); 0 refuses such a model, naming the nodes",

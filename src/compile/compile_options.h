@@ -18,6 +18,7 @@ struct CompileOptions {
   bool stop_share_ep_contexts = false;  // ep.stop_share_ep_contexts
   std::string target_isa = "native";    // epctx.target_isa: native, avx2, avx512_core
   bool allow_unsupported = false;       // epctx.allow_unsupported
+  bool compute_bf16 = false;            // epctx.precision: fp32 (false) or bf16
   // session.model_external_initializers_file_folder_path: a model from memory's external data
   std::string external_data_folder;
 };

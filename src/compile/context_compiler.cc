@@ -21,6 +21,10 @@
 namespace epctx::compile {
 namespace {
 
+PassOptions PassOptionsOf(const CompileOptions& opts) {
+  return PassOptions{.compute_bf16 = opts.compute_bf16};
+}
+
 // How a model given as bytes is named in messages, as Session::CreateFromMemory names it.
 constexpr const char* kModelInMemory = "<model in memory>";
 
@@ -158,7 +162,8 @@ Result<CompileReport> CompileShared(const CompileOptions& opts, const CompileInp
   std::string partition = UniquePartition(group.partition_uses, input.PartitionStem(out.location));
   EPCTX_ASSIGN_OR_RETURN(
       compile::CompiledModel compiled,
-      compile::CompileIntoBlob(model, partition, group.writer, !opts.allow_unsupported, &progress));
+      compile::CompileIntoBlob(model, partition, group.writer, !opts.allow_unsupported,
+                               PassOptionsOf(opts), &progress));
   group.open = true;
   compile::ContextModelSpec spec = SpecFor(model, partition, out.location, opts, main_context);
   spec.blob_reference = RelativePath(group.blob_path, DirName(out.location));
@@ -243,9 +248,9 @@ Result<CompileReport> CompileToContextModel(
   if (!opts.embed_mode) {
     EPCTX_ASSIGN_OR_RETURN(writer, format::BlobWriter::ToFile(compile::PackingTarget(), blob_path));
   }
-  EPCTX_ASSIGN_OR_RETURN(
-      compile::CompiledModel compiled,
-      compile::CompileIntoBlob(model, partition, writer, !opts.allow_unsupported, &progress));
+  EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
+                         compile::CompileIntoBlob(model, partition, writer, !opts.allow_unsupported,
+                                                  PassOptionsOf(opts), &progress));
 
   CompileReport report;
   report.context_model_path = out.location;
@@ -335,8 +340,9 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
     auto imported = compile::ImportModelFile(model_paths[i]);
     if (imported.ok()) {
       r.weight_bytes = WeightBytesOf(imported->graph);
-      auto compiled = compile::CompileIntoBlob(*imported, r.partition_name, writer,
-                                               !opts.allow_unsupported, &tracker);
+      auto compiled =
+          compile::CompileIntoBlob(*imported, r.partition_name, writer, !opts.allow_unsupported,
+                                   PassOptionsOf(opts), &tracker);
       if (compiled.ok()) {
         r.compiled = true;
         r.node_count = compiled->program.node_count;

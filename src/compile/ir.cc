@@ -47,6 +47,7 @@ Result<std::shared_ptr<const ConstantData>> Materialize(std::shared_ptr<const Co
   out->dtype = c->dtype;
   out->shape = c->shape;
   out->layout = c->layout;
+  out->required_cpu_features = c->required_cpu_features;
   out->bytes = std::span<const std::byte>(static_cast<const std::byte*>(holder->data()),
                                           holder->byte_size());
   out->owner = std::move(holder);
@@ -136,6 +137,14 @@ void IrNode::SetInt(std::string_view attr_name, int64_t value) {
 
 void IrNode::SetFloat(std::string_view attr_name, float value) {
   ResetAttr(*this, attr_name, exec::AttrType::kFloat).f = value;
+}
+
+void IrNode::SetString(std::string_view attr_name, std::string value) {
+  ResetAttr(*this, attr_name, exec::AttrType::kString).s = std::move(value);
+}
+
+void IrNode::RemoveAttr(std::string_view attr_name) {
+  std::erase_if(attrs, [&](const IrAttribute& a) { return a.name == attr_name; });
 }
 
 int64_t IrGraph::OpsetOf(const std::string& domain) const {

@@ -109,9 +109,11 @@ struct IrNode {
   bool has_bodies() const;
   const IrAttribute* FindAttr(std::string_view attr_name) const;
   IrAttribute* FindAttr(std::string_view attr_name);
-  // Sets attribute `attr_name` to an int or a float, replacing one of that name.
+  // Sets attribute `attr_name` to an int, a float or a string, replacing one of that name.
   void SetInt(std::string_view attr_name, int64_t value);
   void SetFloat(std::string_view attr_name, float value);
+  void SetString(std::string_view attr_name, std::string value);
+  void RemoveAttr(std::string_view attr_name);
 };
 
 struct IrGraph {

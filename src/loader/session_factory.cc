@@ -6,6 +6,7 @@
 #include "compile/context_compiler.h"
 #include "compile/context_model.h"
 #include "epctx/compiler.h"
+#include "exec/kernels/dnnl/compute_type.h"
 #include "loader/context_resolver.h"
 #include "util/file.h"
 #include "util/logging.h"
@@ -107,13 +108,30 @@ Result<std::unique_ptr<SessionImpl>> FromContext(const ResolvedContextModel& ctx
   return impl;
 }
 
+// The passes of a session's compile of its original model. epctx.precision=bf16 where oneDNN has
+// no bf16 kernels (the case of a bf16 blob refused by this CPU, whose session falls back to the
+// original) computes in float32, saying so.
+compile::PassOptions SessionPassOptions(const EngineOptions& options) {
+  compile::PassOptions passes;
+  if (!options.compile.compute_bf16) return passes;
+  if (exec::kernels::onednn::HasBf16Kernels()) {
+    passes.compute_bf16 = true;
+  } else {
+    Logger().warn(
+        "epctx.precision=bf16: this CPU has no avx512_bf16 (or epctx.target_isa is below "
+        "it); the session computes in float32");
+  }
+  return passes;
+}
+
 Result<std::unique_ptr<SessionImpl>> FromOriginalFile(const std::string& path,
                                                       const EngineOptions& options,
                                                       Profiler* profiler) {
   std::string partition = compile::PartitionNameFor(path);
-  EPCTX_ASSIGN_OR_RETURN(compile::MemoryBlob compiled,
-                         Profiled(profiler, "model_compile", {{"model", path}},
-                                  [&] { return compile::CompileFileToMemory(path, partition); }));
+  EPCTX_ASSIGN_OR_RETURN(
+      compile::MemoryBlob compiled, Profiled(profiler, "model_compile", {{"model", path}}, [&] {
+        return compile::CompileFileToMemory(path, partition, SessionPassOptions(options));
+      }));
   EPCTX_ASSIGN_OR_RETURN(
       std::shared_ptr<const LoadedBlob> blob,
       LoadCompiled(std::move(compiled.bytes), path + " (compiled in memory)", options, profiler));
@@ -127,7 +145,8 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source
   EPCTX_ASSIGN_OR_RETURN(compile::MemoryBlob compiled,
                          Profiled(profiler, "model_compile", {{"model", source.name}}, [&] {
                            return compile::CompileBytesToMemory(source.bytes, source.name,
-                                                                source.dir, partition);
+                                                                source.dir, partition,
+                                                                SessionPassOptions(options));
                          }));
   EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const LoadedBlob> blob,
                          LoadCompiled(std::move(compiled.bytes),
@@ -164,6 +183,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginal(const ModelSource& source,
   compile::CompileOptions compile_options = options.compile;
   compile_options.share_ep_contexts = false;
   compile_options.stop_share_ep_contexts = false;
+  compile_options.compute_bf16 = SessionPassOptions(options).compute_bf16;
   EPCTX_RETURN_IF_ERROR(Profiled(
       profiler, "model_compile", {{"model", source.path}, {"context_model", ctx_path}}, [&] {
         return compile::CompileToContextModel(compile_options, {source.path, {}},

@@ -1,11 +1,13 @@
 #include "e2e/e2e_helpers.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 
@@ -77,6 +79,14 @@ int CountMappings(const std::string& path) {
     }
   }
   return count;
+}
+
+CpuFeaturesMask::CpuFeaturesMask(uint64_t removed) {
+  ::setenv("EPCTX_CPU_FEATURES_MASK", fmt::format("{:x}", removed).c_str(), 1);
+}
+
+CpuFeaturesMask::~CpuFeaturesMask() {
+  ::unsetenv("EPCTX_CPU_FEATURES_MASK");
 }
 
 std::string WriteModel(const TempDir& dir, const std::string& name, const char* text) {

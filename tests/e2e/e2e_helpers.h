@@ -47,6 +47,16 @@ int CountMappings(const std::string& path);
 // Writes the model given in ONNX's textual syntax to `dir`/`name`.onnx, returning the path.
 std::string WriteModel(const TempDir& dir, const std::string& name, const char* text);
 
+// While it lives, this process acts as a CPU without the features `removed` (util/cpu_features.h)
+// by setting EPCTX_CPU_FEATURES_MASK.
+class CpuFeaturesMask {
+ public:
+  explicit CpuFeaturesMask(uint64_t removed);
+  ~CpuFeaturesMask();
+  CpuFeaturesMask(const CpuFeaturesMask&) = delete;
+  CpuFeaturesMask& operator=(const CpuFeaturesMask&) = delete;
+};
+
 // Compiles `model_path` and loads the context model with the fallback denied, so the blob runs;
 // nullptr (and a test failure) when either fails.
 std::unique_ptr<Session> CompileAndLoad(const TempDir& dir, const std::string& model_path,

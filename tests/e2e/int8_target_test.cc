@@ -8,8 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -46,16 +44,6 @@ std::vector<int32_t> ExactProduct(const std::vector<uint8_t>& x, const std::vect
   }
   return y;
 }
-
-class CpuFeaturesMask {
- public:
-  explicit CpuFeaturesMask(uint64_t removed) {
-    char hex[32];
-    std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(removed));
-    ::setenv("EPCTX_CPU_FEATURES_MASK", hex, 1);
-  }
-  ~CpuFeaturesMask() { ::unsetenv("EPCTX_CPU_FEATURES_MASK"); }
-};
 
 struct Int8Case {
   const char* name;

@@ -21,7 +21,8 @@ using ::testing::HasSubstr;
 constexpr const char* kAllKeys =
     "ep.context_enable, ep.context_file_path, ep.context_embed_mode, ep.context_node_name_prefix, "
     "ep.share_ep_contexts, ep.stop_share_ep_contexts, epctx.target_isa, "
-    "session.model_external_initializers_file_folder_path, epctx.allow_unsupported, "
+    "session.model_external_initializers_file_folder_path, epctx.precision, "
+    "epctx.allow_unsupported, "
     "epctx.fallback, "
     "epctx.verify_weights, epctx.allow_external_paths, epctx.load_mode, epctx.profile_file, "
     "epctx.prepare_kernels, epctx.max_loop_iterations, session.intra_op_num_threads";
@@ -76,7 +77,8 @@ TEST(EngineOptions, BadValuesNameTheKeyAndTheValue) {
 
 TEST(EngineOptions, HelpDescribesEachKeyOnceWithItsDefault) {
   std::string help = DescribeConfigKeys();
-  EXPECT_EQ(std::count(help.begin(), help.end(), '\n'), 17);
+  EXPECT_EQ(std::count(help.begin(), help.end(), '\n'), 18);
+  EXPECT_THAT(help, HasSubstr("  epctx.precision (default \"fp32\"): fp32: compute in float32"));
   EXPECT_THAT(help, HasSubstr("  epctx.target_isa (default \"native\"): compile: the CPU tier"));
   EXPECT_THAT(help, HasSubstr("  epctx.load_mode (default \"auto\"): how the blob is brought in: "
                               "auto (mmap when the blob file's pages are in the page cache"));

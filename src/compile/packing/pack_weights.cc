@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "compile/packing/layouts.h"
+#include "exec/kernels/dnnl/compute_type.h"
 #include "exec/kernels/dnnl/isa.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
@@ -122,11 +123,23 @@ void AttachPacked(IrGraph& graph, IrNode& n, const onednn::PackedWeightPlan& pla
     }
     return std::move(packed->bytes);
   };
-  n.inputs[1] = graph.AddConstant(
-      name, ConstantData::Deferred(plan.dtype, {plan.elements},
-                                   static_cast<uint32_t>(PackLayout::kOneDnn), std::move(make)));
+  std::shared_ptr<ConstantData> packed = ConstantData::Deferred(
+      plan.dtype, {plan.elements}, static_cast<uint32_t>(PackLayout::kOneDnn), std::move(make));
+  packed->required_cpu_features = plan.required_cpu_features;
+  n.inputs[1] = graph.AddConstant(name, std::move(packed));
   AddIntsAttr(n, "weights_shape", std::move(shape));
   AddIntsAttr(n, "weights_format", plan.format);
+}
+
+// A node ComputeInBf16 marked whose problem oneDNN has no bfloat16 kernel for (`why`) computes
+// in float32: `bf16` (its config's) is cleared, the mark removed, and `plan` asked again.
+template <typename Plan>
+Result<onednn::PackedWeightPlan> KeepInFloat32(IrNode& n, bool& bf16, const Status& why,
+                                               Plan plan) {
+  Logger().debug("{}: stays float32: {}", n.name, why.message());
+  bf16 = false;
+  n.RemoveAttr(onednn::kComputeTypeAttr);
+  return plan();
 }
 
 Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
@@ -144,6 +157,7 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
   EPCTX_ASSIGN_OR_RETURN(int64_t winograd, attrs.GetInt("winograd", 0));
   config.winograd = winograd != 0;
   EPCTX_ASSIGN_OR_RETURN(config.post_ops, onednn::ParsePostOps(attrs));
+  EPCTX_ASSIGN_OR_RETURN(config.bf16, onednn::ParseComputeBf16(attrs));
   config.has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
   // The logical input shape (the layout pass may have made X's stored shape physical).
   std::vector<int64_t> src = x.shape;
@@ -163,8 +177,12 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
   EPCTX_ASSIGN_OR_RETURN(onednn::ConvGeometry geometry,
                          onednn::ResolveConvGeometry(window, group, w.shape, src));
   Result<onednn::PackedWeightPlan> plan = onednn::PlanConvWeights(geometry, config);
+  if (!plan.ok() && config.bf16) {
+    plan = KeepInFloat32(n, config.bf16, plan.status(),
+                         [&] { return onednn::PlanConvWeights(geometry, config); });
+  }
   bool use_winograd = false;
-  if (WinogradCandidate(geometry, config, x.fully_static())) {
+  if (!config.bf16 && WinogradCandidate(geometry, config, x.fully_static())) {
     // Winograd does fewer multiplications on 3x3 stride-1 layers (oneDNN's F(2x2, 3x3) 2.25x,
     // F(4x4, 3x3) 4x); its layout serves one input shape, so only statically shaped layers take
     // it. The 1-thread layout, which sessions of other counts read too
@@ -243,10 +261,15 @@ Result<bool> PackDnnlMatMul(IrGraph& graph, IrNode& n) {
   exec::Attributes attrs = graph.AttributesOf(n);
   onednn::MatMulConfig config;
   EPCTX_ASSIGN_OR_RETURN(config.post_ops, onednn::ParsePostOps(attrs));
+  EPCTX_ASSIGN_OR_RETURN(config.bf16, onednn::ParseComputeBf16(attrs));
   config.has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
   const onednn::MatMulGeometry geometry{PackingRows(a), w.shape[0], w.shape[1]};
-  EPCTX_ASSIGN_OR_RETURN(onednn::PackedWeightPlan plan,
-                         onednn::PlanMatMulWeights(geometry, config));
+  Result<onednn::PackedWeightPlan> planned = onednn::PlanMatMulWeights(geometry, config);
+  if (!planned.ok() && config.bf16) {
+    planned = KeepInFloat32(n, config.bf16, planned.status(),
+                            [&] { return onednn::PlanMatMulWeights(geometry, config); });
+  }
+  EPCTX_ASSIGN_OR_RETURN(onednn::PackedWeightPlan plan, std::move(planned));
   Logger().debug("{}: weight {} to be packed for {} as {}", n.name, ShapeToString(w.shape),
                  plan.implementation, onednn::DescribeWeightFormat(plan.format));
   AttachPacked(graph, n, plan, [geometry, config](const std::byte* b) {

@@ -41,15 +41,31 @@ bool IsGraphOutput(const IrGraph& graph, int value) {
   return std::find(graph.outputs.begin(), graph.outputs.end(), value) != graph.outputs.end();
 }
 
-Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph) {
+Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph, const PassOptions& options) {
   std::vector<PassStats> stats;
   using Pass = Result<PassStats> (*)(IrGraph&);
-  for (Pass pass :
-       {LiftFloat16, EliminateIdentityLike, LowerQdqMatMulsToInteger, LowerQdqConvsToInteger,
-        LowerMatMulNBits, FoldConstants, FoldBatchNormIntoConv, FuseActivations, FuseRmsNorms,
-        FuseAttention, LowerConvsToDnnl, LowerMatMulsToDnnl, LowerMatMulIntegersToDnnl,
-        LowerBatchMatMulsToDnnl, FuseDnnlPostOps, FuseMaskedSoftmax, PlanActivationLayouts,
-        PackWeights, EliminateDeadNodes}) {
+  const Pass bf16 = options.compute_bf16 ? ComputeInBf16 : nullptr;
+  for (Pass pass : {LiftFloat16,
+                    EliminateIdentityLike,
+                    LowerQdqMatMulsToInteger,
+                    LowerQdqConvsToInteger,
+                    LowerMatMulNBits,
+                    FoldConstants,
+                    FoldBatchNormIntoConv,
+                    FuseActivations,
+                    FuseRmsNorms,
+                    FuseAttention,
+                    LowerConvsToDnnl,
+                    LowerMatMulsToDnnl,
+                    LowerMatMulIntegersToDnnl,
+                    LowerBatchMatMulsToDnnl,
+                    FuseDnnlPostOps,
+                    FuseMaskedSoftmax,
+                    PlanActivationLayouts,
+                    bf16,
+                    PackWeights,
+                    EliminateDeadNodes}) {
+    if (pass == nullptr) continue;
     EPCTX_ASSIGN_OR_RETURN(PassStats s, pass(graph));
     stats.push_back(std::move(s));
   }
@@ -58,7 +74,7 @@ Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph) {
   for (IrNode& n : graph.nodes) {
     for (IrAttribute& a : n.attrs) {
       if (!a.body) continue;
-      EPCTX_ASSIGN_OR_RETURN(std::vector<PassStats> body_stats, RunAllPasses(*a.body));
+      EPCTX_ASSIGN_OR_RETURN(std::vector<PassStats> body_stats, RunAllPasses(*a.body, options));
       for (size_t i = 0; i < stats.size() && i < body_stats.size(); ++i) {
         stats[i].changed += body_stats[i].changed;
       }

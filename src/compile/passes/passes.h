@@ -73,11 +73,20 @@ Result<PassStats> FuseAttention(IrGraph& graph);
 // Chooses which activations stay in oneDNN's channel-blocked layout between convolutions and
 // inserts com.epctx Reorder nodes where the layout changes (plan_layouts.cc).
 Result<PassStats> PlanActivationLayouts(IrGraph& graph);
+// Every float32 DnnlConv and DnnlMatMul multiplies in bfloat16 (exec/kernels/dnnl/compute_type.h;
+// PackWeights packs their weights so, or keeps one in float32 where oneDNN has no bfloat16
+// kernel for it). kUnsupported where oneDNN's bfloat16 kernels would not use bf16 instructions.
+Result<PassStats> ComputeInBf16(IrGraph& graph);
 // Nodes none of whose outputs are used are dropped.
 Result<PassStats> EliminateDeadNodes(IrGraph& graph);
 
+// What a compile asks of the pipeline beyond the standard passes.
+struct PassOptions {
+  bool compute_bf16 = false;  // epctx.precision=bf16: ComputeInBf16 runs before PackWeights
+};
+
 // The standard pipeline, in order.
-Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph);
+Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph, const PassOptions& options = {});
 
 // Value `index` of the graph (index >= 0).
 inline const IrValue& ValueOf(const IrGraph& graph, int index) {

@@ -57,14 +57,6 @@ bool IsDnnlConv(const IrNode& n) {
   return n.domain == "com.epctx" && n.op_type == "DnnlConv";
 }
 
-void SetString(IrNode& n, const std::string& name, std::string value) {
-  IrAttribute a;
-  a.name = name;
-  a.type = exec::AttrType::kString;
-  a.s = std::move(value);
-  n.attrs.push_back(std::move(a));
-}
-
 class Planner {
  public:
   Planner(IrGraph& g, ActivationLayout blocked)
@@ -296,7 +288,7 @@ bool Planner::PlanPool(IrNode& n) {
   const int64_t c = Channels(x);
   n.op_type = "DnnlPool";
   n.domain = "com.epctx";
-  SetString(n, "pool", max ? "max" : "avg");
+  n.SetString("pool", max ? "max" : "avg");
   n.SetInt("global", global ? 1 : 0);
   n.SetInt("layout", static_cast<int64_t>(blocked_));
   n.SetInt("channels", c);

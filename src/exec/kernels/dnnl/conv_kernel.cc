@@ -2,13 +2,15 @@
 // the primitive reads (`weights_format`), with bias, activations and a residual addition fused
 // as post-ops, reading and writing activations in the layouts the compiler planned.
 //
-// Inputs: X, W (the packed bytes as float32 [n]), B (optional), R (the residual, present when
-// post_ops adds one; same shape and layout as the output).
+// Inputs: X, W (the packed bytes as float32 [n], or bfloat16 [n] with compute_type "bf16"), B
+// (optional), R (the residual, present when post_ops adds one; same shape and layout as the
+// output).
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/dnnl/compute_type.h"
 #include "exec/kernels/dnnl/conv_primitive.h"
 #include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
@@ -36,6 +38,10 @@ class DnnlConvKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(int64_t winograd, attrs.GetInt("winograd", 0));
     k->config_.winograd = winograd != 0;
     EPCTX_ASSIGN_OR_RETURN(k->config_.post_ops, ParsePostOps(attrs));
+    EPCTX_ASSIGN_OR_RETURN(k->config_.bf16, ParseComputeBf16(attrs));
+    if (k->config_.bf16 && k->config_.winograd) {
+      return EPCTX_ERROR(kInvalidArgument, "oneDNN has no bfloat16 Winograd convolution");
+    }
     k->config_.has_bias = InputPresent(node, 2);
     const bool wants_residual = ResidualIndex(k->config_.post_ops) >= 0;
     if (wants_residual != InputPresent(node, 3)) {
@@ -59,7 +65,7 @@ class DnnlConvKernel final : public Kernel {
       if (i == 1) continue;
       EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, i, DataType::kFloat32, "X, B or R"));
     }
-    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, DataType::kFloat32, "W"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, k->weight_type(), "W"));
     k->format_hash_ = Hash64(std::span<const std::byte>(
         reinterpret_cast<const std::byte*>(k->format_.data()), k->format_.size() * 8));
     return std::unique_ptr<Kernel>(std::move(k));
@@ -78,7 +84,7 @@ class DnnlConvKernel final : public Kernel {
     const int threads = ctx.num_threads();
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            PrimitiveFor(g, x->shape(), threads));
-    if (w->dtype() != DataType::kFloat32 || w->byte_size() != prim->weights.get_size()) {
+    if (w->dtype() != weight_type() || w->byte_size() != prim->weights.get_size()) {
       return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
                          w->byte_size(), prim->weights.get_size());
     }
@@ -180,11 +186,11 @@ class DnnlConvKernel final : public Kernel {
       // Another shape than the one packed for (or another CPU tier): a primitive that reads the
       // stored layout.
       EPCTX_ASSIGN_OR_RETURN(dnnl::memory::desc stored,
-                             StoredWeightLayout(format_, wanted, dnnl::memory::data_type::f32));
+                             StoredWeightLayout(format_, wanted, pd.weights_desc().data_type()));
       EPCTX_ASSIGN_OR_RETURN(pd, MakeConvPrimitiveDesc(g, config_, &stored));
     }
+    CachedPrimitive out;
     try {
-      CachedPrimitive out;
       {
         ThreadBudget creation(made_for);
         out.primitive = dnnl::convolution_forward(pd);
@@ -195,11 +201,17 @@ class DnnlConvKernel final : public Kernel {
       out.weights = pd.weights_desc();
       out.bias = pd.bias_desc();
       out.residual = ActivationDesc(g.dst_dims(), config_.dst_layout);
-      return out;
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "creating a convolution");
     }
+    if (config_.bf16) {
+      EPCTX_RETURN_IF_ERROR(AddSourceConversion(
+          out, ActivationDesc(g.src_dims(), config_.src_layout), pd.src_desc()));
+    }
+    return out;
   }
+
+  DataType weight_type() const { return config_.bf16 ? DataType::kBFloat16 : DataType::kFloat32; }
 
   WindowAttrs window_;
   int64_t group_ = 1;

@@ -78,8 +78,10 @@ Result<ConvGeometry> ResolveConvGeometry(const WindowAttrs& window, int64_t grou
   return g;
 }
 
-dnnl::memory::desc ActivationDesc(const std::vector<int64_t>& dims, ActivationLayout layout) {
-  return PlainDesc(dims, TagFor(layout, dims.size()));
+dnnl::memory::desc ActivationDesc(const std::vector<int64_t>& dims, ActivationLayout layout,
+                                  dnnl::memory::data_type type) {
+  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), type,
+                            TagFor(layout, dims.size()));
 }
 
 namespace {
@@ -128,12 +130,13 @@ Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
   try {
     if (c.integer) return MakeIntegerConvPrimitiveDesc(g, c, weights);
     using dnnl::memory;
-    const memory::desc src = ActivationDesc(g.src_dims(), c.src_layout);
+    const memory::data_type product_type =
+        c.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    const memory::desc src = ActivationDesc(g.src_dims(), c.src_layout, product_type);
     const memory::desc dst = ActivationDesc(g.dst_dims(), c.dst_layout);
-    const memory::desc wei =
-        weights != nullptr
-            ? *weights
-            : memory::desc(g.dnnl_weight_dims(), memory::data_type::f32, memory::format_tag::any);
+    const memory::desc wei = weights != nullptr ? *weights
+                                                : memory::desc(g.dnnl_weight_dims(), product_type,
+                                                               memory::format_tag::any);
     const memory::desc bias =
         c.has_bias ? memory::desc({g.out_channels}, memory::data_type::f32, memory::format_tag::x)
                    : memory::desc();
@@ -152,9 +155,9 @@ Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
     attr.set_post_ops(chain);
     return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
   } catch (const dnnl::error& e) {
-    return FromDnnlError(
-        e, fmt::format("a {}convolution of {} by {}", c.winograd ? "Winograd " : "",
-                       fmt::join(g.src_dims(), "x"), fmt::join(g.onnx_weight_dims(), "x")));
+    return FromDnnlError(e, fmt::format("a {}{}convolution of {} by {}", c.bf16 ? "bfloat16 " : "",
+                                        c.winograd ? "Winograd " : "", fmt::join(g.src_dims(), "x"),
+                                        fmt::join(g.onnx_weight_dims(), "x")));
   }
 }
 
@@ -204,6 +207,7 @@ std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads) {
       fmt::join(g.kernel, ","), fmt::join(g.strides, ","), fmt::join(g.dilations, ","),
       fmt::join(g.pad_begin, ","), fmt::join(g.pad_end, ","), static_cast<int>(c.src_layout),
       static_cast<int>(c.dst_layout), c.has_bias ? 1 : 0, c.winograd ? 1 : 0);
+  if (c.bf16) key += " bf16";
   for (const PostOp& op : c.post_ops) {
     key += fmt::format(" p{}:{}:{}", static_cast<int>(op.kind), op.alpha, op.beta);
   }

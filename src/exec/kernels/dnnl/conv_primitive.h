@@ -42,6 +42,8 @@ struct ConvConfig {
   ActivationLayout dst_layout = ActivationLayout::kPlain;
   bool has_bias = false;
   bool winograd = false;
+  // Source and weights in bfloat16 (compute_type.h); output, bias and residual stay float32.
+  bool bf16 = false;
   std::vector<PostOp> post_ops;
   // A uint8 NHWC source times int8 weights, into float32 NHWC scaled per output channel by
   // `output_scales` (one value, or one per channel): dst = scale * (conv + bias). The layouts,
@@ -79,6 +81,7 @@ Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const
 std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads);
 
 // Memory descriptor of an activation of logical dims `dims` in `layout`.
-dnnl::memory::desc ActivationDesc(const std::vector<int64_t>& dims, ActivationLayout layout);
+dnnl::memory::desc ActivationDesc(const std::vector<int64_t>& dims, ActivationLayout layout,
+                                  dnnl::memory::data_type type = dnnl::memory::data_type::f32);
 
 }  // namespace epctx::exec::kernels::onednn

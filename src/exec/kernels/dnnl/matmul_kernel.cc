@@ -3,12 +3,13 @@
 // [M, K]; bias, activations and a residual addition fused as post-ops. The output is
 // [..., N] (A's leading dims).
 //
-// Inputs: A, W (the packed bytes as float32 [n]), B (optional bias [N]), R (the residual,
-// present when post_ops adds one; the output's shape).
+// Inputs: A, W (the packed bytes as float32 [n], or bfloat16 [n] with compute_type "bf16"), B
+// (optional bias [N]), R (the residual, present when post_ops adds one; the output's shape).
 #include <memory>
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/dnnl/compute_type.h"
 #include "exec/kernels/dnnl/matmul_primitive.h"
 #include "exec/kernels/dnnl/primitive_memo.h"
 #include "exec/kernels/dnnl/runtime.h"
@@ -28,6 +29,7 @@ class DnnlMatMulKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts("weights_shape"));
     EPCTX_ASSIGN_OR_RETURN(k->format_, attrs.GetInts("weights_format"));
     EPCTX_ASSIGN_OR_RETURN(k->config_.post_ops, ParsePostOps(attrs));
+    EPCTX_ASSIGN_OR_RETURN(k->config_.bf16, ParseComputeBf16(attrs));
     if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1) {
       return EPCTX_ERROR(kInvalidArgument, "weights_shape {} is not a [K, N] matrix",
                          ShapeToString(dims));
@@ -43,7 +45,7 @@ class DnnlMatMulKernel final : public Kernel {
                          InputPresent(node, 3) ? "present" : "absent");
     }
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
-    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, DataType::kFloat32, "W"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, k->weight_type(), "W"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kFloat32, "B"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 3, DataType::kFloat32, "R"));
     k->format_hash_ = Hash64(std::as_bytes(std::span<const int64_t>(k->format_)));
@@ -70,7 +72,7 @@ class DnnlMatMulKernel final : public Kernel {
     const int threads = ctx.num_threads();
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            PrimitiveFor(as, g, threads));
-    if (w->dtype() != DataType::kFloat32 || w->byte_size() != prim->weights.get_size()) {
+    if (w->dtype() != weight_type() || w->byte_size() != prim->weights.get_size()) {
       return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
                          w->byte_size(), prim->weights.get_size());
     }
@@ -135,20 +137,26 @@ class DnnlMatMulKernel final : public Kernel {
       // Another shape than the one packed for (or another CPU tier): a primitive that reads the
       // stored layout.
       EPCTX_ASSIGN_OR_RETURN(dnnl::memory::desc stored,
-                             StoredWeightLayout(format_, wanted, dnnl::memory::data_type::f32));
+                             StoredWeightLayout(format_, wanted, pd.weights_desc().data_type()));
       EPCTX_ASSIGN_OR_RETURN(pd, MakeMatMulPrimitiveDesc(g, config_, &stored));
     }
+    CachedPrimitive out;
     try {
-      CachedPrimitive out;
       out.primitive = dnnl::matmul(pd);
       out.scratchpad_bytes = pd.scratchpad_desc().get_size();
       out.implementation = std::string("onednn:") + pd.impl_info_str();
       out.weights = pd.weights_desc();
-      return out;
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "creating a matmul");
     }
+    if (config_.bf16) {
+      EPCTX_RETURN_IF_ERROR(AddSourceConversion(
+          out, PlainDesc({g.m, g.k}, dnnl::memory::format_tag::ab), pd.src_desc()));
+    }
+    return out;
   }
+
+  DataType weight_type() const { return config_.bf16 ? DataType::kBFloat16 : DataType::kFloat32; }
 
   int64_t k_ = 0;
   int64_t n_ = 0;

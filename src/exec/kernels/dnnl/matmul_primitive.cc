@@ -14,11 +14,12 @@ Result<dnnl::matmul::primitive_desc> MakeMatMulPrimitiveDesc(const MatMulGeometr
     using dnnl::memory;
     using tag = memory::format_tag;
     using dt = memory::data_type;
-    const memory::desc src({g.m, g.k}, c.integer ? dt::u8 : dt::f32, tag::ab);
+    const dt src_type = c.integer ? dt::u8 : c.bf16 ? dt::bf16 : dt::f32;
+    const dt weight_type = c.integer ? dt::s8 : c.bf16 ? dt::bf16 : dt::f32;
+    const memory::desc src({g.m, g.k}, src_type, tag::ab);
     const memory::desc dst({g.m, g.n}, c.integer ? dt::s32 : dt::f32, tag::ab);
-    const memory::desc wei = weights != nullptr
-                                 ? *weights
-                                 : memory::desc({g.k, g.n}, c.integer ? dt::s8 : dt::f32, tag::any);
+    const memory::desc wei =
+        weights != nullptr ? *weights : memory::desc({g.k, g.n}, weight_type, tag::any);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     if (c.integer && (c.has_bias || !c.post_ops.empty())) {
@@ -38,7 +39,10 @@ Result<dnnl::matmul::primitive_desc> MakeMatMulPrimitiveDesc(const MatMulGeometr
 }
 
 std::string MatMulKey(const MatMulGeometry& g, const MatMulConfig& c, int threads) {
-  std::string key = fmt::format("matmul{} t{} m{} k{} n{} b{}", c.integer ? " u8s8s32" : "",
+  std::string key = fmt::format("matmul{} t{} m{} k{} n{} b{}",
+                                c.integer ? " u8s8s32"
+                                : c.bf16  ? " bf16"
+                                          : "",
                                 threads, g.m, g.k, g.n, c.has_bias ? 1 : 0);
   for (const PostOp& op : c.post_ops) {
     key += fmt::format(" p{}:{}:{}", static_cast<int>(op.kind), op.alpha, op.beta);

@@ -24,6 +24,8 @@ struct MatMulConfig {
   std::vector<PostOp> post_ops;
   // uint8 activations times int8 weights into int32 (MatMulInteger); no bias or post-ops then.
   bool integer = false;
+  // Source and weights in bfloat16 (compute_type.h); output, bias and residual stay float32.
+  bool bf16 = false;
 };
 
 // `weights`: the layout the primitive must read, or null to let oneDNN choose.

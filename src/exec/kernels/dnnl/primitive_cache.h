@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "epctx/status.h"
@@ -17,6 +18,7 @@ namespace epctx::exec::kernels::onednn {
 
 struct CachedPrimitive {
   dnnl::primitive primitive;
+  // The thread scratchpad it needs: oneDNN's own, then the converted source, if any.
   size_t scratchpad_bytes = 0;
   // Threads to run it with when it must not use the session's count (0: the session's): a
   // Winograd layout packed for one thread count is read by a primitive made for that count.
@@ -27,7 +29,17 @@ struct CachedPrimitive {
   dnnl::memory::desc weights;
   dnnl::memory::desc bias;
   dnnl::memory::desc residual;
+  // A bfloat16 primitive (compute_type.h) reads its float32 source through `to_source`, run
+  // before it into the thread's scratchpad at `source_offset`, in the layout `source`.
+  std::optional<dnnl::reorder> to_source;
+  dnnl::memory::desc source;
+  size_t source_offset = 0;
 };
+
+// Makes `prim` round its source, given as `from`, into the bfloat16 layout `to` the primitive
+// reads, before every run (after oneDNN's scratchpad in the thread's buffer).
+Status AddSourceConversion(CachedPrimitive& prim, const dnnl::memory::desc& from,
+                           const dnnl::memory::desc& to);
 
 using PrimitiveMaker = std::function<Result<CachedPrimitive>()>;
 

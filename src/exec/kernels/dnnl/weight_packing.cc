@@ -4,6 +4,7 @@
 #include <cstring>
 #include <span>
 
+#include "exec/kernels/dnnl/compute_type.h"
 #include "exec/kernels/dnnl/isa.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "exec/kernels/dnnl/weight_format.h"
@@ -49,87 +50,90 @@ dnnl::matmul::primitive_desc PadAliasingRows(const MatMulGeometry& g, const MatM
   const bool plain_rows =
       md.ndims == 2 && md.format_kind == dnnl_blocked && md.format_desc.blocking.inner_nblks == 0 &&
       md.format_desc.blocking.strides[0] == g.n && md.format_desc.blocking.strides[1] == 1;
-  if (!plain_rows || c.integer || g.k < 2 || (g.n * 4) % 4096 != 0) return pd;
+  if (!plain_rows || c.integer || c.bf16 || g.k < 2 || (g.n * 4) % 4096 != 0) return pd;
   const dnnl::memory::desc padded({g.k, g.n}, dnnl::memory::data_type::f32,
                                   dnnl::memory::dims{g.n + kAliasingRowPad, 1});
   auto with_padding = MakeMatMulPrimitiveDesc(g, c, &padded);
   return with_padding.ok() ? *with_padding : pd;
 }
 
+// The element type of packed float weights: bfloat16 for a bf16 problem.
+DataType FloatWeightType(bool bf16) {
+  return bf16 ? DataType::kBFloat16 : DataType::kFloat32;
+}
+
 template <typename PrimitiveDesc>
-Result<PackedWeightPlan> PlanOf(const PrimitiveDesc& pd, bool integer) {
+Result<PackedWeightPlan> PlanOf(const PrimitiveDesc& pd, bool integer, bool bf16) {
   PackedWeightPlan plan;
   const dnnl::memory::desc packed = pd.weights_desc();
   EPCTX_ASSIGN_OR_RETURN(plan.format, EncodeWeightFormat(packed));
   plan.implementation = std::string("onednn:") + pd.impl_info_str();
-  plan.dtype = integer ? DataType::kInt8 : DataType::kFloat32;
+  plan.dtype = integer ? DataType::kInt8 : FloatWeightType(bf16);
   plan.elements = static_cast<int64_t>(packed.get_size() / DataTypeSize(plan.dtype));
+  if (bf16) plan.required_cpu_features = Bf16WeightCpuFeatures();
   return plan;
+}
+
+// `float_weights` (of `desc`) reordered into the primitive's packed layout, as PackedWeight's
+// bytes. Gaps a layout leaves between elements are zero: heap garbage must not reach the blob
+// (its bytes are hashed, deduplicated and compared).
+template <typename PrimitiveDesc>
+Result<PackedWeight> PackFloatWeights(const PrimitiveDesc& pd, bool bf16,
+                                      const dnnl::memory::desc& desc, const float* float_weights,
+                                      std::string_view what) {
+  PackedWeight out;
+  const dnnl::memory::desc packed = pd.weights_desc();
+  EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
+  out.implementation = std::string("onednn:") + pd.impl_info_str();
+  const DataType type = FloatWeightType(bf16);
+  if (bf16) out.required_cpu_features = Bf16WeightCpuFeatures();
+  EPCTX_ASSIGN_OR_RETURN(
+      out.bytes,
+      Tensor::Allocate(type, {static_cast<int64_t>(packed.get_size() / DataTypeSize(type))}));
+  std::memset(out.bytes.mutable_data(), 0, packed.get_size());
+  try {
+    dnnl::memory src = Wrap(desc, float_weights);
+    dnnl::memory dst = Wrap(packed, out.bytes.data());
+    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, fmt::format("packing {} weights", what));
+  }
+  return out;
 }
 
 }  // namespace
 
 Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig& c) {
   EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
-  return PlanOf(pd, c.integer);
+  return PlanOf(pd, c.integer, c.bf16);
 }
 
 Result<PackedWeightPlan> PlanMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c) {
   EPCTX_ASSIGN_OR_RETURN(auto chosen, MakeMatMulPrimitiveDesc(g, c, nullptr));
-  return PlanOf(PadAliasingRows(g, c, std::move(chosen)), c.integer);
+  return PlanOf(PadAliasingRows(g, c, std::move(chosen)), c.integer, c.bf16);
 }
 
 Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
                                      const float* oihw) {
   EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
-  PackedWeight out;
-  const dnnl::memory::desc packed = pd.weights_desc();
-  EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
-  out.implementation = std::string("onednn:") + pd.impl_info_str();
-  const size_t bytes = packed.get_size();
-  EPCTX_ASSIGN_OR_RETURN(
-      out.bytes,
-      Tensor::Allocate(DataType::kFloat32, {static_cast<int64_t>(bytes / sizeof(float))}));
-  try {
-    dnnl::memory src = Wrap(PlainDesc(g.dnnl_weight_dims(), OnnxFilterTag(g)), oihw);
-    dnnl::memory dst = Wrap(packed, out.bytes.data());
-    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
-  } catch (const dnnl::error& e) {
-    return FromDnnlError(e, "packing convolution weights");
-  }
-  return out;
+  return PackFloatWeights(pd, c.bf16, PlainDesc(g.dnnl_weight_dims(), OnnxFilterTag(g)), oihw,
+                          "convolution");
 }
 
 Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
                                        const float* b, bool transposed, float alpha) {
   EPCTX_ASSIGN_OR_RETURN(auto chosen, MakeMatMulPrimitiveDesc(g, c, nullptr));
   const dnnl::matmul::primitive_desc pd = PadAliasingRows(g, c, std::move(chosen));
-  PackedWeight out;
-  const dnnl::memory::desc packed = pd.weights_desc();
-  EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
-  out.implementation = std::string("onednn:") + pd.impl_info_str();
-  EPCTX_ASSIGN_OR_RETURN(
-      out.bytes, Tensor::Allocate(DataType::kFloat32,
-                                  {static_cast<int64_t>(packed.get_size() / sizeof(float))}));
-  // The reorder writes the elements only: gaps between rows must not carry heap garbage into
-  // the blob (its bytes are hashed, deduplicated and compared).
-  std::memset(out.bytes.mutable_data(), 0, packed.get_size());
   std::vector<float> scaled;
   if (alpha != 1.0f) {
     scaled.assign(b, b + g.k * g.n);
     for (float& v : scaled) v *= alpha;
     b = scaled.data();
   }
-  try {
-    using tag = dnnl::memory::format_tag;
-    // [N, K] row-major is [K, N] with swapped strides: oneDNN's "ba".
-    dnnl::memory src = Wrap(PlainDesc({g.k, g.n}, transposed ? tag::ba : tag::ab), b);
-    dnnl::memory dst = Wrap(packed, out.bytes.data());
-    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
-  } catch (const dnnl::error& e) {
-    return FromDnnlError(e, "packing matmul weights");
-  }
-  return out;
+  using tag = dnnl::memory::format_tag;
+  // [N, K] row-major is [K, N] with swapped strides: oneDNN's "ba".
+  return PackFloatWeights(pd, c.bf16, PlainDesc({g.k, g.n}, transposed ? tag::ba : tag::ab), b,
+                          "matmul");
 }
 
 Result<PackedWeight> PackIntegerConvWeights(const ConvGeometry& g, const ConvConfig& c,

@@ -13,11 +13,12 @@
 namespace epctx::exec::kernels::onednn {
 
 struct PackedWeight {
-  Tensor bytes;                 // float32 (int8 for integer matmuls) [n]: the packed layout
+  Tensor bytes;  // float32 (int8 for integer problems, bfloat16 for bf16 ones) [n]: the layout
   std::vector<int64_t> format;  // EncodeWeightFormat of its layout
   std::string implementation;   // the oneDNN implementation it was packed for
   // CPU features (util/cpu_features.h) the kernel needs to compute exactly with these bytes,
-  // beyond the tier's: Int8WeightCpuFeatures for int8 weights.
+  // beyond the tier's: Int8WeightCpuFeatures for int8 weights, Bf16WeightCpuFeatures for
+  // bfloat16 ones.
   uint64_t required_cpu_features = 0;
 };
 
@@ -27,18 +28,19 @@ struct PackedWeight {
 struct PackedWeightPlan {
   std::vector<int64_t> format;  // EncodeWeightFormat of the layout
   std::string implementation;
-  DataType dtype = DataType::kFloat32;  // int8 for integer problems (c.integer)
+  DataType dtype = DataType::kFloat32;  // int8 for integer problems, bfloat16 for bf16 ones
   int64_t elements = 0;                 // the packed bytes are a Tensor [elements] of dtype
+  uint64_t required_cpu_features = 0;   // as PackedWeight's, when known before packing
 };
 Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig& c);
 Result<PackedWeightPlan> PlanMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c);
 
-// `oihw`: ONNX's filter [M, C/group, k...] as float32. The geometry is the one the kernel will
-// see (for dynamic shapes, a representative one).
+// `oihw`: ONNX's filter [M, C/group, k...] as float32 (rounded to bfloat16 with c.bf16). The
+// geometry is the one the kernel will see (for dynamic shapes, a representative one).
 Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c, const float* oihw);
 
 // `b`: the weight as float32 [K, N], or [N, K] when `transposed` (Gemm's transB); `alpha`
-// scales it (Gemm's alpha).
+// scales it (Gemm's alpha). With c.bf16 it is rounded to bfloat16.
 Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
                                        const float* b, bool transposed, float alpha);
 

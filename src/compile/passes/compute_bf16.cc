@@ -1,0 +1,25 @@
+#include "compile/passes/passes.h"
+#include "exec/kernels/dnnl/compute_type.h"
+#include "exec/kernels/dnnl/dnnl.h"
+#include "util/status_macros.h"
+
+namespace epctx::compile {
+
+namespace onednn = exec::kernels::onednn;
+
+Result<PassStats> ComputeInBf16(IrGraph& graph) {
+  PassStats stats{"compute-bf16", 0};
+  if (!onednn::HasBf16Kernels()) {
+    return EPCTX_ERROR(kUnsupported,
+                       "epctx.precision=bf16 needs oneDNN kernels with bf16 instructions (a CPU "
+                       "with avx512_bf16, and epctx.target_isa native); this process has none");
+  }
+  for (IrNode& n : graph.nodes) {
+    if (n.domain != "com.epctx" || (n.op_type != "DnnlConv" && n.op_type != "DnnlMatMul")) continue;
+    n.SetString(onednn::kComputeTypeAttr, std::string(onednn::kComputeTypeBf16));
+    stats.changed++;
+  }
+  return stats;
+}
+
+}  // namespace epctx::compile
