@@ -3,7 +3,9 @@
 SmolLM-135M's shapes (tests/models/export_llama.py --config smollm: vocab 49152, hidden 576, 30
 layers, 9 heads, 3 KV heads), as a prefill + decode pair in float32, in float16
 (tests/models/convert_float16.py) and in int4 (tests/models/quantize_nbits.py: blocks of 32,
-symmetric, accuracy_level 4 as the GenAI builder writes for CPUs), at 1 and 2 threads.
+symmetric, accuracy_level 4 as the GenAI builder writes for CPUs), at 1 and 2 threads. A variant
+with "-bf16" (f32-bf16, f16-bf16) is the same originals compiled with `--precision bf16` (CPUs
+with avx512_bf16), still against ONNX Runtime on the originals.
 
 Per variant: the pair compiled into one blob (`epctx compile -m prefill -m decode`), the blob's
 bytes against the two originals'; then per thread count, one fresh process of each engine in
@@ -14,7 +16,7 @@ past lengths 16, 256 and 1024, RSS, and whether the two engines' greedy tokens a
 Writes bench/results/llm.json and docs/BENCHMARKS_LLM.md (one table per CPU: earlier CPUs'
 tables are kept). Refuses to measure when the 1-minute load average is 1 or more unless --force.
 
-usage: bench/llm/run_llm.sh [--variants f32,f16,int4] [--threads 1,2] [--tokens 128] [--force]
+usage: bench/llm/run_llm.sh [--variants f32,f16,int4,f32-bf16] [--threads 1,2] [--tokens 128] [--force]
                            [--build DIR]
 """
 
@@ -50,18 +52,21 @@ def prepare(epctx, variants):
                    "--prompt-length", "128"])
     out = {}
     for v in variants:
+        weights, _, precision = v.partition("-")  # "f16-bf16": the float16 model computed in bf16
         pair = {}
         for stem in ("prefill", "decode"):
             src = f"{base}_{stem}.onnx"
-            dst = src if v == "f32" else f"{base}_{stem}_{v}.onnx"
-            if v == "int4" and not os.path.exists(dst):
+            dst = src if weights == "f32" else f"{base}_{stem}_{weights}.onnx"
+            if weights == "int4" and not os.path.exists(dst):
                 run_shown([PY, os.path.join(MODELS, "quantize_nbits.py"), src, dst,
                            "--accuracy-level", "4"])
-            if v == "f16" and not os.path.exists(dst):
+            if weights == "f16" and not os.path.exists(dst):
                 run_shown([PY, os.path.join(MODELS, "convert_float16.py"), src, dst])
             pair[stem] = dst
         ctx_dir = os.path.join(WORK, f"ctx_{v}")
-        run([epctx, "compile", "-m", pair["prefill"], "-m", pair["decode"], "--output-dir", ctx_dir])
+        options = ["--precision", precision] if precision else []
+        run([epctx, "compile", "-m", pair["prefill"], "-m", pair["decode"], "--output-dir", ctx_dir,
+             *options])
         blob = [f for f in os.listdir(ctx_dir) if f.endswith(".epctx")][0]
         stem = lambda p: os.path.splitext(os.path.basename(p))[0]  # noqa: E731
         out[v] = {

@@ -1,6 +1,5 @@
 #include "compile/passes/passes.h"
 #include "exec/kernels/dnnl/compute_type.h"
-#include "exec/kernels/dnnl/dnnl.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
