@@ -185,6 +185,14 @@ std::vector<NBitsCase> Cases() {
       cases.push_back({33, 64, 9, bits, 16, NBitsCase::kNone, false, level, 1});
     }
   }
+  // Prompts of the 4-bit int8 arithmetic, which AVX-512 VNNI builds run as integer products in
+  // tiles of 16 rows and panels of 64 columns (nbits_gemm_vnni.cc): partial tiles, panels and
+  // blocks, every block size.
+  cases.push_back({40, 3 * 64 + 5, 131, 4, 64, NBitsCase::kPacked, true, 4, 2});
+  cases.push_back({24, 256, 66, 4, 128, NBitsCase::kNone, false, 4, 1});
+  cases.push_back({17, 512, 8, 4, 256, NBitsCase::kPacked, false, 4, 2});
+  cases.push_back({48, 80, 200, 4, 16, NBitsCase::kPacked, true, 4, 2});
+  cases.push_back({8, 96, 64, 4, 32, NBitsCase::kNone, false, 4, 1});
   return cases;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <dnnl.h>
@@ -162,6 +163,26 @@ constexpr int64_t kColumnGrain = 16;
 constexpr int kRowTile = 4;
 
 // Activation rows padded to whole blocks (the float path reads whole blocks), their block sums.
+// Storage for the quantized rows of m activation rows (QuantizedRows without zero lanes).
+struct QuantizedRowsBuffer {
+  QuantizedRowsBuffer(const NBitsGeometry& g, int64_t m)
+      : codes(static_cast<size_t>(m * g.blocks * g.block_size)),
+        scales(static_cast<size_t>(m * g.blocks)),
+        sums(static_cast<size_t>(m * g.blocks)) {
+    rows.rows = m;
+    rows.row_codes = g.blocks * g.block_size;
+    rows.codes = codes.data();
+    rows.scales = scales.data();
+    rows.scaled_sums = sums.data();
+  }
+  QuantizedRowsBuffer(const QuantizedRowsBuffer&) = delete;
+  QuantizedRowsBuffer& operator=(const QuantizedRowsBuffer&) = delete;
+
+  std::vector<int8_t> codes;
+  std::vector<float> scales, sums;
+  nbits_detail::QuantizedRows rows;
+};
+
 struct PaddedRows {
   std::vector<float> rows;
   std::vector<float> block_sums;
@@ -191,20 +212,12 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
                  int threads) {
   using namespace nbits_detail;
   const NBitsGeometry& g = w.g;
-  std::vector<int8_t> codes;
-  std::vector<float> scales, sums;
+  std::optional<QuantizedRowsBuffer> quantized;
   std::vector<int32_t> zero_lanes;
-  QuantizedRows q;
   PaddedRows padded;
   if (int8_activations) {
-    q.rows = m;
-    q.row_codes = g.blocks * g.block_size;
-    codes.resize(static_cast<size_t>(m * q.row_codes));
-    scales.resize(static_cast<size_t>(m * g.blocks));
-    sums.resize(static_cast<size_t>(m * g.blocks));
-    q.codes = codes.data();
-    q.scales = scales.data();
-    q.scaled_sums = sums.data();
+    quantized.emplace(g, m);
+    QuantizedRows& q = quantized->rows;
     if (g.bits == 4 && g.block_size % 32 == 0 && w.zero_points == nullptr &&
         w.float_zero_points == nullptr) {
       zero_lanes.resize(static_cast<size_t>(m * g.blocks * 8));
@@ -220,7 +233,7 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
       const int rows = static_cast<int>(std::min<int64_t>(kRowTile, m - row0));
       float* out = y + row0 * g.n;
       if (int8_activations) {
-        DotColumnsInt8(w, q, row0, rows, begin, end, out, g.n);
+        DotColumnsInt8(w, quantized->rows, row0, rows, begin, end, out, g.n);
       } else {
         DotColumnsFloat(w, padded.rows.data() + row0 * padded.ld, padded.ld,
                         padded.block_sums.data() + row0 * g.blocks, rows, begin, end, out, g.n);
@@ -267,7 +280,12 @@ void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
   using namespace nbits_detail;
   const NBitsGeometry& g = w.g;
   if (m <= 0) return;
-  if (m >= kPanelRows) {
+  if (m >= kPanelRows && int8_activations && kHasInt8Panels && Int8PanelsApply(w)) {
+    QuantizedRowsBuffer q(g, m);
+    ParallelForRanges(threads, m, 8,
+                      [&](int64_t begin, int64_t end) { QuantizeRows(g, a, begin, end, q.rows); });
+    Int8PanelMatMul(w, q.rows, m, y, threads);
+  } else if (m >= kPanelRows) {
     std::vector<float> grid;
     if (int8_activations) {
       grid.resize(static_cast<size_t>(m * g.k));

@@ -28,11 +28,12 @@ struct NBitsWeights {
 
 // y [m, n] (row-major) = a [m, k] (row-major) x W^T (+ bias), on up to `threads` threads.
 // Few rows (decode) take the column products below, which read each weight once from the
-// quantized bytes. Many rows (a prompt) dequantize the weights a panel of columns at a time and
-// multiply with oneDNN's float GEMM, whose register blocking beats integer dot products on CPUs
-// without VNNI; for accuracy_level 4 the activations are first rounded to their int8 grid (the
-// codes times the block scale, as floats), so the result is the int8 arithmetic's up to float
-// rounding.
+// quantized bytes. Many rows (a prompt) at accuracy_level 4 with 4-bit weights take the VNNI
+// integer products where the build has them (Int8PanelMatMul); other prompts dequantize the
+// weights a panel of columns at a time and multiply with oneDNN's float GEMM, whose register
+// blocking beats integer dot products on CPUs without VNNI; for accuracy_level 4 the activations
+// are first rounded to their int8 grid (the codes times the block scale, as floats), so the
+// result is the int8 arithmetic's up to float rounding.
 void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, bool int8_activations,
                  int threads);
 
@@ -70,6 +71,18 @@ void RoundRowsToInt8Grid(const NBitsGeometry& g, const float* a, int64_t begin, 
 
 // Column n's weights dequantized, (code - zero point) * scale, into out [k].
 void DequantizeColumn(const NBitsWeights& w, int64_t n, float* out);
+
+// The int8 arithmetic for many rows on AVX-512 VNNI (nbits_gemm_vnni.cc): y [m, n] from the rows
+// quantized in `q`, for 4-bit weights with integer or implied zero points (Int8PanelsApply).
+// Built only for CPUs with AVX-512 VNNI (kHasInt8Panels).
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+inline constexpr bool kHasInt8Panels = true;
+#else
+inline constexpr bool kHasInt8Panels = false;
+#endif
+bool Int8PanelsApply(const NBitsWeights& w);
+void Int8PanelMatMul(const NBitsWeights& w, const QuantizedRows& q, int64_t m, float* y,
+                     int threads);
 
 // The zero point of block b of column n, as a float in the packed layout's terms.
 inline float ZeroPointOf(const NBitsWeights& w, int64_t n, int64_t b) {
