@@ -18,12 +18,9 @@
 #include "exec/kernels/common/scratch.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
-#include "exec/kernels/dnnl/matmul_primitive.h"
-#include "exec/kernels/dnnl/primitive_memo.h"
+#include "exec/kernels/dnnl/packed_matmul.h"
 #include "exec/kernels/dnnl/runtime.h"
-#include "exec/kernels/dnnl/weight_format.h"
 #include "exec/kernels/families.h"
-#include "util/hash.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -35,12 +32,14 @@ class DnnlMatMulIntegerKernel final : public Kernel {
     auto k = std::unique_ptr<DnnlMatMulIntegerKernel>(new DnnlMatMulIntegerKernel());
     const Attributes& attrs = *node.attrs;
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts("weights_shape"));
-    EPCTX_ASSIGN_OR_RETURN(k->format_, attrs.GetInts("weights_format"));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, attrs.GetInts("weights_format"));
     if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1) {
       return EPCTX_ERROR(kInvalidArgument, "weights_shape {} is not a [K, N] matrix",
                          ShapeToString(dims));
     }
-    if (k->format_.empty()) return EPCTX_ERROR(kInvalidArgument, "weights_format is missing");
+    MatMulConfig config;
+    config.integer = true;
+    EPCTX_RETURN_IF_ERROR(k->matmul_.Init(config, std::move(format)));
     if (!InputPresent(node, 3)) return EPCTX_ERROR(kInvalidArgument, "input W_colsum is missing");
     EPCTX_ASSIGN_OR_RETURN(k->output_scales_, attrs.GetFloats("output_scales"));
     const size_t scales = k->output_scales_.size();
@@ -49,12 +48,10 @@ class DnnlMatMulIntegerKernel final : public Kernel {
     }
     k->k_ = dims[0];
     k->n_ = dims[1];
-    k->config_.integer = true;
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kUint8, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, DataType::kInt8, "W"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kUint8, "a_zero_point"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 3, DataType::kInt32, "W_colsum"));
-    k->format_hash_ = Hash64(std::as_bytes(std::span<const int64_t>(k->format_)));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -99,7 +96,7 @@ class DnnlMatMulIntegerKernel final : public Kernel {
     }
     const int threads = ctx.num_threads();
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
-                           PrimitiveFor(as, g, threads));
+                           matmul_.PrimitiveFor(as, g, threads));
     if (w->dtype() != DataType::kInt8 || w->byte_size() != prim->weights.get_size()) {
       return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
                          w->byte_size(), prim->weights.get_size());
@@ -144,60 +141,23 @@ class DnnlMatMulIntegerKernel final : public Kernel {
     return Status::Ok();
   }
 
-  std::string_view implementation() const override { return memo_.implementation(); }
+  std::string_view implementation() const override { return matmul_.implementation(); }
 
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
     if (shapes.empty() || shapes[0] == nullptr || shapes[0]->empty()) return;
     const std::vector<int64_t>& as = *shapes[0];
     auto rows = CheckedDimProduct(as, 0, as.size() - 1);
     if (as.back() != k_ || !rows.ok()) return;
-    (void)PrimitiveFor(as, MatMulGeometry{*rows, k_, n_}, threads);
+    (void)matmul_.PrimitiveFor(as, MatMulGeometry{*rows, k_, n_}, threads);
   }
 
  private:
   DnnlMatMulIntegerKernel() = default;
 
-  Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const std::vector<int64_t>& as,
-                                                              const MatMulGeometry& g,
-                                                              int threads) {
-    if (auto prim = memo_.Find(as, threads)) return prim;
-    const std::string key = MatMulKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
-    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
-                           GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
-    memo_.Remember(as, threads, prim);
-    return prim;
-  }
-
-  Result<CachedPrimitive> Make(const MatMulGeometry& g, int threads) const {
-    ThreadBudget budget(threads);
-    EPCTX_ASSIGN_OR_RETURN(auto pd, MakeMatMulPrimitiveDesc(g, config_, nullptr));
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> wanted, EncodeWeightFormat(pd.weights_desc()));
-    if (wanted != format_) {
-      // Another shape than the one packed for (or another CPU tier): a primitive that reads the
-      // stored layout.
-      EPCTX_ASSIGN_OR_RETURN(dnnl::memory::desc stored,
-                             StoredWeightLayout(format_, wanted, dnnl::memory::data_type::s8));
-      EPCTX_ASSIGN_OR_RETURN(pd, MakeMatMulPrimitiveDesc(g, config_, &stored));
-    }
-    try {
-      CachedPrimitive out;
-      out.primitive = dnnl::matmul(pd);
-      out.scratchpad_bytes = pd.scratchpad_desc().get_size();
-      out.implementation = std::string("onednn:") + pd.impl_info_str();
-      out.weights = pd.weights_desc();
-      return out;
-    } catch (const dnnl::error& e) {
-      return FromDnnlError(e, "creating an integer matmul");
-    }
-  }
-
   int64_t k_ = 0;
   int64_t n_ = 0;
-  std::vector<int64_t> format_;
-  uint64_t format_hash_ = 0;
-  MatMulConfig config_;
   std::vector<float> output_scales_;  // empty: int32 output
-  PrimitiveMemo memo_;
+  PackedWeightMatMul matmul_;
 };
 
 }  // namespace

@@ -10,12 +10,9 @@
 
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/dnnl/compute_type.h"
-#include "exec/kernels/dnnl/matmul_primitive.h"
-#include "exec/kernels/dnnl/primitive_memo.h"
+#include "exec/kernels/dnnl/packed_matmul.h"
 #include "exec/kernels/dnnl/runtime.h"
-#include "exec/kernels/dnnl/weight_format.h"
 #include "exec/kernels/families.h"
-#include "util/hash.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -27,28 +24,28 @@ class DnnlMatMulKernel final : public Kernel {
     auto k = std::unique_ptr<DnnlMatMulKernel>(new DnnlMatMulKernel());
     const Attributes& attrs = *node.attrs;
     EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts("weights_shape"));
-    EPCTX_ASSIGN_OR_RETURN(k->format_, attrs.GetInts("weights_format"));
-    EPCTX_ASSIGN_OR_RETURN(k->config_.post_ops, ParsePostOps(attrs));
-    EPCTX_ASSIGN_OR_RETURN(k->config_.bf16, ParseComputeBf16(attrs));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, attrs.GetInts("weights_format"));
+    MatMulConfig config;
+    EPCTX_ASSIGN_OR_RETURN(config.post_ops, ParsePostOps(attrs));
+    EPCTX_ASSIGN_OR_RETURN(config.bf16, ParseComputeBf16(attrs));
     if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1) {
       return EPCTX_ERROR(kInvalidArgument, "weights_shape {} is not a [K, N] matrix",
                          ShapeToString(dims));
     }
-    if (k->format_.empty()) return EPCTX_ERROR(kInvalidArgument, "weights_format is missing");
     k->k_ = dims[0];
     k->n_ = dims[1];
-    k->config_.has_bias = InputPresent(node, 2);
-    const bool wants_residual = ResidualIndex(k->config_.post_ops) >= 0;
+    config.has_bias = InputPresent(node, 2);
+    const bool wants_residual = ResidualIndex(config.post_ops) >= 0;
     if (wants_residual != InputPresent(node, 3)) {
       return EPCTX_ERROR(kInvalidArgument, "post_ops {} a residual, but input R is {}",
                          wants_residual ? "adds" : "does not add",
                          InputPresent(node, 3) ? "present" : "absent");
     }
+    EPCTX_RETURN_IF_ERROR(k->matmul_.Init(config, std::move(format)));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, k->weight_type(), "W"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kFloat32, "B"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 3, DataType::kFloat32, "R"));
-    k->format_hash_ = Hash64(std::as_bytes(std::span<const int64_t>(k->format_)));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -71,7 +68,7 @@ class DnnlMatMulKernel final : public Kernel {
     if (y->element_count() == 0) return Status::Ok();
     const int threads = ctx.num_threads();
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
-                           PrimitiveFor(as, g, threads));
+                           matmul_.PrimitiveFor(as, g, threads));
     if (w->dtype() != weight_type() || w->byte_size() != prim->weights.get_size()) {
       return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
                          w->byte_size(), prim->weights.get_size());
@@ -93,77 +90,37 @@ class DnnlMatMulKernel final : public Kernel {
       args.emplace(DNNL_ARG_DST, Wrap(PlainDesc({g.m, g.n}, tag::ab), y->data()));
       if (r != nullptr) {
         args.emplace(
-            DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config_.post_ops)) | DNNL_ARG_SRC_1,
+            DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config().post_ops)) | DNNL_ARG_SRC_1,
             Wrap(PlainDesc({g.m, g.n}, tag::ab), r->data()));
       }
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "preparing a matmul");
     }
     EPCTX_RETURN_IF_ERROR(ExecutePrimitive(*prim, args, threads, "a matmul"));
-    ApplyTrailingPostOps(config_.post_ops, y->mutable_data_as<float>(), y->element_count(),
+    ApplyTrailingPostOps(config().post_ops, y->mutable_data_as<float>(), y->element_count(),
                          threads);
     return Status::Ok();
   }
 
-  std::string_view implementation() const override { return memo_.implementation(); }
+  std::string_view implementation() const override { return matmul_.implementation(); }
 
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
     if (shapes.empty() || shapes[0] == nullptr || shapes[0]->empty()) return;
     const std::vector<int64_t>& as = *shapes[0];
     auto rows = CheckedDimProduct(as, 0, as.size() - 1);
     if (as.back() != k_ || !rows.ok()) return;
-    (void)PrimitiveFor(as, MatMulGeometry{*rows, k_, n_}, threads);
+    (void)matmul_.PrimitiveFor(as, MatMulGeometry{*rows, k_, n_}, threads);
   }
 
  private:
   DnnlMatMulKernel() = default;
 
-  Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const std::vector<int64_t>& as,
-                                                              const MatMulGeometry& g,
-                                                              int threads) {
-    if (auto prim = memo_.Find(as, threads)) return prim;
-    const std::string key = MatMulKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
-    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
-                           GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
-    memo_.Remember(as, threads, prim);
-    return prim;
-  }
-
-  Result<CachedPrimitive> Make(const MatMulGeometry& g, int threads) const {
-    ThreadBudget budget(threads);
-    EPCTX_ASSIGN_OR_RETURN(auto pd, MakeMatMulPrimitiveDesc(g, config_, nullptr));
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> wanted, EncodeWeightFormat(pd.weights_desc()));
-    if (wanted != format_) {
-      // Another shape than the one packed for (or another CPU tier): a primitive that reads the
-      // stored layout.
-      EPCTX_ASSIGN_OR_RETURN(dnnl::memory::desc stored,
-                             StoredWeightLayout(format_, wanted, pd.weights_desc().data_type()));
-      EPCTX_ASSIGN_OR_RETURN(pd, MakeMatMulPrimitiveDesc(g, config_, &stored));
-    }
-    CachedPrimitive out;
-    try {
-      out.primitive = dnnl::matmul(pd);
-      out.scratchpad_bytes = pd.scratchpad_desc().get_size();
-      out.implementation = std::string("onednn:") + pd.impl_info_str();
-      out.weights = pd.weights_desc();
-    } catch (const dnnl::error& e) {
-      return FromDnnlError(e, "creating a matmul");
-    }
-    if (config_.bf16) {
-      EPCTX_RETURN_IF_ERROR(AddSourceConversion(
-          out, PlainDesc({g.m, g.k}, dnnl::memory::format_tag::ab), pd.src_desc()));
-    }
-    return out;
-  }
-
-  DataType weight_type() const { return config_.bf16 ? DataType::kBFloat16 : DataType::kFloat32; }
+  const MatMulConfig& config() const { return matmul_.config(); }
+  DataType weight_type() const { return config().bf16 ? DataType::kBFloat16 : DataType::kFloat32; }
 
   int64_t k_ = 0;
   int64_t n_ = 0;
-  std::vector<int64_t> format_;
-  uint64_t format_hash_ = 0;
-  MatMulConfig config_;
-  PrimitiveMemo memo_;
+  PackedWeightMatMul matmul_;
 };
 
 }  // namespace

@@ -74,31 +74,39 @@ Result<PackedWeightPlan> PlanOf(const PrimitiveDesc& pd, bool integer, bool bf16
   return plan;
 }
 
-// `float_weights` (of `desc`) reordered into the primitive's packed layout, as PackedWeight's
-// bytes. Gaps a layout leaves between elements are zero: heap garbage must not reach the blob
-// (its bytes are hashed, deduplicated and compared).
+// `data` (of layout `source`) reordered into the primitive's packed layout, as PackedWeight's
+// bytes of `type`. Gaps a layout leaves between elements are zero: heap garbage must not reach
+// the blob (its bytes are hashed, deduplicated and compared).
 template <typename PrimitiveDesc>
-Result<PackedWeight> PackFloatWeights(const PrimitiveDesc& pd, bool bf16,
-                                      const dnnl::memory::desc& desc, const float* float_weights,
-                                      std::string_view what) {
+Result<PackedWeight> PackInto(const PrimitiveDesc& pd, DataType type,
+                              uint64_t required_cpu_features, const dnnl::memory::desc& source,
+                              const void* data, std::string_view what) {
   PackedWeight out;
   const dnnl::memory::desc packed = pd.weights_desc();
   EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
   out.implementation = std::string("onednn:") + pd.impl_info_str();
-  const DataType type = FloatWeightType(bf16);
-  if (bf16) out.required_cpu_features = Bf16WeightCpuFeatures();
+  out.required_cpu_features = required_cpu_features;
   EPCTX_ASSIGN_OR_RETURN(
       out.bytes,
       Tensor::Allocate(type, {static_cast<int64_t>(packed.get_size() / DataTypeSize(type))}));
   std::memset(out.bytes.mutable_data(), 0, packed.get_size());
   try {
-    dnnl::memory src = Wrap(desc, float_weights);
+    dnnl::memory src = Wrap(source, data);
     dnnl::memory dst = Wrap(packed, out.bytes.data());
     dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
   } catch (const dnnl::error& e) {
     return FromDnnlError(e, fmt::format("packing {} weights", what));
   }
   return out;
+}
+
+// A float problem's weights: float32, or bfloat16 with c.bf16.
+template <typename PrimitiveDesc>
+Result<PackedWeight> PackFloatWeights(const PrimitiveDesc& pd, bool bf16,
+                                      const dnnl::memory::desc& source, const float* data,
+                                      std::string_view what) {
+  return PackInto(pd, FloatWeightType(bf16), bf16 ? Bf16WeightCpuFeatures() : 0, source, data,
+                  what);
 }
 
 }  // namespace
@@ -144,23 +152,10 @@ Result<PackedWeight> PackIntegerConvWeights(const ConvGeometry& g, const ConvCon
   const std::span<const int8_t> weights(oihw, static_cast<size_t>(count));
   EPCTX_RETURN_IF_ERROR(CheckInt8ProductsExact(weights));
   EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
-  PackedWeight out;
-  out.required_cpu_features = Int8WeightCpuFeatures(weights);
-  const dnnl::memory::desc packed = pd.weights_desc();
-  EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
-  out.implementation = std::string("onednn:") + pd.impl_info_str();
-  EPCTX_ASSIGN_OR_RETURN(
-      out.bytes, Tensor::Allocate(DataType::kInt8, {static_cast<int64_t>(packed.get_size())}));
-  try {
-    using dnnl::memory;
-    dnnl::memory src =
-        Wrap(memory::desc(g.dnnl_weight_dims(), memory::data_type::s8, OnnxFilterTag(g)), oihw);
-    dnnl::memory dst = Wrap(packed, out.bytes.data());
-    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
-  } catch (const dnnl::error& e) {
-    return FromDnnlError(e, "packing integer convolution weights");
-  }
-  return out;
+  const dnnl::memory::desc source(g.dnnl_weight_dims(), dnnl::memory::data_type::s8,
+                                  OnnxFilterTag(g));
+  return PackInto(pd, DataType::kInt8, Int8WeightCpuFeatures(weights), source, oihw,
+                  "integer convolution");
 }
 
 Result<PackedWeight> PackIntegerMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
@@ -169,23 +164,9 @@ Result<PackedWeight> PackIntegerMatMulWeights(const MatMulGeometry& g, const Mat
   const std::span<const int8_t> weights(b, static_cast<size_t>(g.k * g.n));
   EPCTX_RETURN_IF_ERROR(CheckInt8ProductsExact(weights));
   EPCTX_ASSIGN_OR_RETURN(auto pd, MakeMatMulPrimitiveDesc(g, c, nullptr));
-  PackedWeight out;
-  out.required_cpu_features = Int8WeightCpuFeatures(weights);
-  const dnnl::memory::desc packed = pd.weights_desc();
-  EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
-  out.implementation = std::string("onednn:") + pd.impl_info_str();
-  EPCTX_ASSIGN_OR_RETURN(
-      out.bytes, Tensor::Allocate(DataType::kInt8, {static_cast<int64_t>(packed.get_size())}));
-  try {
-    using dnnl::memory;
-    dnnl::memory src =
-        Wrap(memory::desc({g.k, g.n}, memory::data_type::s8, memory::format_tag::ab), b);
-    dnnl::memory dst = Wrap(packed, out.bytes.data());
-    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
-  } catch (const dnnl::error& e) {
-    return FromDnnlError(e, "packing integer matmul weights");
-  }
-  return out;
+  const dnnl::memory::desc source({g.k, g.n}, dnnl::memory::data_type::s8,
+                                  dnnl::memory::format_tag::ab);
+  return PackInto(pd, DataType::kInt8, Int8WeightCpuFeatures(weights), source, b, "integer matmul");
 }
 
 }  // namespace epctx::exec::kernels::onednn
