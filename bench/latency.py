@@ -254,9 +254,10 @@ def markdown(lat):
     return lines
 
 
-def plot(lat):
+def plot(lat, file_name):
     """Bar chart of the epctx/ORT ratios (p50 and first inference) per model and thread count,
-    with their geometric mean; bars grow from 1 (log scale), up where epctx is slower."""
+    with their geometric mean; bars grow from 1 (log scale), up where epctx is slower. Written to
+    bench/results/`file_name`."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -301,7 +302,7 @@ def plot(lat):
         ax.set_title(f"{label} latency: epctx / ONNX Runtime")
         ax.legend()
     fig.tight_layout()
-    path = os.path.join(RESULTS, "latency_ratios.png")
+    path = os.path.join(RESULTS, file_name)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

@@ -7,7 +7,8 @@ Two parts; each repetition is a fresh process of each engine (interleaved, so dr
   first inference, per model and thread count (bench/latency.py):
     epctx perf CTX --json --creations 1 --sessions 1 --repeat RUNS --threads T --input ...
     node bench/ort_bench.js --model ORIGINAL --sessions 1 --processes 0 --runs RUNS --threads T
-  with ratios epctx/ORT, their geometric mean per thread count, and bench/results/latency_ratios.png.
+  with ratios epctx/ORT, their geometric mean per thread count, and
+  bench/results/latency_ratios_<cpu>.png.
 
   creation and memory (--creation-models, default resnet50,mobilenet_v2; skipped with
   --latency-only), with the first of --threads:
@@ -21,14 +22,16 @@ exporter's reference. The 1-minute load average and the CPU model are recorded f
 of 1.0 or more nothing is measured unless --force, and a forced report says it was taken on a
 busy machine.
 
-Writes bench/results/latest.json (every raw report, plus medians with min/max), docs/BENCHMARKS.md
-and PNG plots under bench/results/ when matplotlib is installed. With --latency-only, the
-creation/memory part of an existing latest.json is kept.
+Writes bench/results/latest.json (every raw report, plus medians with min/max), this CPU's section
+of docs/BENCHMARKS.md (other CPUs' sections are kept) and PNG plots under bench/results/ when
+matplotlib is installed. With --latency-only, the creation/memory part of an existing latest.json
+is kept when it was measured on this CPU.
 """
 
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -37,6 +40,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in bench/
 import latency  # noqa: E402
 import models as bench_models  # noqa: E402
 from bench_common import (BUSY_LOADAVG, DOC, RESULTS, ROOT, TMP, CommandFailed,  # noqa: E402
+                          cpu_facts, cpu_title, write_cpu_section,
                           build_epctx, cpu_model, environment, log, run_json, summarize)
 
 MIB = 1 << 20
@@ -122,18 +126,31 @@ def ratio(a, b):
     return f"{r:.1e}" if r < 0.01 else num(r)
 
 
+DOC_HEAD = ("# Benchmarks: epctx vs ONNX Runtime\n\n"
+            "Written by `bench/run.sh` (do not edit by hand), one section per CPU: a run replaces "
+            "its CPU's section and keeps the others. The latest run's raw reports are in "
+            "`bench/results/latest.json`.\n\n")
+
+
+def cpu_heading(results):
+    """The section title of the CPU a report was taken on ("AMD EPYC (family 25, model 17)"); a
+    report from before the CPU's family was recorded is named by its model name."""
+    if results.get("cpu_facts"):
+        return cpu_title(results["cpu_facts"])
+    env = results.get("environment") or results["latency"]["environment"]
+    return env["cpu"]
+
+
 def markdown(results):
-    lines = [
-        "# Benchmarks: epctx vs ONNX Runtime",
-        "",
-        "Written by `bench/run.sh` (do not edit by hand); raw reports in `bench/results/latest.json`.",
-        "",
-    ]
+    """This report's section of docs/BENCHMARKS.md: the CPU's heading, then the latency and the
+    creation parts one heading level down."""
+    lines = []
     if results.get("latency"):
         lines += latency.markdown(results["latency"])
     if results.get("models"):
         lines += creation_markdown(results)
-    return "\n".join(lines)
+    body = "\n".join("#" + line if line.startswith("#") else line for line in lines)
+    return f"## {cpu_heading(results)}\n\n{body}\n"
 
 
 def creation_markdown(results):
@@ -389,14 +406,18 @@ def main():
     results = {}
     if args.latency_only and os.path.exists(latest):
         with open(latest) as f:
-            results = json.load(f)  # keeps the creation/memory part of an earlier run
-        results.pop("latency", None)
+            earlier = json.load(f)
+        # The creation/memory part of an earlier run on this CPU is kept (another CPU's is not).
+        if earlier.get("cpu_facts") == cpu_facts() and earlier.get("models"):
+            results = earlier
+            results.pop("latency", None)
     if creation_models:
         e = env()
         results = {"date": e["date"], "reps": args.reps, "cold_reps": args.cold_reps,
                    "runs": args.runs, "threads": args.threads[0], "environment": e,
                    "models": creation_part(args, prepared, creation_models)}
         results["environment"]["loadavg_end"] = "%.2f" % os.getloadavg()[0]
+    results["cpu_facts"] = cpu_facts()
     if args.models:
         results["latency"] = latency.run_suite(args, prepared, args.models, env())
         results["latency"]["environment"]["loadavg_end"] = "%.2f" % os.getloadavg()[0]
@@ -412,14 +433,15 @@ def main():
 def write_outputs(results):
     results["plots"] = [os.path.relpath(p, ROOT) for p in plot(results)] if results.get("models") else []
     if results.get("latency"):
-        path = latency.plot(results["latency"])
+        # One plot per CPU, as the report keeps a section per CPU.
+        slug = re.sub(r"[^a-z0-9]+", "-", cpu_heading(results).lower()).strip("-")
+        path = latency.plot(results["latency"], f"latency_ratios_{slug}.png")
         results["latency"]["plot"] = os.path.relpath(path, ROOT) if path else None
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "latest.json"), "w") as f:
         json.dump(results, f, indent=1)
     os.makedirs(os.path.dirname(DOC), exist_ok=True)
-    with open(DOC, "w") as f:
-        f.write(markdown(results))
+    write_cpu_section(DOC, DOC_HEAD, cpu_heading(results), markdown(results))
     log(f"wrote {os.path.relpath(os.path.join(RESULTS, 'latest.json'), ROOT)} and "
         f"{os.path.relpath(DOC, ROOT)}")
 
