@@ -193,6 +193,12 @@ std::vector<NBitsCase> Cases() {
   cases.push_back({17, 512, 8, 4, 256, NBitsCase::kPacked, false, 4, 2});
   cases.push_back({48, 80, 200, 4, 16, NBitsCase::kPacked, true, 4, 2});
   cases.push_back({8, 96, 64, 4, 32, NBitsCase::kNone, false, 4, 1});
+  // Decode steps of the same, which VNNI builds run two blocks of 32 per vpdpbusd: an odd number
+  // of blocks (the last pair half empty), implied and given zero points, columns in fours and
+  // the rest; and single rows after tiles of 4.
+  cases.push_back({1, 3 * 32, 37, 4, 32, NBitsCase::kNone, true, 4, 2});
+  cases.push_back({1, 5 * 32 + 9, 42, 4, 32, NBitsCase::kPacked, false, 4, 1});
+  cases.push_back({3, 5 * 32 + 9, 12, 4, 32, NBitsCase::kNone, false, 4, 1});
   return cases;
 }
 

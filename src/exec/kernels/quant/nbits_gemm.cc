@@ -228,11 +228,17 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
   } else {
     padded = PadRows(g, a, m);
   }
+  // The VNNI code exists only in builds for CPUs with VNNI: `if constexpr` keeps other builds
+  // from referring to it, at every optimization level.
+  bool one_row_vnni = false;
+  if constexpr (kHasInt8Panels) one_row_vnni = Int8OneRowVnniApplies(w);
   ParallelForRanges(threads, g.n, kColumnGrain, [&](int64_t begin, int64_t end) {
     for (int64_t row0 = 0; row0 < m; row0 += kRowTile) {
       const int rows = static_cast<int>(std::min<int64_t>(kRowTile, m - row0));
       float* out = y + row0 * g.n;
-      if (int8_activations) {
+      if (int8_activations && rows == 1 && one_row_vnni) {
+        if constexpr (kHasInt8Panels) Int8OneRowVnni(w, quantized->rows, row0, begin, end, out);
+      } else if (int8_activations) {
         DotColumnsInt8(w, quantized->rows, row0, rows, begin, end, out, g.n);
       } else {
         DotColumnsFloat(w, padded.rows.data() + row0 * padded.ld, padded.ld,
@@ -280,11 +286,15 @@ void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
   using namespace nbits_detail;
   const NBitsGeometry& g = w.g;
   if (m <= 0) return;
-  if (m >= kPanelRows && int8_activations && kHasInt8Panels && Int8PanelsApply(w)) {
+  bool int8_panels = false;  // as in SmallMatMul: no reference to VNNI code in other builds
+  if constexpr (kHasInt8Panels) {
+    int8_panels = m >= kPanelRows && int8_activations && Int8PanelsApply(w);
+  }
+  if (int8_panels) {
     QuantizedRowsBuffer q(g, m);
     ParallelForRanges(threads, m, 8,
                       [&](int64_t begin, int64_t end) { QuantizeRows(g, a, begin, end, q.rows); });
-    Int8PanelMatMul(w, q.rows, m, y, threads);
+    if constexpr (kHasInt8Panels) Int8PanelMatMul(w, q.rows, m, y, threads);
   } else if (m >= kPanelRows) {
     std::vector<float> grid;
     if (int8_activations) {

@@ -16,6 +16,10 @@
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 
+// GCC 12 warns that the AVX-512 intrinsics' undefined vectors (the upper lanes of a cast, the
+// merge source of an unmasked conversion) "may be used uninitialized" where they are inlined.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -30,12 +34,6 @@ namespace {
 constexpr int64_t kTileRows = 16;  // int32 lanes of a zmm register
 constexpr int kStepColumns = 8;    // columns whose sums stay in registers at once
 constexpr int64_t kPanelColumns = 64;
-
-// _mm512_cvtepi32_ps spelled with a mask that keeps every lane: GCC 12 warns that the plain
-// intrinsic's undefined merge vector "may be used uninitialized".
-inline __m512 ToFloat(__m512i v) {
-  return _mm512_maskz_cvtepi32_ps(0xffff, v);
-}
 
 // The rows' codes, shifted and interleaved for vpdpbusd, and their block scales by tile.
 struct RowTiles {
@@ -149,13 +147,112 @@ void TileTimesColumns(const NBitsGeometry& g, const RowTiles& rows, int64_t tile
     for (int c = 0; c < kStepColumns; ++c) {
       const __m512 scale =
           _mm512_mul_ps(sa, _mm512_set1_ps(p.scales[static_cast<size_t>((c0 + c) * g.blocks + b)]));
-      sums[c] = _mm512_fmadd_ps(ToFloat(dots[c]), scale, sums[c]);
+      sums[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dots[c]), scale, sums[c]);
     }
   }
   for (int c = 0; c < kStepColumns; ++c) _mm512_storeu_ps(out + c * kTileRows, sums[c]);
 }
 
+// One activation row (a decode step) against 4-bit columns in blocks of 32, two blocks per
+// vpdpbusd: the 32 bytes of codes of blocks b and b + 1 split into their low nibbles (codes 0-15
+// of each) and high nibbles (codes 16-31), which make a zmm of [b 0-15, b+1 0-15, b 16-31, b+1
+// 16-31]; the row's int8 codes are laid out the same way once per call. Lanes 0-3 and 8-11 then
+// sum block b's products, lanes 4-7 and 12-15 block b + 1's.
+struct RowPairs {
+  int64_t pairs = 0;
+  std::vector<int8_t> codes;    // [pairs][64]
+  std::vector<float> scales;    // [pairs][16]: each lane's block's activation scale
+  std::vector<int32_t> starts;  // [pairs][16]: -8 x the lane's 4 codes' sum (implied zero point)
+};
+
+RowPairs PairRow(const NBitsGeometry& g, const QuantizedRows& q, int64_t row, bool implied_zero) {
+  RowPairs rp;
+  rp.pairs = (g.blocks + 1) / 2;
+  rp.codes.assign(static_cast<size_t>(rp.pairs * 64), 0);
+  rp.scales.assign(static_cast<size_t>(rp.pairs * 16), 0.f);
+  rp.starts.assign(static_cast<size_t>(rp.pairs * 16), 0);
+  const int8_t* qa = q.codes + row * q.row_codes;
+  const float* sa = q.scales + row * g.blocks;
+  for (int64_t p = 0; p < rp.pairs; ++p) {
+    for (int64_t half = 0; half < 2 && 2 * p + half < g.blocks; ++half) {
+      const int64_t b = 2 * p + half;
+      int8_t* dst = rp.codes.data() + p * 64 + half * 16;
+      std::memcpy(dst, qa + b * 32, 16);
+      std::memcpy(dst + 32, qa + b * 32 + 16, 16);
+      for (int64_t lane : {half * 4, half * 4 + 8}) {
+        for (int64_t l = lane; l < lane + 4; ++l) {
+          rp.scales[static_cast<size_t>(p * 16 + l)] = sa[b];
+        }
+      }
+    }
+    if (implied_zero) {
+      for (int64_t l = 0; l < 16; ++l) {
+        const int8_t* four = rp.codes.data() + p * 64 + l * 4;
+        rp.starts[static_cast<size_t>(p * 16 + l)] = -8 * (four[0] + four[1] + four[2] + four[3]);
+      }
+    }
+  }
+  return rp;
+}
+
+template <int kCols>
+void OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row, const RowPairs& rp,
+                   int64_t n, float* y) {
+  const NBitsGeometry& g = w.g;
+  const float* row_sums = q.scaled_sums + row * g.blocks;
+  const __m256i low_nibbles = _mm256_set1_epi8(0x0f);
+  // Lane l takes the scale of block 2p + (l / 4) % 2.
+  const __m512i pair_lanes = _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0);
+  __m512 acc[kCols];
+  float correction[kCols];
+  for (int c = 0; c < kCols; ++c) {
+    acc[c] = _mm512_setzero_ps();
+    correction[c] = 0;
+  }
+  for (int64_t p = 0; p < rp.pairs; ++p) {
+    const bool both = 2 * p + 1 < g.blocks;
+    const __m512i a = _mm512_loadu_si512(rp.codes.data() + p * 64);
+    const __m512 sa = _mm512_loadu_ps(rp.scales.data() + p * 16);
+    const __m512i start = _mm512_loadu_si512(rp.starts.data() + p * 16);
+    for (int c = 0; c < kCols; ++c) {
+      const int64_t b = (n + c) * g.blocks + 2 * p;  // block index of the pair's first block
+      const uint8_t* codes = w.codes + b * g.block_bytes;
+      const __m256i raw =
+          both ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes))
+               : _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
+      const __m256i lo = _mm256_and_si256(raw, low_nibbles);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low_nibbles);
+      const __m512i nibbles = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+      const __m512i dot = _mm512_dpbusd_epi32(start, nibbles, a);
+      const __m128 sb_pair =
+          both ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(w.scales + b)))
+               : _mm_load_ss(w.scales + b);
+      const __m512 sb = _mm512_permutexvar_ps(pair_lanes, _mm512_castps128_ps512(sb_pair));
+      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sa, sb), acc[c]);
+      if (w.zero_points != nullptr) {
+        for (int64_t half = 0; half < (both ? 2 : 1); ++half) {
+          correction[c] += row_sums[2 * p + half] * w.scales[b + half] *
+                           static_cast<float>(w.zero_points[b + half]);
+        }
+      }
+    }
+  }
+  for (int c = 0; c < kCols; ++c) y[n + c] = _mm512_reduce_add_ps(acc[c]) - correction[c];
+}
+
 }  // namespace
+
+bool Int8OneRowVnniApplies(const NBitsWeights& w) {
+  return w.g.bits == 4 && w.g.block_size == 32 && w.float_zero_points == nullptr;
+}
+
+void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, int64_t begin,
+                    int64_t end, float* y) {
+  const RowPairs rp = PairRow(w.g, q, row, w.zero_points == nullptr);
+  int64_t n = begin;
+  for (; n + 4 <= end; n += 4) OneRowColumns<4>(w, q, row, rp, n, y);
+  for (; n < end; ++n) OneRowColumns<1>(w, q, row, rp, n, y);
+}
 
 bool Int8PanelsApply(const NBitsWeights& w) {
   return w.g.bits == 4 && w.float_zero_points == nullptr;
