@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "epctx/status.h"
+#include "epctx/tensor.h"
 #include "exec/attributes.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -23,6 +24,11 @@ inline constexpr std::string_view kComputeTypeBf16 = "bf16";
 // Whether the node's `compute_type` asks for bfloat16; kInvalidArgument for values other than
 // "bf16".
 Result<bool> ParseComputeBf16(const Attributes& attrs);
+
+// The element type of a float problem's packed weights: bfloat16 when it computes in bf16.
+inline DataType PackedFloatWeightType(bool bf16) {
+  return bf16 ? DataType::kBFloat16 : DataType::kFloat32;
+}
 
 // Whether oneDNN's bfloat16 kernels here use the CPU's bf16 instructions (see above), and the
 // CPU, as DetectedCpuFeatures() sees it, has avx512_bf16.

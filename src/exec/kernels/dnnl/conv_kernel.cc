@@ -211,7 +211,7 @@ class DnnlConvKernel final : public Kernel {
     return out;
   }
 
-  DataType weight_type() const { return config_.bf16 ? DataType::kBFloat16 : DataType::kFloat32; }
+  DataType weight_type() const { return PackedFloatWeightType(config_.bf16); }
 
   WindowAttrs window_;
   int64_t group_ = 1;

@@ -116,7 +116,7 @@ class DnnlMatMulKernel final : public Kernel {
   DnnlMatMulKernel() = default;
 
   const MatMulConfig& config() const { return matmul_.config(); }
-  DataType weight_type() const { return config().bf16 ? DataType::kBFloat16 : DataType::kFloat32; }
+  DataType weight_type() const { return PackedFloatWeightType(config().bf16); }
 
   int64_t k_ = 0;
   int64_t n_ = 0;

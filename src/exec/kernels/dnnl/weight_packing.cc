@@ -57,18 +57,13 @@ dnnl::matmul::primitive_desc PadAliasingRows(const MatMulGeometry& g, const MatM
   return with_padding.ok() ? *with_padding : pd;
 }
 
-// The element type of packed float weights: bfloat16 for a bf16 problem.
-DataType FloatWeightType(bool bf16) {
-  return bf16 ? DataType::kBFloat16 : DataType::kFloat32;
-}
-
 template <typename PrimitiveDesc>
 Result<PackedWeightPlan> PlanOf(const PrimitiveDesc& pd, bool integer, bool bf16) {
   PackedWeightPlan plan;
   const dnnl::memory::desc packed = pd.weights_desc();
   EPCTX_ASSIGN_OR_RETURN(plan.format, EncodeWeightFormat(packed));
   plan.implementation = std::string("onednn:") + pd.impl_info_str();
-  plan.dtype = integer ? DataType::kInt8 : FloatWeightType(bf16);
+  plan.dtype = integer ? DataType::kInt8 : PackedFloatWeightType(bf16);
   plan.elements = static_cast<int64_t>(packed.get_size() / DataTypeSize(plan.dtype));
   if (bf16) plan.required_cpu_features = Bf16WeightCpuFeatures();
   return plan;
@@ -105,7 +100,7 @@ template <typename PrimitiveDesc>
 Result<PackedWeight> PackFloatWeights(const PrimitiveDesc& pd, bool bf16,
                                       const dnnl::memory::desc& source, const float* data,
                                       std::string_view what) {
-  return PackInto(pd, FloatWeightType(bf16), bf16 ? Bf16WeightCpuFeatures() : 0, source, data,
+  return PackInto(pd, PackedFloatWeightType(bf16), bf16 ? Bf16WeightCpuFeatures() : 0, source, data,
                   what);
 }
 
