@@ -90,7 +90,10 @@ void InferStft(onnx::InferenceContext& ctx) {
 // Convolutions: onnx 1.12 takes one kernel dim per weight dim after the second and indexes the
 // input's spatial dims, pads and strides with them (convPoolShapeInference,
 // convTransposeShapeInference) without checking that the weight has the input's rank; a weight
-// of another rank read past the end (SIGSEGV). Ours refuses that, then runs onnx's.
+// of another rank read past the end (SIGSEGV). It also reads the input and the weight as dense
+// tensors once they have a shape: a weight declared a sparse tensor (with a shape) read the empty
+// dims of its dense type (SIGSEGV, found by tests/fuzz/onnx_import_fuzzer). Ours refuses both,
+// then runs onnx's.
 struct WeightedOp {
   const char* op;
   int weight_input;
@@ -103,6 +106,13 @@ using Precheck = std::function<void(onnx::InferenceContext&)>;
 
 void CheckWeightRank(WeightedOp op, onnx::InferenceContext& ctx) {
   const size_t w = static_cast<size_t>(op.weight_input);
+  for (size_t input : {size_t{0}, w}) {
+    const onnx::TypeProto* type = input < ctx.getNumInputs() ? ctx.getInputType(input) : nullptr;
+    if (type != nullptr && type->value_case() != onnx::TypeProto::kTensorType &&
+        type->value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+      fail_shape_inference(op.op, ": input ", input, " is not a dense tensor");
+    }
+  }
   if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, w) &&
       ctx.getInputType(0)->has_tensor_type() && ctx.getInputType(w)->has_tensor_type()) {
     const int x_rank = ctx.getInputType(0)->tensor_type().shape().dim_size();

@@ -223,6 +223,30 @@ TEST(HostileShapes, ConvolutionWeightOfAnotherRankInfersNothing) {
   EXPECT_EQ(OutputShape(*quantized), (std::vector<int64_t>{1, 1, -1}));
 }
 
+// Found by tests/fuzz/onnx_import_fuzzer (corpus/onnx_import/
+// regression_convtranspose_sparse_weight): a ConvTranspose weight declared a sparse tensor, with a
+// shape, was read by onnx 1.12's inference as a dense tensor of no dims (SIGSEGV). That node's
+// inference now fails, and the import goes on to refuse the sparse input with its reason.
+TEST(HostileShapes, ConvolutionWeightThatIsNotADenseTensorIsRefused) {
+  for (const char* op : {"ConvTranspose", "Conv"}) {
+    onnx::ModelProto model =
+        Parse(WithNode("float[1, 1, 3, 3] x, float[1, 2, 3, 3] w", "float[1, 2, N, 5] y",
+                       std::string("y = ") + op + "(x, w)"));
+    onnx::TypeProto& w = *model.mutable_graph()->mutable_input(1)->mutable_type();
+    onnx::TypeProto::SparseTensor sparse;
+    sparse.set_elem_type(w.tensor_type().elem_type());
+    *sparse.mutable_shape() = w.tensor_type().shape();
+    *w.mutable_sparse_tensor_type() = sparse;
+    auto imported = Import(model);
+    ASSERT_FALSE(imported.ok()) << op;
+    EXPECT_EQ(imported.status().code(), StatusCode::kUnsupported) << op;
+    EXPECT_EQ(imported.status().message(),
+              "'hostile.onnx': value 'w' is not a tensor, a sequence of tensors or an optional of "
+              "either (maps, sparse tensors and nested sequences are not supported)")
+        << op;
+  }
+}
+
 // Found by tests/fuzz/run_fuzzer (corpus/onnx_import/regression_lstm5_rank1_input): onnx 1.12's
 // inference of RNN, LSTM (versions 1-6) and GRU (3-6) read the input's first two dims without
 // checking its rank, and an input of rank 1 died with SIGSEGV. Now that node's inference fails.
