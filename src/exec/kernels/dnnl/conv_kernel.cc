@@ -137,12 +137,10 @@ class DnnlConvKernel final : public Kernel {
   Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const ConvGeometry& g,
                                                               const std::vector<int64_t>& x_shape,
                                                               int threads) {
-    if (auto prim = memo_.Find(x_shape, threads)) return prim;
-    const std::string key = ConvKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
-    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
-                           GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
-    memo_.Remember(x_shape, threads, prim);
-    return prim;
+    return memo_.FindOrCreate(
+        x_shape, threads,
+        [&] { return ConvKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_); },
+        [&] { return Make(g, threads); });
   }
 
   struct WinogradMatch {

@@ -196,12 +196,10 @@ class DnnlIntegerConvKernel final : public Kernel {
   Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const ConvGeometry& g,
                                                               const std::vector<int64_t>& shape,
                                                               int threads) {
-    if (auto prim = memo_.Find(shape, threads)) return prim;
-    const std::string key = ConvKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
-    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
-                           GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
-    memo_.Remember(shape, threads, prim);
-    return prim;
+    return memo_.FindOrCreate(
+        shape, threads,
+        [&] { return ConvKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_); },
+        [&] { return Make(g, threads); });
   }
 
   Result<CachedPrimitive> Make(const ConvGeometry& g, int threads) const {

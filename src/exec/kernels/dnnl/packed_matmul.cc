@@ -17,12 +17,10 @@ Status PackedWeightMatMul::Init(const MatMulConfig& config, std::vector<int64_t>
 
 Result<std::shared_ptr<const CachedPrimitive>> PackedWeightMatMul::PrimitiveFor(
     const std::vector<int64_t>& a_shape, const MatMulGeometry& g, int threads) {
-  if (auto prim = memo_.Find(a_shape, threads)) return prim;
-  const std::string key = MatMulKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_);
-  EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
-                         GetOrCreatePrimitive(key, [&] { return Make(g, threads); }));
-  memo_.Remember(a_shape, threads, prim);
-  return prim;
+  return memo_.FindOrCreate(
+      a_shape, threads,
+      [&] { return MatMulKey(g, config_, threads) + fmt::format(" f{:x}", format_hash_); },
+      [&] { return Make(g, threads); });
 }
 
 Result<CachedPrimitive> PackedWeightMatMul::Make(const MatMulGeometry& g, int threads) const {

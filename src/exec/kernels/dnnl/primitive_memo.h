@@ -22,6 +22,17 @@ class PrimitiveMemo {
   std::shared_ptr<const CachedPrimitive> Find(const std::vector<int64_t>& shape, int threads);
   void Remember(const std::vector<int64_t>& shape, int threads,
                 std::shared_ptr<const CachedPrimitive> primitive);
+  // The remembered primitive for (shape, threads); else the process's one named `key()` (the key
+  // is built only then: steady runs skip it), made by `make` when absent, and remembered.
+  template <typename KeyFn>
+  Result<std::shared_ptr<const CachedPrimitive>> FindOrCreate(const std::vector<int64_t>& shape,
+                                                              int threads, KeyFn&& key,
+                                                              const PrimitiveMaker& make) {
+    if (auto prim = Find(shape, threads)) return prim;
+    Result<std::shared_ptr<const CachedPrimitive>> prim = GetOrCreatePrimitive(key(), make);
+    if (prim.ok()) Remember(shape, threads, *prim);
+    return prim;
+  }
   // "onednn:" and oneDNN's name of the first primitive this kernel ran ("onednn" before).
   std::string_view implementation() const;
 
