@@ -6,6 +6,10 @@
 # headers. Include paths are "module/...", relative to src/ (one include root serves every
 # module, so the compiler alone cannot refuse an include against the direction; this does).
 #
+# Above compile/, exec/ is used through its own interface only: loader and io include nothing
+# under exec/kernels/ (what they need of the kernel libraries as a whole is exec/kernel_runtime.h),
+# so a kernel family can change without touching them.
+#
 # usage: cmake -DSOURCE_DIR=<repo> -P check_layering.cmake
 cmake_minimum_required(VERSION 3.20)
 if(NOT SOURCE_DIR)
@@ -22,6 +26,7 @@ set(allowed_io util format exec compile io)
 set(allowed_capi capi)
 set(allowed_tools util format exec compile loader io conformance perf)
 set(allowed_python)
+set(kernels_closed_to src/loader src/io)
 
 # The first path component of every quoted include that names a folder.
 function(included_modules file out)
@@ -48,7 +53,12 @@ function(check owner allowed)
         continue()
       endif()
       list(FIND allowed "${module}" found)
-      if(found EQUAL -1)
+      list(FIND kernels_closed_to "${owner}" closed)
+      if(found GREATER -1 AND closed GREATER -1 AND spelled MATCHES "^\"exec/kernels/")
+        file(RELATIVE_PATH rel "${SOURCE_DIR}" "${file}")
+        list(APPEND violations "${rel} includes ${spelled}: ${owner} may use exec/ only through its \
+interface (exec/kernel_runtime.h for the kernel libraries), not exec/kernels/")
+      elseif(found EQUAL -1)
         file(RELATIVE_PATH rel "${SOURCE_DIR}" "${file}")
         list(JOIN allowed ", " allowed_text)
         if(allowed_text STREQUAL "")
@@ -56,11 +66,11 @@ function(check owner allowed)
         else()
           set(rule "${allowed_text} and the public epctx/ headers")
         endif()
-        set(violations ${violations} "${rel} includes ${spelled}: ${owner} may include ${rule}"
-            PARENT_SCOPE)
+        list(APPEND violations "${rel} includes ${spelled}: ${owner} may include ${rule}")
       endif()
     endforeach()
   endforeach()
+  set(violations "${violations}" PARENT_SCOPE)  # every one found, not only the owner's last
 endfunction()
 
 foreach(module IN LISTS layers)

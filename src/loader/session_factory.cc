@@ -6,7 +6,7 @@
 #include "compile/context_compiler.h"
 #include "compile/context_model.h"
 #include "epctx/compiler.h"
-#include "exec/kernels/dnnl/compute_type.h"
+#include "exec/kernel_runtime.h"
 #include "loader/context_resolver.h"
 #include "util/file.h"
 #include "util/logging.h"
@@ -114,7 +114,7 @@ Result<std::unique_ptr<SessionImpl>> FromContext(const ResolvedContextModel& ctx
 compile::PassOptions SessionPassOptions(const EngineOptions& options) {
   compile::PassOptions passes;
   if (!options.compile.compute_bf16) return passes;
-  if (exec::kernels::onednn::HasBf16Kernels()) {
+  if (exec::CanComputeInBf16()) {
     passes.compute_bf16 = true;
   } else {
     Logger().warn(

@@ -1,6 +1,6 @@
 #include "loader/session_impl.h"
 
-#include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernel_runtime.h"
 #include "program_generated.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
@@ -92,17 +92,17 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   auto map_ahead = [raw, arena](const std::atomic<bool>& stop) {
     raw->MapAheadOnce(stop);
     arena->MapAheadForWriting(stop);
-    exec::kernels::onednn::MapScratchpadAhead(stop);
+    exec::WarmUpKernelMemory(stop);
   };
   switch (prepare) {
     case loader::PrepareKernels::kBackground: {
-      const loader::PrepareWorkers workers = loader::WorkersFor(num_threads);
-      impl->preparing_ = loader::PrepareInBackground(impl->program_.get(), workers, map_ahead);
+      const exec::PrepareWorkers workers = exec::WorkersFor(num_threads);
+      impl->preparing_ = exec::PrepareInBackground(impl->program_.get(), workers, map_ahead);
       impl->first_run_finishes_preparing_ = workers.first_run_finishes;
       break;
     }
     case loader::PrepareKernels::kCreation:
-      loader::PrepareNow(impl->program_.get(), map_ahead);
+      exec::PrepareNow(impl->program_.get(), map_ahead);
       break;
     case loader::PrepareKernels::kFirstRun:
       break;

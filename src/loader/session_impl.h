@@ -10,9 +10,9 @@
 
 #include "epctx/session.h"
 #include "exec/executor.h"
+#include "exec/kernel_preparer.h"
 #include "loader/blob_registry.h"
 #include "loader/engine_options.h"
-#include "loader/kernel_preparer.h"
 #include "loader/profiler.h"
 #include "program_generated.h"
 #include "util/anonymous_memory.h"
@@ -51,7 +51,7 @@ class SessionImpl {
   // Profiling (epctx.profile_file): the profiler that recorded the creation takes the runs too.
   void SetProfiler(std::unique_ptr<loader::Profiler> profiler) { profiler_ = std::move(profiler); }
   // Creation is over: the background preparation may take the cores the caller's thread had
-  // (loader::PrepareWorkers).
+  // (exec::PrepareWorkers).
   void CreationDone();
   Result<std::string> EndProfiling();
   // Writes a profile not ended yet.
@@ -84,7 +84,7 @@ class SessionImpl {
   std::unique_ptr<loader::Profiler> profiler_;  // null unless profiling
   // The background preparation of program_'s kernels; cancelled (and waited for) first when the
   // session goes.
-  std::unique_ptr<loader::PrepareTicket> preparing_;
+  std::unique_ptr<exec::PrepareTicket> preparing_;
   // The first run finishes preparing_'s nodes before it starts (PrepareWorkers); guarded by
   // run_mutex_.
   bool first_run_finishes_preparing_ = false;

@@ -1,4 +1,4 @@
-#include "loader/kernel_preparer.h"
+#include "exec/kernel_preparer.h"
 
 #include <pthread.h>
 
@@ -11,17 +11,17 @@
 #include <thread>
 #include <vector>
 
-#include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernel_runtime.h"
 #include "util/usable_cores.h"
 
-namespace epctx::loader {
+namespace epctx::exec {
 namespace {
 
 // What a thread takes up of a job: its `also`, or a share of its nodes.
 enum class Task { kAlso, kNodes };
 
 struct Job {
-  const exec::BoundProgram* program = nullptr;
+  const BoundProgram* program = nullptr;
   AlsoPrepare also;
   std::atomic<bool> stop{false};
   std::atomic<size_t> next_node{0};
@@ -151,7 +151,7 @@ class Preparer {
 
  private:
   Preparer() {
-    exec::kernels::onednn::InitializeRuntime();  // its statics must outlive the exit handler
+    InitializeKernelRuntime();  // its statics must outlive the exit handler
     std::atexit([] { Instance().Shutdown(); });
     pthread_atfork(nullptr, nullptr, [] { Instance().AfterFork(); });
   }
@@ -202,7 +202,7 @@ class Preparer {
       // the nodes (FinishNodes) starts with it made.
       if (job->creation_done && !job->stop.load(std::memory_order_relaxed)) {
         lock.unlock();
-        exec::kernels::onednn::MapScratchpadAhead(job->stop);
+        WarmUpKernelMemory(job->stop);
         lock.lock();
       }
       --job->running_nodes;
@@ -257,7 +257,7 @@ PrepareWorkers WorkersFor(int session_threads) {
   return w;
 }
 
-std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* program,
+std::unique_ptr<PrepareTicket> PrepareInBackground(const BoundProgram* program,
                                                    PrepareWorkers workers, AlsoPrepare also) {
   auto job = std::make_shared<Job>();
   job->program = program;
@@ -267,7 +267,7 @@ std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* pro
   return std::make_unique<Ticket>(std::move(job), std::max(1, workers.after_creation));
 }
 
-void PrepareNow(const exec::BoundProgram* program, AlsoPrepare also) {
+void PrepareNow(const BoundProgram* program, AlsoPrepare also) {
   auto job = std::make_shared<Job>();
   job->program = program;
   job->also = std::move(also);
@@ -278,4 +278,4 @@ void PrepareNow(const exec::BoundProgram* program, AlsoPrepare also) {
   preparer.WorkUntilDone(job);
 }
 
-}  // namespace epctx::loader
+}  // namespace epctx::exec

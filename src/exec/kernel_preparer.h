@@ -1,5 +1,5 @@
 // Background threads (one per core, at most 4, shared by the whole process) that make the oneDNN
-// primitives of newly created sessions (exec::BoundProgram::Prepare), so that session creation
+// primitives of newly created sessions (BoundProgram::Prepare), so that session creation
 // stays O(nodes) and the first run waits less for generated code. The threads share the nodes of
 // a session, in program order, which is the order the run needs them; idle threads go on to the
 // next session's.
@@ -16,7 +16,7 @@
 
 #include "exec/executor.h"
 
-namespace epctx::loader {
+namespace epctx::exec {
 
 class PrepareTicket {
  public:
@@ -59,12 +59,12 @@ struct PrepareWorkers {
 PrepareWorkers WorkersFor(int session_threads);
 
 // Queues `program` for preparation (and `also`); the program must outlive the ticket.
-std::unique_ptr<PrepareTicket> PrepareInBackground(const exec::BoundProgram* program,
+std::unique_ptr<PrepareTicket> PrepareInBackground(const BoundProgram* program,
                                                    PrepareWorkers workers,
                                                    AlsoPrepare also = nullptr);
 
 // Prepares `program` now, on the calling thread and the pool's threads together (every core),
 // runs `also` on one of them at once, and returns when all is done.
-void PrepareNow(const exec::BoundProgram* program, AlsoPrepare also = nullptr);
+void PrepareNow(const BoundProgram* program, AlsoPrepare also = nullptr);
 
-}  // namespace epctx::loader
+}  // namespace epctx::exec

@@ -1,7 +1,7 @@
 // The background preparation's job: its `also` waits for the session's creation to be over, a
 // cancelled job never starts it, threads done with the nodes map the scratchpad ahead (after
 // creation), and the worker counts leave the creating thread a core.
-#include "loader/kernel_preparer.h"
+#include "exec/kernel_preparer.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -16,8 +16,9 @@
 #include "exec/executor.h"
 #include "exec/kernels/dnnl/runtime.h"
 #include "program_generated.h"
+#include "util/usable_cores.h"
 
-namespace epctx::loader {
+namespace epctx::exec {
 namespace {
 
 // x -> Relu -> Relu -> ... -> y: nodes for the job to take (our kernels prepare nothing).
@@ -51,11 +52,11 @@ class KernelPreparer : public ::testing::Test {
 
   void Bind(int nodes) {
     bytes_ = ReluChain(nodes);
-    exec::WeightResolver no_weights = [](uint32_t) -> Result<Tensor> {
+    WeightResolver no_weights = [](uint32_t) -> Result<Tensor> {
       return Status(StatusCode::kInternal, "no weights");
     };
     auto bound =
-        exec::BoundProgram::Bind(*flatbuffers::GetRoot<fb::Program>(bytes_.data()), no_weights, 1);
+        BoundProgram::Bind(*flatbuffers::GetRoot<fb::Program>(bytes_.data()), no_weights, 1);
     ASSERT_TRUE(bound.ok()) << bound.status().ToString();
     program_ = std::move(*bound);
   }
@@ -79,7 +80,7 @@ class KernelPreparer : public ::testing::Test {
   }
 
   std::vector<uint8_t> bytes_;
-  std::unique_ptr<exec::BoundProgram> program_;
+  std::unique_ptr<BoundProgram> program_;
   std::mutex mutex_;
   std::condition_variable ran_;
   int also_runs_ = 0;
@@ -131,25 +132,25 @@ TEST_F(KernelPreparer, FinishNodesReturnsOnceEveryNodeIsPrepared) {
 // made, so that either order in one process holds.)
 TEST_F(KernelPreparer, ThreadsDoneWithTheNodesMapTheLargestScratchpadAhead) {
   constexpr size_t kBytes = size_t{32} << 20;
-  exec::kernels::onednn::NoteScratchpadSize(kBytes);  // as a primitive among the nodes would
-  PrepareNow(program_.get());                         // creation's work: no need to wait
-  EXPECT_GE(exec::kernels::onednn::SpareScratchpadBytes(), kBytes);
+  kernels::onednn::NoteScratchpadSize(kBytes);  // as a primitive among the nodes would
+  PrepareNow(program_.get());                   // creation's work: no need to wait
+  EXPECT_GE(kernels::onednn::SpareScratchpadBytes(), kBytes);
 }
 
 TEST_F(KernelPreparer, NodesDoneWhileCreationLastsMapNoScratchpad) {
   constexpr size_t kBytes = size_t{48} << 20;
-  exec::kernels::onednn::NoteScratchpadSize(kBytes);
+  kernels::onednn::NoteScratchpadSize(kBytes);
   auto ticket = PrepareInBackground(program_.get(), WorkersFor(0));
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!ticket->NodesDone() && std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ASSERT_TRUE(ticket->NodesDone());
-  EXPECT_LT(exec::kernels::onednn::SpareScratchpadBytes(), kBytes);
+  EXPECT_LT(kernels::onednn::SpareScratchpadBytes(), kBytes);
 }
 
 TEST(PrepareWorkers, CreationLeavesTheCreatingThreadACoreAndRunsGetWhatTheyLeaveFree) {
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = UsableCores();
   const int pool = std::min(cores, 4);
   const PrepareWorkers all = WorkersFor(0);
   EXPECT_EQ(all.while_creating, std::max(1, pool - 1));
@@ -167,4 +168,4 @@ TEST(PrepareWorkers, CreationLeavesTheCreatingThreadACoreAndRunsGetWhatTheyLeave
 }
 
 }  // namespace
-}  // namespace epctx::loader
+}  // namespace epctx::exec
