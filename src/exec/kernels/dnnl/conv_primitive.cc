@@ -43,28 +43,15 @@ dnnl::memory::dims ConvGeometry::dnnl_weight_dims() const {
 Result<ConvGeometry> ResolveConvGeometry(const WindowAttrs& window, int64_t group,
                                          std::span<const int64_t> weight_dims,
                                          std::span<const int64_t> src_dims) {
-  const size_t rank = src_dims.size();
-  if (rank < 3 || rank > 5 || weight_dims.size() != rank) {
-    return EPCTX_ERROR(kInvalidArgument,
-                       "input X has rank {} and W rank {}; expected 3 to 5, equal", rank,
-                       weight_dims.size());
-  }
+  EPCTX_ASSIGN_OR_RETURN(const ConvShape shape,
+                         ResolveConvShape(window, group, src_dims, weight_dims));
+  const Window3d& w = shape.window;
   ConvGeometry g;
-  g.batch = src_dims[0];
-  g.in_channels = src_dims[1];
-  g.out_channels = weight_dims[0];
-  g.group = group;
-  int64_t expected_channels = 0;
-  if (group < 1 || __builtin_mul_overflow(weight_dims[1], group, &expected_channels) ||
-      expected_channels != g.in_channels || g.out_channels % group != 0) {
-    return EPCTX_ERROR(kInvalidArgument,
-                       "input X has {} channels; W of shape {} with group {} expects {}",
-                       g.in_channels, ShapeToString({weight_dims.begin(), weight_dims.end()}),
-                       group, expected_channels);
-  }
-  const std::span<const int64_t> kernel = weight_dims.subspan(2);
-  EPCTX_ASSIGN_OR_RETURN(Window3d w, ResolveWindow(window, src_dims.subspan(2), kernel));
-  const size_t spatial = rank - 2;
+  g.batch = shape.batch;
+  g.in_channels = shape.in_channels;
+  g.out_channels = shape.out_channels;
+  g.group = shape.group;
+  const size_t spatial = src_dims.size() - 2;
   for (size_t i = 0; i < spatial; ++i) {
     const size_t j = 3 - spatial + i;
     g.in_spatial.push_back(w.in[j]);

@@ -12,7 +12,7 @@
 #include "exec/kernels/dnnl/activation_layout.h"
 #include "exec/kernels/dnnl/dnnl.h"
 #include "exec/kernels/dnnl/post_ops.h"
-#include "exec/kernels/nn/window.h"
+#include "exec/kernels/nn/conv_shape.h"
 
 namespace epctx::exec::kernels::onednn {
 

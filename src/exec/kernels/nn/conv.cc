@@ -36,10 +36,8 @@ class ConvKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* x, RequiredInput(ctx, 0, "X"));
     EPCTX_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1, "W"));
     const Tensor* b = ctx.input(2);
-    EPCTX_ASSIGN_OR_RETURN(ConvProblem p, Describe(*x, *w, b));
-    std::vector<int64_t> y_shape{p.batch, p.out_channels};
-    y_shape.insert(y_shape.end(), p.window.out_spatial.begin(), p.window.out_spatial.end());
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
+    EPCTX_ASSIGN_OR_RETURN(ConvShape p, Describe(*x, *w, b));
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, p.output_shape()));
     if (y->element_count() == 0) return Status::Ok();
     const ConvPlan plan = PlanConvF32(p, ctx.num_threads());
     float* scratch = nullptr;
@@ -91,45 +89,10 @@ class ConvKernel final : public Kernel {
     return Status::Ok();
   }
 
-  Result<ConvProblem> Describe(const Tensor& x, const Tensor& w, const Tensor* b) const {
+  Result<ConvShape> Describe(const Tensor& x, const Tensor& w, const Tensor* b) const {
     EPCTX_RETURN_IF_ERROR(ExpectDtype(x, DataType::kFloat32, "X"));
     EPCTX_RETURN_IF_ERROR(ExpectDtype(w, DataType::kFloat32, "W"));
-    const std::vector<int64_t>& xs = x.shape();
-    const std::vector<int64_t>& ws = w.shape();
-    if (ws.size() < 3 || ws.size() > 5) {
-      return EPCTX_ERROR(kInvalidArgument, "input W has rank {}, expected 3 to 5", ws.size());
-    }
-    if (xs.size() != ws.size()) {
-      return EPCTX_ERROR(kInvalidArgument, "input X has rank {}, expected {} (the rank of W)",
-                         xs.size(), ws.size());
-    }
-    ConvProblem p;
-    p.batch = xs[0];
-    p.in_channels = xs[1];
-    p.out_channels = ws[0];
-    p.group = group_;
-    int64_t expected_channels = 0;
-    if (__builtin_mul_overflow(ws[1], group_, &expected_channels) ||
-        p.in_channels != expected_channels) {
-      return EPCTX_ERROR(kInvalidArgument,
-                         "input X has {} channels, expected W[1] = {} times group {}",
-                         p.in_channels, ws[1], group_);
-    }
-    if (p.out_channels % group_ != 0) {
-      return EPCTX_ERROR(kInvalidArgument, "W has {} output channels, not a multiple of group {}",
-                         p.out_channels, group_);
-    }
-    const std::span<const int64_t> kernel(ws.data() + 2, ws.size() - 2);
-    if (!window_.kernel_shape.empty() &&
-        !std::equal(kernel.begin(), kernel.end(), window_.kernel_shape.begin(),
-                    window_.kernel_shape.end())) {
-      return EPCTX_ERROR(kInvalidArgument, "kernel_shape {} differs from W's spatial dims {}",
-                         ShapeToString(window_.kernel_shape),
-                         ShapeToString({kernel.begin(), kernel.end()}));
-    }
-    for (int64_t k : kernel) {
-      if (k < 1) return EPCTX_ERROR(kInvalidArgument, "W has shape {}", ShapeToString(ws));
-    }
+    EPCTX_ASSIGN_OR_RETURN(ConvShape p, ResolveConvShape(window_, group_, x.shape(), w.shape()));
     if (b != nullptr) {
       EPCTX_RETURN_IF_ERROR(ExpectDtype(*b, DataType::kFloat32, "B"));
       if (b->shape().size() != 1 || b->shape()[0] != p.out_channels) {
@@ -137,8 +100,6 @@ class ConvKernel final : public Kernel {
                            ShapeToString(b->shape()), p.out_channels);
       }
     }
-    EPCTX_ASSIGN_OR_RETURN(p.window,
-                           ResolveWindow(window_, {xs.data() + 2, xs.size() - 2}, kernel));
     return p;
   }
 

@@ -4,7 +4,7 @@
 
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/nn/gemm_f32.h"
-#include "exec/kernels/nn/im2col_f32.h"
+#include "exec/kernels/nn/im2col.h"
 
 namespace epctx::exec::kernels {
 namespace {
@@ -34,7 +34,7 @@ void BiasActivationRows(const Activation& act, const float* bias, float* y, int6
   }
 }
 
-void ConvTiled(const ConvProblem& p, const ConvPlan& plan, const float* x, const float* w,
+void ConvTiled(const ConvShape& p, const ConvPlan& plan, const float* x, const float* w,
                const float* bias, const Activation& act, float* y, float* scratch) {
   const int64_t groups = p.group, cg = p.in_per_group(), mg = p.out_per_group();
   const int64_t k = p.patch_size(), positions = p.window.out_size();
@@ -51,7 +51,7 @@ void ConvTiled(const ConvProblem& p, const ConvPlan& plan, const float* x, const
     GemmOperand rhs{xg + p0, positions, false};
     if (!plan.pointwise) {
       float* col = scratch + static_cast<size_t>(worker * k * plan.tile);
-      Im2ColF32(xg, p.window, 0, k, p0, p0 + cols, col, cols);
+      Im2Col(xg, p.window, 0, k, p0, p0 + cols, col, cols);
       rhs = GemmOperand{col, cols, false};
     }
     float* yb = y + (n * p.out_channels + g * mg) * positions + p0;
@@ -60,7 +60,7 @@ void ConvTiled(const ConvProblem& p, const ConvPlan& plan, const float* x, const
   });
 }
 
-void ConvSplitRows(const ConvProblem& p, const ConvPlan& plan, const float* x, const float* w,
+void ConvSplitRows(const ConvShape& p, const ConvPlan& plan, const float* x, const float* w,
                    const float* bias, const Activation& act, float* y, float* scratch) {
   const int64_t groups = p.group, cg = p.in_per_group(), mg = p.out_per_group();
   const int64_t k = p.patch_size(), positions = p.window.out_size();
@@ -72,7 +72,7 @@ void ConvSplitRows(const ConvProblem& p, const ConvPlan& plan, const float* x, c
       GemmOperand rhs{xg, positions, false};
       if (!plan.pointwise) {
         ParallelForRanges(plan.threads, k, 16, [&](int64_t r0, int64_t r1) {
-          Im2ColF32(xg, p.window, r0, r1, 0, positions, scratch + r0 * positions, positions);
+          Im2Col(xg, p.window, r0, r1, 0, positions, scratch + r0 * positions, positions);
         });
         rhs = GemmOperand{scratch, positions, false};
       }
@@ -92,7 +92,7 @@ void ConvSplitRows(const ConvProblem& p, const ConvPlan& plan, const float* x, c
 
 }  // namespace
 
-ConvPlan PlanConvF32(const ConvProblem& p, int threads) {
+ConvPlan PlanConvF32(const ConvShape& p, int threads) {
   ConvPlan plan;
   const int64_t positions = p.window.out_size();
   const int64_t k = p.patch_size();
@@ -129,7 +129,7 @@ ConvPlan PlanConvF32(const ConvProblem& p, int threads) {
   return plan;
 }
 
-void ConvF32(const ConvProblem& p, const ConvPlan& plan, const float* x, const float* w,
+void ConvF32(const ConvShape& p, const ConvPlan& plan, const float* x, const float* w,
              const float* bias, const Activation& act, float* y, float* scratch) {
   switch (plan.method) {
     case ConvPlan::Method::kDepthwise:

@@ -6,21 +6,9 @@
 #include <cstdint>
 
 #include "exec/kernels/common/activation.h"
-#include "exec/kernels/nn/window.h"
+#include "exec/kernels/nn/conv_shape.h"
 
 namespace epctx::exec::kernels {
-
-struct ConvProblem {
-  int64_t batch = 0;
-  int64_t in_channels = 0;   // C
-  int64_t out_channels = 0;  // M
-  int64_t group = 1;
-  Window3d window;
-
-  int64_t in_per_group() const { return in_channels / group; }
-  int64_t out_per_group() const { return out_channels / group; }
-  int64_t patch_size() const { return in_per_group() * window.kernel_size(); }  // GEMM K
-};
 
 // How a problem is split over threads and how much scratch that needs.
 struct ConvPlan {
@@ -38,15 +26,15 @@ struct ConvPlan {
   size_t scratch_floats = 0;
 };
 
-ConvPlan PlanConvF32(const ConvProblem& p, int threads);
+ConvPlan PlanConvF32(const ConvShape& p, int threads);
 
 // x [N, C, spatial...], w [M, C/group, kernel...] (row-major [M, K] per group), bias [M] or
 // null, y [N, M, out spatial...]; scratch holds plan.scratch_floats.
-void ConvF32(const ConvProblem& p, const ConvPlan& plan, const float* x, const float* w,
+void ConvF32(const ConvShape& p, const ConvPlan& plan, const float* x, const float* w,
              const float* bias, const Activation& act, float* y, float* scratch);
 
 // The kDepthwise method (depthwise_conv_f32.cc).
-void DepthwiseConvF32(const ConvProblem& p, int threads, const float* x, const float* w,
+void DepthwiseConvF32(const ConvShape& p, int threads, const float* x, const float* w,
                       const float* bias, const Activation& act, float* y);
 
 }  // namespace epctx::exec::kernels

@@ -43,7 +43,7 @@ void DepthwisePlane(const Window3d& w, const float* x, const float* filter, floa
 
 }  // namespace
 
-void DepthwiseConvF32(const ConvProblem& p, int threads, const float* x, const float* w,
+void DepthwiseConvF32(const ConvShape& p, int threads, const float* x, const float* w,
                       const float* bias, const Activation& act, float* y) {
   const int64_t planes = p.batch * p.out_channels;
   const int64_t mg = p.out_per_group();

@@ -26,15 +26,14 @@ class ConvIntegerKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1, "w"));
     EPCTX_RETURN_IF_ERROR(Expect8Bit(*x, "x"));
     EPCTX_RETURN_IF_ERROR(Expect8Bit(*w, "w"));
-    EPCTX_ASSIGN_OR_RETURN(IntConvProblem p,
-                           DescribeIntConv(window_, group_, x->shape(), w->shape()));
+    EPCTX_ASSIGN_OR_RETURN(ConvShape p, ResolveConvShape(window_, group_, x->shape(), w->shape()));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int32_t> xzp, ReadZeroPoints(ctx.input(2), "x_zero_point"));
     EPCTX_ASSIGN_OR_RETURN(std::vector<int32_t> wzp, ReadZeroPoints(ctx.input(3), "w_zero_point"));
     if (xzp.size() != 1) {
       return EPCTX_ERROR(kInvalidArgument, "x_zero_point has {} values, expected 1", xzp.size());
     }
     EPCTX_ASSIGN_OR_RETURN(wzp, SpreadParameter(std::move(wzp), p.out_channels, "w_zero_point"));
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kInt32, p.out_shape));
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kInt32, p.output_shape()));
     if (y->element_count() == 0) return Status::Ok();
     std::vector<int32_t> xw(static_cast<size_t>(x->element_count()));
     std::vector<int32_t> ww(static_cast<size_t>(w->element_count()));

@@ -54,8 +54,7 @@ class QLinearConvKernel final : public Kernel {
     const Tensor& w = *in[3];
     EPCTX_RETURN_IF_ERROR(Expect8Bit(x, "x"));
     EPCTX_RETURN_IF_ERROR(Expect8Bit(w, "w"));
-    EPCTX_ASSIGN_OR_RETURN(IntConvProblem p,
-                           DescribeIntConv(window_, group_, x.shape(), w.shape()));
+    EPCTX_ASSIGN_OR_RETURN(ConvShape p, ResolveConvShape(window_, group_, x.shape(), w.shape()));
     EPCTX_ASSIGN_OR_RETURN(DataType out_type, QuantizedType(in[7], "y_zero_point"));
     EPCTX_ASSIGN_OR_RETURN(std::vector<float> x_scale, ReadScales(*in[1], "x_scale"));
     EPCTX_ASSIGN_OR_RETURN(std::vector<float> w_scale, ReadScales(*in[4], "w_scale"));
@@ -81,7 +80,7 @@ class QLinearConvKernel final : public Kernel {
     }
     std::vector<float> scale(static_cast<size_t>(p.out_channels));
     for (size_t m = 0; m < scale.size(); ++m) scale[m] = x_scale[0] * w_scale[m] / y_scale[0];
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_type, p.out_shape));
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out_type, p.output_shape()));
     if (y->element_count() == 0) return Status::Ok();
     std::vector<int32_t> xw(static_cast<size_t>(x.element_count()));
     std::vector<int32_t> ww(static_cast<size_t>(w.element_count()));

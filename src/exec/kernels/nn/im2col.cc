@@ -1,12 +1,13 @@
-#include "exec/kernels/nn/im2col_f32.h"
+#include "exec/kernels/nn/im2col.h"
 
 #include <algorithm>
 #include <cstring>
 
 namespace epctx::exec::kernels {
 
-void Im2ColF32(const float* x, const Window3d& w, int64_t k_begin, int64_t k_end, int64_t p_begin,
-               int64_t p_end, float* col, int64_t ld) {
+template <typename T>
+void Im2Col(const T* x, const Window3d& w, int64_t k_begin, int64_t k_end, int64_t p_begin,
+            int64_t p_end, T* col, int64_t ld) {
   const int64_t kd_n = w.kernel[0], kh_n = w.kernel[1], kw_n = w.kernel[2];
   const int64_t taps = kd_n * kh_n * kw_n;
   const int64_t in_d = w.in[0], in_h = w.in[1], in_w = w.in[2];
@@ -22,8 +23,8 @@ void Im2ColF32(const float* x, const Window3d& w, int64_t k_begin, int64_t k_end
     // Output columns whose input column lies inside [0, in_w) for this tap.
     const int64_t ow_lo = std::min(out_w, FirstInside(off_w, sw, 0));
     const int64_t ow_hi = std::max(ow_lo, std::min(out_w, EndInside(off_w, sw, in_w)));
-    const float* xc = x + c * in_size;
-    float* row = col + (k - k_begin) * ld;
+    const T* xc = x + c * in_size;
+    T* row = col + (k - k_begin) * ld;
 
     int64_t p = p_begin;
     int64_t ow = p % out_w;
@@ -31,23 +32,22 @@ void Im2ColF32(const float* x, const Window3d& w, int64_t k_begin, int64_t k_end
     int64_t od = p / (out_w * out_h);
     while (p < p_end) {
       const int64_t seg_end = std::min(out_w, ow + (p_end - p));
-      float* dst = row + (p - p_begin);  // dst[0] is output column ow of this output row
+      T* dst = row + (p - p_begin);  // dst[0] is output column ow of this output row
       const int64_t id = od * sd + off_d;
       const int64_t ih = oh * sh + off_h;
       if (id < 0 || id >= in_d || ih < 0 || ih >= in_h) {
-        std::fill(dst, dst + (seg_end - ow), 0.0f);
+        std::fill(dst, dst + (seg_end - ow), T{0});
       } else {
-        const float* xr = xc + (id * in_h + ih) * in_w;
+        const T* xr = xc + (id * in_h + ih) * in_w;
         const int64_t lo = std::clamp(ow_lo, ow, seg_end);
         const int64_t hi = std::clamp(ow_hi, lo, seg_end);
-        std::fill(dst, dst + (lo - ow), 0.0f);
+        std::fill(dst, dst + (lo - ow), T{0});
         if (sw == 1) {
-          std::memcpy(dst + (lo - ow), xr + (lo + off_w),
-                      static_cast<size_t>(hi - lo) * sizeof(float));
+          std::memcpy(dst + (lo - ow), xr + (lo + off_w), static_cast<size_t>(hi - lo) * sizeof(T));
         } else {
           for (int64_t j = lo; j < hi; ++j) dst[j - ow] = xr[j * sw + off_w];
         }
-        std::fill(dst + (hi - ow), dst + (seg_end - ow), 0.0f);
+        std::fill(dst + (hi - ow), dst + (seg_end - ow), T{0});
       }
       p += seg_end - ow;
       ow = seg_end;
@@ -61,5 +61,10 @@ void Im2ColF32(const float* x, const Window3d& w, int64_t k_begin, int64_t k_end
     }
   }
 }
+
+template void Im2Col<float>(const float*, const Window3d&, int64_t, int64_t, int64_t, int64_t,
+                            float*, int64_t);
+template void Im2Col<int32_t>(const int32_t*, const Window3d&, int64_t, int64_t, int64_t, int64_t,
+                              int32_t*, int64_t);
 
 }  // namespace epctx::exec::kernels
