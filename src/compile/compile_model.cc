@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "compile/kernel_check.h"
-#include "exec/kernels/dnnl/isa.h"
+#include "exec/kernels/onednn/isa.h"
 #include "format/target.h"
 #include "util/logging.h"
 #include "util/status_macros.h"

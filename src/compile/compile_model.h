@@ -21,7 +21,7 @@ struct CompiledModel {
 };
 
 // The fingerprint of what this process packs for: this build, and the kernel ISA oneDNN
-// dispatches to (see exec/kernels/dnnl/isa.h). Every blob writer of the compiler takes it.
+// dispatches to (see exec/kernels/onednn/isa.h). Every blob writer of the compiler takes it.
 format::TargetFingerprint PackingTarget();
 
 // A compile's progress as the public CompileProgress says it, sent to a reporter (may be empty).

@@ -7,7 +7,7 @@
 #include "compile/packing/layouts.h"
 #include "epctx/compiler.h"
 #include "epctx_build_info.h"
-#include "exec/kernels/dnnl/isa.h"
+#include "exec/kernels/onednn/isa.h"
 #include "format/target.h"
 #include "util/cpu_features.h"
 

@@ -11,7 +11,7 @@
 
 #include "compile/context_model.h"
 #include "epctx/compiler.h"
-#include "exec/kernels/dnnl/isa.h"
+#include "exec/kernels/onednn/isa.h"
 #include "format/blob_layout.h"
 #include "format/target.h"
 #include "util/file.h"

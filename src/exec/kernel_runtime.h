@@ -2,7 +2,7 @@
 // process-wide objects, working memory faulted in ahead of a first run, and whether they can
 // compute in bfloat16. The layers above exec/ (loader, io) use these and never a kernel family's
 // own headers, so a family can change or join without touching them. Today oneDNN is the one
-// family with process-wide state, and implements them (exec/kernels/dnnl/kernel_runtime.cc).
+// family with process-wide state, and implements them (exec/kernels/onednn/kernel_runtime.cc).
 #pragma once
 
 #include <atomic>

@@ -66,7 +66,7 @@ const char* ActName(Act a) {
   return "?";
 }
 
-// The post-op list (kinds of exec/kernels/dnnl/post_ops.h) the activation must become.
+// The post-op list (kinds of exec/kernels/onednn/post_ops.h) the activation must become.
 std::vector<int64_t> ExpectedPostOps(Act a) {
   switch (a) {
     case Act::kNone:

@@ -13,7 +13,7 @@
 #include "compile/onnx_import.h"
 #include "compile/passes/passes.h"
 #include "exec/kernel.h"
-#include "exec/kernels/dnnl/isa.h"
+#include "exec/kernels/onednn/isa.h"
 
 namespace epctx::testing::dnnl {
 

@@ -11,7 +11,7 @@
 
 #include "compile/ir.h"
 #include "compile/passes/passes.h"
-#include "exec/kernels/dnnl/isa.h"
+#include "exec/kernels/onednn/isa.h"
 
 namespace epctx::compile {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "compile/dnnl_graph_helpers.h"
 #include "compile/passes/passes.h"
-#include "exec/kernels/dnnl/weight_format.h"
+#include "exec/kernels/onednn/weight_format.h"
 
 namespace epctx::testing::dnnl {
 namespace {

@@ -6,8 +6,8 @@
 #include <random>
 
 #include "compile/passes/passes.h"
-#include "exec/kernels/dnnl/post_ops.h"
 #include "exec/kernels/elementwise/element_types.h"
+#include "exec/kernels/onednn/post_ops.h"
 
 namespace epctx::compile {
 namespace {

@@ -10,7 +10,7 @@
 #include "compile/onnx_import.h"
 #include "compile/passes/passes.h"
 #include "compile/symbolic/symbolic_shapes.h"
-#include "exec/kernels/dnnl/post_ops.h"
+#include "exec/kernels/onednn/post_ops.h"
 
 namespace epctx::compile {
 namespace {

@@ -16,7 +16,7 @@
 #include "e2e/e2e_helpers.h"
 #include "epctx/compiler.h"
 #include "epctx/inspect.h"
-#include "exec/kernels/dnnl/compute_type.h"
+#include "exec/kernels/onednn/compute_type.h"
 #include "util/cpu_features.h"
 
 namespace epctx::testing {

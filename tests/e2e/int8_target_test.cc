@@ -14,7 +14,7 @@
 #include "e2e/e2e_helpers.h"
 #include "epctx/compiler.h"
 #include "epctx/inspect.h"
-#include "exec/kernels/dnnl/isa.h"
+#include "exec/kernels/onednn/isa.h"
 #include "util/cpu_features.h"
 
 namespace epctx::testing {

@@ -12,10 +12,10 @@
 #include <random>
 #include <vector>
 
-#include "exec/kernels/dnnl/conv_primitive.h"
-#include "exec/kernels/dnnl/isa.h"
-#include "exec/kernels/dnnl/weight_format.h"
-#include "exec/kernels/dnnl/weight_packing.h"
+#include "exec/kernels/onednn/conv_primitive.h"
+#include "exec/kernels/onednn/isa.h"
+#include "exec/kernels/onednn/weight_format.h"
+#include "exec/kernels/onednn/weight_packing.h"
 #include "kernel_test_helpers.h"
 #include "util/cpu_features.h"
 

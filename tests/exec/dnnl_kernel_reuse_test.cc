@@ -15,9 +15,9 @@
 #include <random>
 #include <thread>
 
-#include "exec/kernels/dnnl/conv_primitive.h"
-#include "exec/kernels/dnnl/primitive_cache.h"
-#include "exec/kernels/dnnl/weight_packing.h"
+#include "exec/kernels/onednn/conv_primitive.h"
+#include "exec/kernels/onednn/primitive_cache.h"
+#include "exec/kernels/onednn/weight_packing.h"
 #include "kernel_test_helpers.h"
 
 namespace epctx::exec::testing {

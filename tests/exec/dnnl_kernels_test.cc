@@ -9,12 +9,12 @@
 #include <random>
 #include <sstream>
 
-#include "exec/kernels/dnnl/conv_primitive.h"
-#include "exec/kernels/dnnl/isa.h"
-#include "exec/kernels/dnnl/post_ops.h"
-#include "exec/kernels/dnnl/runtime.h"
-#include "exec/kernels/dnnl/weight_format.h"
-#include "exec/kernels/dnnl/weight_packing.h"
+#include "exec/kernels/onednn/conv_primitive.h"
+#include "exec/kernels/onednn/isa.h"
+#include "exec/kernels/onednn/post_ops.h"
+#include "exec/kernels/onednn/runtime.h"
+#include "exec/kernels/onednn/weight_format.h"
+#include "exec/kernels/onednn/weight_packing.h"
 #include "format/target.h"
 #include "kernel_test_helpers.h"
 

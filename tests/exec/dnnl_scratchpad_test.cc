@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernels/onednn/runtime.h"
 
 namespace epctx::exec::kernels::onednn {
 namespace {

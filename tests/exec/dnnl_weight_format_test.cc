@@ -1,4 +1,4 @@
-// The packed-weight layout encoding (exec/kernels/dnnl/weight_format.*): real descriptors from
+// The packed-weight layout encoding (exec/kernels/onednn/weight_format.*): real descriptors from
 // PackConvWeights survive encode -> decode -> encode and describe the packed bytes exactly; the
 // decoder, which reads untrusted blob bytes, refuses every malformed encoding with its message
 // (a catalogue of corruptions of a real encoding, as tests/format does for blobs).
@@ -7,11 +7,11 @@
 #include <cstring>
 #include <random>
 
-#include "exec/kernels/dnnl/conv_primitive.h"
-#include "exec/kernels/dnnl/isa.h"
-#include "exec/kernels/dnnl/runtime.h"
-#include "exec/kernels/dnnl/weight_format.h"
-#include "exec/kernels/dnnl/weight_packing.h"
+#include "exec/kernels/onednn/conv_primitive.h"
+#include "exec/kernels/onednn/isa.h"
+#include "exec/kernels/onednn/runtime.h"
+#include "exec/kernels/onednn/weight_format.h"
+#include "exec/kernels/onednn/weight_packing.h"
 #include "kernel_test_helpers.h"
 
 namespace epctx::exec::testing {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "exec/executor.h"
-#include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernels/onednn/runtime.h"
 #include "program_generated.h"
 #include "util/usable_cores.h"
 

@@ -12,9 +12,9 @@ file(WRITE "${tree}/src/compile/up.cc" "#include \"util/file.h\"\n  #  include \
 file(WRITE "${tree}/src/loader/ok.cc" "#include \"compile/ir.h\"\n#include <vector>\n")
 file(WRITE "${tree}/src/loader/up.cc" "#include \"io/tensor_parse.h\"\n")
 file(WRITE "${tree}/src/io/ok.cc" "#include \"compile/onnx_tensor.h\"\n#include \"io/py_literal.h\"\n")
-file(WRITE "${tree}/src/loader/kernel.cc" "#include \"exec/kernels/dnnl/runtime.h\"\n")
+file(WRITE "${tree}/src/loader/kernel.cc" "#include \"exec/kernels/onednn/runtime.h\"\n")
 file(WRITE "${tree}/src/loader/runtime.cc" "#include \"exec/kernel_runtime.h\"\n")
-file(WRITE "${tree}/src/compile/pack.cc" "#include \"exec/kernels/dnnl/weight_format.h\"\n")
+file(WRITE "${tree}/src/compile/pack.cc" "#include \"exec/kernels/onednn/weight_format.h\"\n")
 file(WRITE "${tree}/src/io/up.cc" "#include \"loader/session_impl.h\"\n")
 file(WRITE "${tree}/src/io/kernel.cc" "#include \"exec/kernels/shape.h\"\n")
 file(WRITE "${tree}/src/capi/up.cc" "#include \"loader/session_impl.h\"\n")
@@ -40,7 +40,7 @@ set(expected
   "src/compile/up.cc includes \"loader/session_impl.h\": src/compile may include util, format, exec, compile and the public epctx/ headers"
   "src/loader/up.cc includes \"io/tensor_parse.h\": src/loader may include util, format, exec, compile, loader and the public epctx/ headers"
   "src/io/up.cc includes \"loader/session_impl.h\": src/io may include util, format, exec, compile, io and the public epctx/ headers"
-  "src/loader/kernel.cc includes \"exec/kernels/dnnl/runtime.h\": src/loader may use exec/ only through its interface (exec/kernel_runtime.h for the kernel libraries), not exec/kernels/"
+  "src/loader/kernel.cc includes \"exec/kernels/onednn/runtime.h\": src/loader may use exec/ only through its interface (exec/kernel_runtime.h for the kernel libraries), not exec/kernels/"
   "src/io/kernel.cc includes \"exec/kernels/shape.h\": src/io may use exec/ only through its interface (exec/kernel_runtime.h for the kernel libraries), not exec/kernels/"
   "src/capi/up.cc includes \"loader/session_impl.h\": src/capi may include capi and the public epctx/ headers"
   "python/src/up.cc includes \"util/file.h\": python/src may include only the public epctx/ headers")

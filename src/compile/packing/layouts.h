@@ -13,7 +13,7 @@ enum class PackLayout : uint32_t {
                          // operand per group, with any BatchNormalization folded in
   kGemmBTransposed = 2,  // Gemm B as [N, K] (transB=1), alpha folded in
   kOneDnn = 3,           // the layout a oneDNN primitive reads; the node's `weights_format`
-                         // attribute describes it (exec/kernels/dnnl/weight_format.h)
+                         // attribute describes it (exec/kernels/onednn/weight_format.h)
   kNBitsCodes = 4,       // MatMulNBits codes as exec/kernels/quant/nbits_layout.h packs them
 };
 

@@ -4,12 +4,12 @@
 #include <optional>
 
 #include "compile/packing/layouts.h"
-#include "exec/kernels/dnnl/compute_type.h"
-#include "exec/kernels/dnnl/isa.h"
-#include "exec/kernels/dnnl/runtime.h"
-#include "exec/kernels/dnnl/weight_format.h"
-#include "exec/kernels/dnnl/weight_packing.h"
 #include "exec/kernels/nn/window.h"
+#include "exec/kernels/onednn/compute_type.h"
+#include "exec/kernels/onednn/isa.h"
+#include "exec/kernels/onednn/runtime.h"
+#include "exec/kernels/onednn/weight_format.h"
+#include "exec/kernels/onednn/weight_packing.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
 

@@ -1,5 +1,5 @@
 #include "compile/passes/passes.h"
-#include "exec/kernels/dnnl/compute_type.h"
+#include "exec/kernels/onednn/compute_type.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "compile/ir.h"
-#include "exec/kernels/dnnl/post_ops.h"
+#include "exec/kernels/onednn/post_ops.h"
 
 namespace epctx::compile {
 

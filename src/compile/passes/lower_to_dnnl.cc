@@ -7,7 +7,7 @@
 
 #include "compile/passes/elementwise_chain.h"
 #include "compile/passes/passes.h"
-#include "exec/kernels/dnnl/post_ops.h"
+#include "exec/kernels/onednn/post_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {

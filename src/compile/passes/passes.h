@@ -73,7 +73,7 @@ Result<PassStats> FuseAttention(IrGraph& graph);
 // Chooses which activations stay in oneDNN's channel-blocked layout between convolutions and
 // inserts com.epctx Reorder nodes where the layout changes (plan_layouts.cc).
 Result<PassStats> PlanActivationLayouts(IrGraph& graph);
-// Every float32 DnnlConv and DnnlMatMul multiplies in bfloat16 (exec/kernels/dnnl/compute_type.h;
+// Every float32 DnnlConv and DnnlMatMul multiplies in bfloat16 (exec/kernels/onednn/compute_type.h;
 // PackWeights packs their weights so, or keeps one in float32 where oneDNN has no bfloat16
 // kernel for it). kUnsupported where oneDNN's bfloat16 kernels would not use bf16 instructions.
 Result<PassStats> ComputeInBf16(IrGraph& graph);

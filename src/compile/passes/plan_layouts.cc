@@ -1,5 +1,5 @@
 // The activation layout plan: which values live in the channel-blocked layout
-// (exec/kernels/dnnl/activation_layout.h) and where Reorder nodes move a value between layouts.
+// (exec/kernels/onednn/activation_layout.h) and where Reorder nodes move a value between layouts.
 //
 // One walk in execution order. A DnnlConv writes the blocked layout when one of its consumers
 // can read it; pooling, Concat along whole channel blocks and element-wise ops whose operands are
@@ -13,9 +13,9 @@
 #include <optional>
 
 #include "compile/passes/passes.h"
-#include "exec/kernels/dnnl/activation_layout.h"
-#include "exec/kernels/dnnl/isa.h"
-#include "exec/kernels/dnnl/post_ops.h"
+#include "exec/kernels/onednn/activation_layout.h"
+#include "exec/kernels/onednn/isa.h"
+#include "exec/kernels/onednn/post_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <span>
 
-#include "exec/kernels/dnnl/isa.h"
+#include "exec/kernels/onednn/isa.h"
 
 namespace epctx::compile::qdq {
 namespace {

@@ -109,7 +109,10 @@ namespace attention {
 KernelCreateFn CreateAttention, CreateGroupQueryAttention, CreateRotaryEmbedding;
 }  // namespace attention
 
-// dnnl/: the com.epctx ops the compiler lowers to oneDNN primitives, on weights it packed
+// onednn/: the com.epctx ops the compiler lowers to oneDNN primitives, on weights it packed. The
+// ops keep the prefix Dnnl (oneDNN's API prefix): their names are in every blob written, and a new
+// name would make every such blob refused. The namespace cannot be `dnnl`, which would hide the
+// library's own inside ours.
 namespace onednn {
 KernelCreateFn CreateChannelAffine, CreateConcatChannelAffine, CreateDnnlBatchMatMul,
     CreateDnnlConv, CreateDnnlIntegerConv, CreateDnnlMatMul, CreateDnnlMatMulInteger,

@@ -11,7 +11,7 @@
 #include <dnnl.h>
 
 #include "exec/kernels/common/parallel_for.h"
-#include "exec/kernels/dnnl/runtime.h"
+#include "exec/kernels/onednn/runtime.h"
 
 namespace epctx::exec::kernels {
 namespace nbits_detail {

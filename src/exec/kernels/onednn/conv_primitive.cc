@@ -1,0 +1,209 @@
+#include "exec/kernels/onednn/conv_primitive.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <bit>
+#include <cstdint>
+#include <map>
+
+#include "exec/kernels/onednn/runtime.h"
+#include "exec/kernels/onednn/weight_format.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+
+std::vector<int64_t> ConvGeometry::src_dims() const {
+  std::vector<int64_t> d{batch, in_channels};
+  d.insert(d.end(), in_spatial.begin(), in_spatial.end());
+  return d;
+}
+
+std::vector<int64_t> ConvGeometry::dst_dims() const {
+  std::vector<int64_t> d{batch, out_channels};
+  d.insert(d.end(), out_spatial.begin(), out_spatial.end());
+  return d;
+}
+
+std::vector<int64_t> ConvGeometry::onnx_weight_dims() const {
+  std::vector<int64_t> d{out_channels, in_channels / group};
+  d.insert(d.end(), kernel.begin(), kernel.end());
+  return d;
+}
+
+dnnl::memory::dims ConvGeometry::dnnl_weight_dims() const {
+  dnnl::memory::dims d;
+  if (group > 1) d.push_back(group);
+  d.push_back(out_channels / group);
+  d.push_back(in_channels / group);
+  d.insert(d.end(), kernel.begin(), kernel.end());
+  return d;
+}
+
+Result<ConvGeometry> ResolveConvGeometry(const WindowAttrs& window, int64_t group,
+                                         std::span<const int64_t> weight_dims,
+                                         std::span<const int64_t> src_dims) {
+  EPCTX_ASSIGN_OR_RETURN(const ConvShape shape,
+                         ResolveConvShape(window, group, src_dims, weight_dims));
+  const Window3d& w = shape.window;
+  ConvGeometry g;
+  g.batch = shape.batch;
+  g.in_channels = shape.in_channels;
+  g.out_channels = shape.out_channels;
+  g.group = shape.group;
+  const size_t spatial = src_dims.size() - 2;
+  for (size_t i = 0; i < spatial; ++i) {
+    const size_t j = 3 - spatial + i;
+    g.in_spatial.push_back(w.in[j]);
+    g.kernel.push_back(w.kernel[j]);
+    g.strides.push_back(w.stride[j]);
+    g.dilations.push_back(w.dilation[j]);
+    g.pad_begin.push_back(w.pad_begin[j]);
+    g.pad_end.push_back(w.pad_end[j]);
+    g.out_spatial.push_back(w.out[j]);
+  }
+  return g;
+}
+
+dnnl::memory::desc ActivationDesc(const std::vector<int64_t>& dims, ActivationLayout layout,
+                                  dnnl::memory::data_type type) {
+  return dnnl::memory::desc(dnnl::memory::dims(dims.begin(), dims.end()), type,
+                            TagFor(layout, dims.size()));
+}
+
+namespace {
+
+Result<dnnl::convolution_forward::primitive_desc> MakeIntegerConvPrimitiveDesc(
+    const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights) {
+  using dnnl::memory;
+  for (size_t i = 0; i < g.pad_begin.size(); ++i) {
+    if (g.pad_begin[i] != 0 || g.pad_end[i] != 0) {
+      return EPCTX_ERROR(kInvalidArgument, "an integer convolution takes its input padded");
+    }
+  }
+  if (c.winograd || !c.post_ops.empty() || c.output_scales.empty()) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "an integer convolution takes output scales, no Winograd, no post-ops");
+  }
+  const size_t rank = g.src_dims().size();
+  const memory::format_tag channels_last = rank == 3   ? memory::format_tag::nwc
+                                           : rank == 4 ? memory::format_tag::nhwc
+                                                       : memory::format_tag::ndhwc;
+  const memory::desc src(g.src_dims(), memory::data_type::u8, channels_last);
+  const memory::desc dst(g.dst_dims(), memory::data_type::f32, channels_last);
+  const memory::desc wei =
+      weights != nullptr
+          ? *weights
+          : memory::desc(g.dnnl_weight_dims(), memory::data_type::s8, memory::format_tag::any);
+  const memory::desc bias =
+      c.has_bias ? memory::desc({g.out_channels}, memory::data_type::f32, memory::format_tag::x)
+                 : memory::desc();
+  memory::dims dilations;
+  for (int64_t d : g.dilations) dilations.push_back(d - 1);
+  const memory::dims zeros(g.strides.size(), 0);
+  auto desc = dnnl::convolution_forward::desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei, bias, dst,
+      memory::dims(g.strides.begin(), g.strides.end()), dilations, zeros, zeros);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  attr.set_output_scales(c.output_scales.size() == 1 ? 0 : 1 << 1, c.output_scales);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+}
+
+}  // namespace
+
+Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
+    const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights) {
+  try {
+    if (c.integer) return MakeIntegerConvPrimitiveDesc(g, c, weights);
+    using dnnl::memory;
+    const memory::data_type product_type =
+        c.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    const memory::desc src = ActivationDesc(g.src_dims(), c.src_layout, product_type);
+    const memory::desc dst = ActivationDesc(g.dst_dims(), c.dst_layout);
+    const memory::desc wei = weights != nullptr ? *weights
+                                                : memory::desc(g.dnnl_weight_dims(), product_type,
+                                                               memory::format_tag::any);
+    const memory::desc bias =
+        c.has_bias ? memory::desc({g.out_channels}, memory::data_type::f32, memory::format_tag::x)
+                   : memory::desc();
+    memory::dims dilations;
+    for (int64_t d : g.dilations) dilations.push_back(d - 1);  // oneDNN counts the gaps
+    const auto alg =
+        c.winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+    auto desc = dnnl::convolution_forward::desc(
+        dnnl::prop_kind::forward_inference, alg, src, wei, bias, dst,
+        memory::dims(g.strides.begin(), g.strides.end()), dilations,
+        memory::dims(g.pad_begin.begin(), g.pad_begin.end()),
+        memory::dims(g.pad_end.begin(), g.pad_end.end()));
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    EPCTX_ASSIGN_OR_RETURN(dnnl::post_ops chain, ToDnnlPostOps(c.post_ops, &dst));
+    attr.set_post_ops(chain);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, fmt::format("a {}{}convolution of {} by {}", c.bf16 ? "bfloat16 " : "",
+                                        c.winograd ? "Winograd " : "", fmt::join(g.src_dims(), "x"),
+                                        fmt::join(g.onnx_weight_dims(), "x")));
+  }
+}
+
+std::vector<std::pair<int, int>> WinogradCandidates(int threads) {
+  std::vector<std::pair<int, int>> candidates = {{threads, 0}};
+  for (auto it = std::rbegin(kWinogradThreadCounts); it != std::rend(kWinogradThreadCounts); ++it) {
+    if (*it > threads && *it <= 2 * threads) candidates.emplace_back(*it, 0);
+  }
+  for (int t : kWinogradThreadCounts) {
+    if (t < threads) candidates.emplace_back(t, t);
+  }
+  return candidates;
+}
+
+Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const ConvConfig& c) {
+  ConvConfig wino = c;
+  wino.winograd = true;
+  std::map<int, std::vector<int64_t>> formats;  // by thread count
+  for (int threads : kWinogradThreadCounts) {
+    ThreadBudget budget(threads);
+    EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, wino, nullptr));
+    EPCTX_ASSIGN_OR_RETURN(formats[threads], EncodeWeightFormat(pd.weights_desc()));
+  }
+  const std::vector<int64_t>& portable = formats.at(1);
+  // Every listed count must find the layout where a session of it looks first for one it runs
+  // with its own threads (WinogradCandidates).
+  for (int threads : kWinogradThreadCounts) {
+    bool served = false;
+    for (const auto& [made_for, run_with] : WinogradCandidates(threads)) {
+      auto it = formats.find(made_for);
+      if (run_with == 0 && it != formats.end() && it->second == portable) served = true;
+    }
+    if (!served) {
+      return EPCTX_ERROR(kUnsupported,
+                         "oneDNN's Winograd layout for {} threads is not the 1-thread one, nor is "
+                         "it for up to twice as many",
+                         threads);
+    }
+  }
+  return portable;
+}
+
+std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads) {
+  std::string key = fmt::format(
+      "conv t{} n{} c{} m{} g{} in{} k{} s{} d{} pb{} pe{} L{}{} b{} w{}", threads, g.batch,
+      g.in_channels, g.out_channels, g.group, fmt::join(g.in_spatial, ","),
+      fmt::join(g.kernel, ","), fmt::join(g.strides, ","), fmt::join(g.dilations, ","),
+      fmt::join(g.pad_begin, ","), fmt::join(g.pad_end, ","), static_cast<int>(c.src_layout),
+      static_cast<int>(c.dst_layout), c.has_bias ? 1 : 0, c.winograd ? 1 : 0);
+  if (c.bf16) key += " bf16";
+  for (const PostOp& op : c.post_ops) {
+    key += fmt::format(" p{}:{}:{}", static_cast<int>(op.kind), op.alpha, op.beta);
+  }
+  if (c.integer) {
+    // The scales are part of the primitive: exact bits, so that equal keys mean equal scales.
+    key += " u8s8f32 scales";
+    for (float s : c.output_scales) key += fmt::format(" {:08x}", std::bit_cast<uint32_t>(s));
+  }
+  return key;
+}
+
+}  // namespace epctx::exec::kernels::onednn

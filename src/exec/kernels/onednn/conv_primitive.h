@@ -1,0 +1,87 @@
+// The convolution problem of a DnnlConv node on a concrete input, and the oneDNN primitive
+// descriptor for it. Used by the compiler (to learn the weight layout the primitive wants and
+// pack the weights into it) and by the kernel (to create the primitive that reads them).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "epctx/status.h"
+#include "exec/kernels/nn/conv_shape.h"
+#include "exec/kernels/onednn/activation_layout.h"
+#include "exec/kernels/onednn/dnnl.h"
+#include "exec/kernels/onednn/post_ops.h"
+
+namespace epctx::exec::kernels::onednn {
+
+struct ConvGeometry {
+  int64_t batch = 0;
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;
+  int64_t group = 1;
+  // One entry per spatial dim (1 to 3).
+  std::vector<int64_t> in_spatial, kernel, strides, dilations, pad_begin, pad_end, out_spatial;
+
+  std::vector<int64_t> src_dims() const;
+  std::vector<int64_t> dst_dims() const;
+  // ONNX's OIHW weight dims; oneDNN's (with a leading group dim when group > 1).
+  std::vector<int64_t> onnx_weight_dims() const;
+  dnnl::memory::dims dnnl_weight_dims() const;
+};
+
+// The geometry of a convolution with ONNX attributes `window` and `group`, ONNX weight dims
+// `weight_dims` (OIHW) and logical input dims `src_dims` (NCHW).
+Result<ConvGeometry> ResolveConvGeometry(const WindowAttrs& window, int64_t group,
+                                         std::span<const int64_t> weight_dims,
+                                         std::span<const int64_t> src_dims);
+
+struct ConvConfig {
+  ActivationLayout src_layout = ActivationLayout::kPlain;
+  ActivationLayout dst_layout = ActivationLayout::kPlain;
+  bool has_bias = false;
+  bool winograd = false;
+  // Source and weights in bfloat16 (compute_type.h); output, bias and residual stay float32.
+  bool bf16 = false;
+  std::vector<PostOp> post_ops;
+  // A uint8 NHWC source times int8 weights, into float32 NHWC scaled per output channel by
+  // `output_scales` (one value, or one per channel): dst = scale * (conv + bias). The layouts,
+  // Winograd and post-ops above do not apply then, and there is no padding (the kernel pads the
+  // source itself, with its zero point).
+  bool integer = false;
+  std::vector<float> output_scales;
+};
+
+// `weights`: the layout the primitive must read, or null to let oneDNN choose.
+Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
+    const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights);
+
+// oneDNN chooses some Winograd layouts by the number of threads the primitive is made for (in
+// ResNet-50's 14x14 layers: the same layout for 1 and for 4 or more threads, another for 2 and
+// 3). The compiler packs the 1-thread layout, and a kernel whose session has another count makes
+// its primitive for the smallest count here from the session's up to twice it whose layout that
+// is, and runs it with the session's count: oneDNN's Winograd convolutions size their per-thread
+// buffers for the count they were made for and index them by the running thread, so fewer
+// threads are safe. Failing that, it makes and runs it with the largest count below the
+// session's.
+inline constexpr int kWinogradThreadCounts[] = {64, 32, 16, 12, 8, 6, 4, 3, 2, 1};
+
+// Where a session of `threads` threads looks for a primitive that reads a stored Winograd
+// layout, in order: (count made for, count run with; 0: the session's). Its own count, the
+// listed counts above it up to twice it, then the listed counts below it, largest first.
+std::vector<std::pair<int, int>> WinogradCandidates(int threads);
+
+// The Winograd weight layout of the problem made for 1 thread, or kUnsupported when oneDNN has
+// none for it or when some count in kWinogradThreadCounts has no count from it up to twice it
+// with that layout (a session of that count would run on fewer threads than it has).
+Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const ConvConfig& c);
+
+// A key naming the problem, for the process-wide primitive cache.
+std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads);
+
+// Memory descriptor of an activation of logical dims `dims` in `layout`.
+dnnl::memory::desc ActivationDesc(const std::vector<int64_t>& dims, ActivationLayout layout,
+                                  dnnl::memory::data_type type = dnnl::memory::data_type::f32);
+
+}  // namespace epctx::exec::kernels::onednn

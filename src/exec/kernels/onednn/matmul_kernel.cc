@@ -1,0 +1,132 @@
+// com.epctx DnnlMatMul: A [..., K] times a constant weight [K, N] that the compiler packed into
+// the layout oneDNN's matmul reads (`weights_format`), over the rows of A flattened to
+// [M, K]; bias, activations and a residual addition fused as post-ops. The output is
+// [..., N] (A's leading dims).
+//
+// Inputs: A, W (the packed bytes as float32 [n], or bfloat16 [n] with compute_type "bf16"), B
+// (optional bias [N]), R (the residual, present when post_ops adds one; the output's shape).
+#include <memory>
+#include <vector>
+
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/families.h"
+#include "exec/kernels/onednn/compute_type.h"
+#include "exec/kernels/onednn/packed_matmul.h"
+#include "exec/kernels/onednn/runtime.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+namespace {
+
+class DnnlMatMulKernel final : public Kernel {
+ public:
+  static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
+    auto k = std::unique_ptr<DnnlMatMulKernel>(new DnnlMatMulKernel());
+    const Attributes& attrs = *node.attrs;
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts("weights_shape"));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, attrs.GetInts("weights_format"));
+    MatMulConfig config;
+    EPCTX_ASSIGN_OR_RETURN(config.post_ops, ParsePostOps(attrs));
+    EPCTX_ASSIGN_OR_RETURN(config.bf16, ParseComputeBf16(attrs));
+    if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1) {
+      return EPCTX_ERROR(kInvalidArgument, "weights_shape {} is not a [K, N] matrix",
+                         ShapeToString(dims));
+    }
+    k->k_ = dims[0];
+    k->n_ = dims[1];
+    config.has_bias = InputPresent(node, 2);
+    const bool wants_residual = ResidualIndex(config.post_ops) >= 0;
+    if (wants_residual != InputPresent(node, 3)) {
+      return EPCTX_ERROR(kInvalidArgument, "post_ops {} a residual, but input R is {}",
+                         wants_residual ? "adds" : "does not add",
+                         InputPresent(node, 3) ? "present" : "absent");
+    }
+    EPCTX_RETURN_IF_ERROR(k->matmul_.Init(config, std::move(format)));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, k->weight_type(), "W"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kFloat32, "B"));
+    EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 3, DataType::kFloat32, "R"));
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+
+  Status Run(KernelContext& ctx) override {
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, "A"));
+    EPCTX_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1, "W"));
+    const Tensor* b = ctx.input(2);
+    const Tensor* r = ctx.input(3);
+    EPCTX_RETURN_IF_ERROR(ExpectDtype(*a, DataType::kFloat32, "A"));
+    const std::vector<int64_t>& as = a->shape();
+    if (as.empty() || as.back() != k_) {
+      return EPCTX_ERROR(kInvalidArgument, "input A has shape {}, expected [..., {}]",
+                         ShapeToString(as), k_);
+    }
+    std::vector<int64_t> y_shape(as.begin(), as.end() - 1);
+    y_shape.push_back(n_);
+    EPCTX_ASSIGN_OR_RETURN(const int64_t rows, CheckedDimProduct(as, 0, as.size() - 1));
+    const MatMulGeometry g{rows, k_, n_};
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
+    if (y->element_count() == 0) return Status::Ok();
+    const int threads = ctx.num_threads();
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                           matmul_.PrimitiveFor(as, g, threads));
+    if (w->dtype() != weight_type() || w->byte_size() != prim->weights.get_size()) {
+      return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
+                         w->byte_size(), prim->weights.get_size());
+    }
+    if (b != nullptr && (b->dtype() != DataType::kFloat32 || b->element_count() != n_)) {
+      return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
+                         ShapeToString(b->shape()), n_);
+    }
+    if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y_shape)) {
+      return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
+                         ShapeToString(r->shape()), ShapeToString(y_shape));
+    }
+    std::unordered_map<int, dnnl::memory> args;
+    try {
+      using tag = dnnl::memory::format_tag;
+      args.emplace(DNNL_ARG_SRC, Wrap(PlainDesc({g.m, g.k}, tag::ab), a->data()));
+      args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w->data()));
+      if (b != nullptr) args.emplace(DNNL_ARG_BIAS, Wrap(PlainDesc({1, g.n}, tag::ab), b->data()));
+      args.emplace(DNNL_ARG_DST, Wrap(PlainDesc({g.m, g.n}, tag::ab), y->data()));
+      if (r != nullptr) {
+        args.emplace(
+            DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config().post_ops)) | DNNL_ARG_SRC_1,
+            Wrap(PlainDesc({g.m, g.n}, tag::ab), r->data()));
+      }
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "preparing a matmul");
+    }
+    EPCTX_RETURN_IF_ERROR(ExecutePrimitive(*prim, args, threads, "a matmul"));
+    ApplyTrailingPostOps(config().post_ops, y->mutable_data_as<float>(), y->element_count(),
+                         threads);
+    return Status::Ok();
+  }
+
+  std::string_view implementation() const override { return matmul_.implementation(); }
+
+  void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
+    if (shapes.empty() || shapes[0] == nullptr || shapes[0]->empty()) return;
+    const std::vector<int64_t>& as = *shapes[0];
+    auto rows = CheckedDimProduct(as, 0, as.size() - 1);
+    if (as.back() != k_ || !rows.ok()) return;
+    (void)matmul_.PrimitiveFor(as, MatMulGeometry{*rows, k_, n_}, threads);
+  }
+
+ private:
+  DnnlMatMulKernel() = default;
+
+  const MatMulConfig& config() const { return matmul_.config(); }
+  DataType weight_type() const { return PackedFloatWeightType(config().bf16); }
+
+  int64_t k_ = 0;
+  int64_t n_ = 0;
+  PackedWeightMatMul matmul_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> CreateDnnlMatMul(const NodeInfo& node) {
+  return DnnlMatMulKernel::Create(node);
+}
+
+}  // namespace epctx::exec::kernels::onednn

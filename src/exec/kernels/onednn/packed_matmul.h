@@ -1,0 +1,42 @@
+// The oneDNN matmul of a kernel whose weight the compiler packed (DnnlMatMul, DnnlMatMulInteger):
+// for each shape of A and thread count, the primitive that reads the weight in its stored layout
+// (`weights_format`), from the process-wide cache, remembered for the kernel's next run.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "epctx/status.h"
+#include "exec/kernels/onednn/matmul_primitive.h"
+#include "exec/kernels/onednn/primitive_cache.h"
+#include "exec/kernels/onednn/primitive_memo.h"
+
+namespace epctx::exec::kernels::onednn {
+
+class PackedWeightMatMul {
+ public:
+  // `format`: the node's weights_format (kInvalidArgument when empty).
+  Status Init(const MatMulConfig& config, std::vector<int64_t> format);
+
+  // The primitive for A of shape `a_shape` (rows flattened into g.m) on `threads` threads: the
+  // one this kernel used last for them, or the process's, made on first use. A shape other than
+  // the one packed for (or another CPU tier) gets a primitive that reads the stored layout; a
+  // bf16 matmul converts its float32 source before each run (compute_type.h).
+  Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const std::vector<int64_t>& a_shape,
+                                                              const MatMulGeometry& g, int threads);
+
+  const MatMulConfig& config() const { return config_; }
+  std::string_view implementation() const { return memo_.implementation(); }
+
+ private:
+  Result<CachedPrimitive> Make(const MatMulGeometry& g, int threads) const;
+
+  MatMulConfig config_;
+  std::vector<int64_t> format_;
+  uint64_t format_hash_ = 0;
+  PrimitiveMemo memo_;
+};
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,156 @@
+#include "exec/kernels/onednn/runtime.h"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <utility>
+
+#include "util/anonymous_memory.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+
+const dnnl::engine& CpuEngine() {
+  static const dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+void InitializeRuntime() {
+  (void)CpuEngine();
+  (void)dnnl::get_primitive_cache_capacity();
+  (void)dnnl::get_effective_cpu_isa();
+}
+
+dnnl::stream& ThreadStream() {
+  thread_local dnnl::stream stream(CpuEngine());
+  return stream;
+}
+
+ThreadBudget::ThreadBudget(int threads) : previous_(omp_get_max_threads()) {
+  omp_set_num_threads(std::max(threads, 1));
+}
+
+ThreadBudget::~ThreadBudget() {
+  omp_set_num_threads(previous_);
+}
+
+Status FromDnnlError(const dnnl::error& e, std::string_view what) {
+  if (e.status == dnnl_unimplemented) {
+    return EPCTX_ERROR(kUnsupported, "oneDNN has no implementation for {}: {}", what, e.what());
+  }
+  return EPCTX_ERROR(kInternal, "oneDNN failed on {}: {} (status {})", what, e.what(),
+                     static_cast<int>(e.status));
+}
+
+namespace {
+
+std::atomic<size_t> largest_scratchpad{0};
+// The largest scratchpad any thread holds: once one is as large as every known primitive's, a
+// spare would only be adopted by another thread, if ever.
+std::atomic<size_t> largest_thread_buffer{0};
+
+// A buffer mapped ahead (MapScratchpadAhead) for the next thread that needs a larger one; empty
+// (capacity 0) when there is none. Guarded by spare_mutex. Never destroyed: threads that are
+// still running while the process exits may still take it or swap it.
+std::mutex spare_mutex;
+// A thread is in MapScratchpadAhead.
+std::atomic<bool> making_spare{false};
+AnonymousMemory& Spare() {
+  static AnonymousMemory* spare = new AnonymousMemory();
+  return *spare;
+}
+
+Result<AnonymousMemory> AllocateScratchpad(size_t bytes) {
+  // Large scratchpads (a Winograd convolution's is 10 MiB in ResNet-50) come in 2 MiB pages:
+  // their first run faults a few huge pages instead of thousands of 4 KiB ones.
+  const bool huge = bytes >= AnonymousMemory::kHugePageSize / 2;
+  auto memory = AnonymousMemory::Allocate(
+      bytes, huge ? AnonymousMemory::kHugePageSize : static_cast<size_t>(::sysconf(_SC_PAGESIZE)),
+      /*huge_pages=*/huge);
+  if (!memory.ok()) {
+    return EPCTX_ERROR(kFailedPrecondition, "cannot allocate a {}-byte oneDNN scratchpad: {}",
+                       bytes, memory.status().message());
+  }
+  return memory;
+}
+
+// The size of spare scratchpad to make: the largest known, unless no primitive needs one, some
+// thread's buffer is already as large, or the spare is.
+size_t SpareNeeded() {
+  const size_t bytes = largest_scratchpad.load(std::memory_order_relaxed);
+  if (bytes == 0 || largest_thread_buffer.load(std::memory_order_relaxed) >= bytes) return 0;
+  std::lock_guard<std::mutex> lock(spare_mutex);
+  return Spare().capacity() >= bytes ? 0 : bytes;
+}
+
+void NoteThreadBuffer(size_t bytes) {
+  size_t seen = largest_thread_buffer.load(std::memory_order_relaxed);
+  while (bytes > seen && !largest_thread_buffer.compare_exchange_weak(seen, bytes)) {
+  }
+}
+
+}  // namespace
+
+void NoteScratchpadSize(size_t bytes) {
+  size_t seen = largest_scratchpad.load(std::memory_order_relaxed);
+  while (bytes > seen && !largest_scratchpad.compare_exchange_weak(seen, bytes)) {
+  }
+}
+
+Result<void*> ThreadScratchpad(size_t bytes) {
+  thread_local AnonymousMemory buffer;
+  if (bytes <= buffer.capacity()) return buffer.mutable_bytes().data();
+  bytes = std::max(bytes, largest_scratchpad.load(std::memory_order_relaxed));
+  {
+    std::lock_guard<std::mutex> lock(spare_mutex);
+    if (Spare().capacity() >= bytes) buffer = std::move(Spare());  // leaves the spare empty
+  }
+  if (bytes > buffer.capacity()) {
+    EPCTX_ASSIGN_OR_RETURN(buffer, AllocateScratchpad(bytes));
+  }
+  NoteThreadBuffer(buffer.capacity());
+  return buffer.mutable_bytes().data();
+}
+
+void MapScratchpadAhead(const std::atomic<bool>& stop) {
+  // One thread at a time makes the spare; a thread that finds another at it leaves the work to
+  // it. So that a size noted meanwhile (a primitive made while the spare was being made) is not
+  // lost, the maker looks again after letting go. (A child of fork() made while a thread was at
+  // it never maps one ahead: its runs allocate their own.)
+  while (!stop.load(std::memory_order_relaxed) && SpareNeeded() > 0) {
+    if (making_spare.exchange(true, std::memory_order_acquire)) return;
+    const size_t bytes = SpareNeeded();
+    bool made = false;
+    if (bytes > 0) {
+      // Made and mapped outside the lock, which is only ever held for a swap (a child of fork()
+      // must not find it taken for milliseconds).
+      Result<AnonymousMemory> memory = AllocateScratchpad(bytes);
+      if (memory.ok()) {
+        memory->MapAheadForWriting(stop);
+        std::lock_guard<std::mutex> lock(spare_mutex);
+        if (Spare().capacity() < memory->capacity()) Spare() = std::move(*memory);
+        made = true;
+      }
+    }
+    making_spare.store(false, std::memory_order_release);
+    if (!made) return;  // nothing needed, or no memory: the run allocates its own or says why
+  }
+}
+
+size_t SpareScratchpadBytes() {
+  std::lock_guard<std::mutex> lock(spare_mutex);
+  return Spare().capacity();
+}
+
+dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
+}
+
+dnnl::memory Wrap(const dnnl::memory::desc& desc, const void* data) {
+  return dnnl::memory(desc, CpuEngine(), const_cast<void*>(data));
+}
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,167 @@
+#include "exec/kernels/onednn/weight_packing.h"
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+
+#include "exec/kernels/onednn/compute_type.h"
+#include "exec/kernels/onednn/isa.h"
+#include "exec/kernels/onednn/runtime.h"
+#include "exec/kernels/onednn/weight_format.h"
+#include "format/target.h"
+#include "util/status_macros.h"
+
+namespace epctx::exec::kernels::onednn {
+namespace {
+
+// ONNX's filter layout, OIHW (GOIHW with groups), at the problem's spatial rank.
+dnnl::memory::format_tag OnnxFilterTag(const ConvGeometry& g) {
+  using tag = dnnl::memory::format_tag;
+  const size_t spatial = g.kernel.size();
+  if (g.group > 1) return spatial == 1 ? tag::goiw : spatial == 3 ? tag::goidhw : tag::goihw;
+  return spatial == 1 ? tag::oiw : spatial == 3 ? tag::oidhw : tag::oihw;
+}
+
+// kUnsupported when oneDNN's int8 kernels here would saturate on `weights`.
+Status CheckInt8ProductsExact(std::span<const int8_t> weights) {
+  if (Int8ProductsExact(weights)) return Status::Ok();
+  const auto [lo, hi] = std::minmax_element(weights.begin(), weights.end());
+  return EPCTX_ERROR(kUnsupported,
+                     "int8 weights from {} to {} would saturate in oneDNN's int8 kernels at "
+                     "this CPU's tier ({}, no VNNI), which add pairs of products in int16: "
+                     "only weights within [-{}, {}] are multiplied exactly",
+                     *lo, *hi, format::KernelIsaName(PackingIsa()), kInt8WeightBoundWithoutVnni,
+                     kInt8WeightBoundWithoutVnni);
+}
+
+// Floats added to each row of a plain [K, N] weight whose rows are a multiple of 4 KiB long.
+constexpr int64_t kAliasingRowPad = 16;
+
+// oneDNN's plain-layout matmul (gemm:jit, what AVX2 CPUs get) reads a [K, N] weight a few columns
+// at a time down all K rows; when a row is a multiple of 4 KiB, every row of such a panel falls
+// into the same cache sets and evicts the others. SmolLM's [576, 49152] lm_head over 128 rows ran
+// at 13 GFLOPS against 24 with each row 16 floats longer (one thread, Zen 1); a one-row product
+// is the same either way. Such a weight is stored with the longer rows (the gap zeroed), when the
+// primitive takes them; the others as oneDNN chose.
+dnnl::matmul::primitive_desc PadAliasingRows(const MatMulGeometry& g, const MatMulConfig& c,
+                                             dnnl::matmul::primitive_desc pd) {
+  const dnnl::memory::desc chosen = pd.weights_desc();
+  const dnnl_memory_desc_t& md = chosen.data;
+  const bool plain_rows =
+      md.ndims == 2 && md.format_kind == dnnl_blocked && md.format_desc.blocking.inner_nblks == 0 &&
+      md.format_desc.blocking.strides[0] == g.n && md.format_desc.blocking.strides[1] == 1;
+  if (!plain_rows || c.integer || c.bf16 || g.k < 2 || (g.n * 4) % 4096 != 0) return pd;
+  const dnnl::memory::desc padded({g.k, g.n}, dnnl::memory::data_type::f32,
+                                  dnnl::memory::dims{g.n + kAliasingRowPad, 1});
+  auto with_padding = MakeMatMulPrimitiveDesc(g, c, &padded);
+  return with_padding.ok() ? *with_padding : pd;
+}
+
+template <typename PrimitiveDesc>
+Result<PackedWeightPlan> PlanOf(const PrimitiveDesc& pd, bool integer, bool bf16) {
+  PackedWeightPlan plan;
+  const dnnl::memory::desc packed = pd.weights_desc();
+  EPCTX_ASSIGN_OR_RETURN(plan.format, EncodeWeightFormat(packed));
+  plan.implementation = std::string("onednn:") + pd.impl_info_str();
+  plan.dtype = integer ? DataType::kInt8 : PackedFloatWeightType(bf16);
+  plan.elements = static_cast<int64_t>(packed.get_size() / DataTypeSize(plan.dtype));
+  if (bf16) plan.required_cpu_features = Bf16WeightCpuFeatures();
+  return plan;
+}
+
+// `data` (of layout `source`) reordered into the primitive's packed layout, as PackedWeight's
+// bytes of `type`. Gaps a layout leaves between elements are zero: heap garbage must not reach
+// the blob (its bytes are hashed, deduplicated and compared).
+template <typename PrimitiveDesc>
+Result<PackedWeight> PackInto(const PrimitiveDesc& pd, DataType type,
+                              uint64_t required_cpu_features, const dnnl::memory::desc& source,
+                              const void* data, std::string_view what) {
+  PackedWeight out;
+  const dnnl::memory::desc packed = pd.weights_desc();
+  EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
+  out.implementation = std::string("onednn:") + pd.impl_info_str();
+  out.required_cpu_features = required_cpu_features;
+  EPCTX_ASSIGN_OR_RETURN(
+      out.bytes,
+      Tensor::Allocate(type, {static_cast<int64_t>(packed.get_size() / DataTypeSize(type))}));
+  std::memset(out.bytes.mutable_data(), 0, packed.get_size());
+  try {
+    dnnl::memory src = Wrap(source, data);
+    dnnl::memory dst = Wrap(packed, out.bytes.data());
+    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, fmt::format("packing {} weights", what));
+  }
+  return out;
+}
+
+// A float problem's weights: float32, or bfloat16 with c.bf16.
+template <typename PrimitiveDesc>
+Result<PackedWeight> PackFloatWeights(const PrimitiveDesc& pd, bool bf16,
+                                      const dnnl::memory::desc& source, const float* data,
+                                      std::string_view what) {
+  return PackInto(pd, PackedFloatWeightType(bf16), bf16 ? Bf16WeightCpuFeatures() : 0, source, data,
+                  what);
+}
+
+}  // namespace
+
+Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig& c) {
+  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
+  return PlanOf(pd, c.integer, c.bf16);
+}
+
+Result<PackedWeightPlan> PlanMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c) {
+  EPCTX_ASSIGN_OR_RETURN(auto chosen, MakeMatMulPrimitiveDesc(g, c, nullptr));
+  return PlanOf(PadAliasingRows(g, c, std::move(chosen)), c.integer, c.bf16);
+}
+
+Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
+                                     const float* oihw) {
+  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
+  return PackFloatWeights(pd, c.bf16, PlainDesc(g.dnnl_weight_dims(), OnnxFilterTag(g)), oihw,
+                          "convolution");
+}
+
+Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
+                                       const float* b, bool transposed, float alpha) {
+  EPCTX_ASSIGN_OR_RETURN(auto chosen, MakeMatMulPrimitiveDesc(g, c, nullptr));
+  const dnnl::matmul::primitive_desc pd = PadAliasingRows(g, c, std::move(chosen));
+  std::vector<float> scaled;
+  if (alpha != 1.0f) {
+    scaled.assign(b, b + g.k * g.n);
+    for (float& v : scaled) v *= alpha;
+    b = scaled.data();
+  }
+  using tag = dnnl::memory::format_tag;
+  // [N, K] row-major is [K, N] with swapped strides: oneDNN's "ba".
+  return PackFloatWeights(pd, c.bf16, PlainDesc({g.k, g.n}, transposed ? tag::ba : tag::ab), b,
+                          "matmul");
+}
+
+Result<PackedWeight> PackIntegerConvWeights(const ConvGeometry& g, const ConvConfig& c,
+                                            const int8_t* oihw) {
+  if (!c.integer) return EPCTX_ERROR(kInvalidArgument, "not an integer convolution");
+  int64_t count = 1;
+  for (int64_t d : g.onnx_weight_dims()) count *= d;
+  const std::span<const int8_t> weights(oihw, static_cast<size_t>(count));
+  EPCTX_RETURN_IF_ERROR(CheckInt8ProductsExact(weights));
+  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
+  const dnnl::memory::desc source(g.dnnl_weight_dims(), dnnl::memory::data_type::s8,
+                                  OnnxFilterTag(g));
+  return PackInto(pd, DataType::kInt8, Int8WeightCpuFeatures(weights), source, oihw,
+                  "integer convolution");
+}
+
+Result<PackedWeight> PackIntegerMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
+                                              const int8_t* b) {
+  if (!c.integer) return EPCTX_ERROR(kInvalidArgument, "not an integer matmul");
+  const std::span<const int8_t> weights(b, static_cast<size_t>(g.k * g.n));
+  EPCTX_RETURN_IF_ERROR(CheckInt8ProductsExact(weights));
+  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeMatMulPrimitiveDesc(g, c, nullptr));
+  const dnnl::memory::desc source({g.k, g.n}, dnnl::memory::data_type::s8,
+                                  dnnl::memory::format_tag::ab);
+  return PackInto(pd, DataType::kInt8, Int8WeightCpuFeatures(weights), source, b, "integer matmul");
+}
+
+}  // namespace epctx::exec::kernels::onednn
