@@ -1,6 +1,7 @@
 // Original models -> NAME_ctx.onnx + blob on disk, one model at a time, several into one shared
 // blob, or several across calls with ep.share_ep_contexts (ModelCompiler's work).
 #include "compile/context_compiler.h"
+#include "exec/kernels/epctx_ops.h"
 
 #include <unistd.h>
 
@@ -40,7 +41,7 @@ compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std
   spec.hardware_architecture = format::HardwareArchitecture(compile::PackingTarget());
   spec.ir_version = std::max<int64_t>(model.ir_version, 7);
   spec.opsets = model.graph.opsets;
-  spec.opsets.erase("com.epctx");
+  spec.opsets.erase(std::string(ops::kDomain));
   spec.input_value_infos = model.input_value_infos;
   spec.output_value_infos = model.output_value_infos;
   // A model compiled from bytes has no file to fall back to, and a context model returned as bytes

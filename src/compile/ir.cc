@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "exec/kernels/epctx_ops.h"
 #include "util/file.h"
 #include "util/status_macros.h"
 
@@ -143,6 +144,14 @@ void IrNode::SetString(std::string_view attr_name, std::string value) {
   ResetAttr(*this, attr_name, exec::AttrType::kString).s = std::move(value);
 }
 
+void IrNode::SetInts(std::string_view attr_name, std::vector<int64_t> values) {
+  ResetAttr(*this, attr_name, exec::AttrType::kInts).ints = std::move(values);
+}
+
+void IrNode::SetFloats(std::string_view attr_name, std::vector<float> values) {
+  ResetAttr(*this, attr_name, exec::AttrType::kFloats).floats = std::move(values);
+}
+
 void IrNode::RemoveAttr(std::string_view attr_name) {
   std::erase_if(attrs, [&](const IrAttribute& a) { return a.name == attr_name; });
 }
@@ -152,6 +161,10 @@ int64_t IrGraph::OpsetOf(const std::string& domain) const {
   if (it != opsets.end()) return it->second;
   if (domain == "ai.onnx") return OpsetOf("");
   return 1;
+}
+
+void IrGraph::DeclareEpctxOpset() {
+  opsets[std::string(ops::kDomain)] = ops::kOpsetVersion;
 }
 
 int IrGraph::AddValue(IrValue value) {

@@ -109,11 +109,18 @@ struct IrNode {
   bool has_bodies() const;
   const IrAttribute* FindAttr(std::string_view attr_name) const;
   IrAttribute* FindAttr(std::string_view attr_name);
-  // Sets attribute `attr_name` to an int, a float or a string, replacing one of that name.
+  // Sets attribute `attr_name` to an int, a float, a string or a list of ints or floats,
+  // replacing one of that name.
   void SetInt(std::string_view attr_name, int64_t value);
   void SetFloat(std::string_view attr_name, float value);
   void SetString(std::string_view attr_name, std::string value);
+  void SetInts(std::string_view attr_name, std::vector<int64_t> values);
+  void SetFloats(std::string_view attr_name, std::vector<float> values);
   void RemoveAttr(std::string_view attr_name);
+  // Whether the node is op `type` of `op_domain` ("" for ONNX's).
+  bool IsOp(std::string_view op_domain, std::string_view type) const {
+    return domain == op_domain && op_type == type;
+  }
 };
 
 struct IrGraph {
@@ -125,6 +132,8 @@ struct IrGraph {
   std::map<std::string, int64_t> opsets;  // domain ("" = ONNX) -> version
 
   int64_t OpsetOf(const std::string& domain) const;
+  // Records that the graph holds epctx's own ops (their domain and opset, epctx_ops.h).
+  void DeclareEpctxOpset();
   int AddValue(IrValue value);
   // A new constant value named after `hint` (made unique).
   int AddConstant(const std::string& hint, std::shared_ptr<ConstantData> data);

@@ -17,6 +17,7 @@
 #include "compile/onnx_tensor.h"
 #include "compile/symbolic/symbolic_shapes.h"
 #include "exec/kernel.h"
+#include "exec/kernels/epctx_ops.h"
 #include "util/file.h"
 #include "util/hash.h"
 #include "util/logging.h"
@@ -448,8 +449,8 @@ class GraphImporter {
     EPCTX_ASSIGN_OR_RETURN(int index, DefineIndex(std::move(v)));
     IrNode node;
     node.name = g_.UniqueName("StringConstant_" + value_name);
-    node.op_type = "StringConstant";
-    node.domain = "com.epctx";
+    node.op_type = ops::kStringConstant;
+    node.domain = ops::kDomain;
     node.outputs.push_back(index);
     IrAttribute value;
     value.name = "value";
@@ -463,7 +464,7 @@ class GraphImporter {
     node.attrs.push_back(std::move(value));
     node.attrs.push_back(std::move(shape));
     g_.nodes.push_back(std::move(node));
-    g_.opsets["com.epctx"] = 1;
+    g_.DeclareEpctxOpset();
     return Status::Ok();
   }
 

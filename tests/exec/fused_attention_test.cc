@@ -95,7 +95,7 @@ TEST_P(FusedAttentionTest, MatchesTheNodesItReplaces) {
   std::optional<Tensor> m;
   if (!mask.empty()) m = MakeTensor(DataType::kBool, mask_shape, mask.data());
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.h));
-  NodeSpec spec(kernels::kAttentionOp, 1, "com.epctx");
+  NodeSpec spec("Attention", 1, "com.epctx");
   spec.threads = c.threads;
   AttrBuilder attrs;
   attrs.Float("scale", scale).Int("output_layout", c.layout);
@@ -138,7 +138,7 @@ TEST(FusedAttention, RefusesMismatchedShapes) {
   Tensor q = RandomFloats({1, 4, 2, 8}, rng);
   Tensor k = RandomFloats({1, 3, 5, 8}, rng);  // 4 heads over 3: not a multiple
   Tensor v = RandomFloats({1, 3, 5, 8}, rng);
-  NodeSpec spec(kernels::kAttentionOp, 1, "com.epctx");
+  NodeSpec spec("Attention", 1, "com.epctx");
   AttrBuilder attrs;
   ExpectError(RunNode(spec, attrs, {&q, &k, &v, nullptr}).status(), StatusCode::kInvalidArgument,
               "Q [1,4,2,8] with K [1,3,5,8] and V [1,3,5,8]: K and V must be [B, kvN, T, H] "

@@ -150,7 +150,7 @@ TEST_P(MatMulNBitsTest, MatchesTheSpecificationsProduct) {
   }
   Tensor bias = FloatTensor({c.n}, bias_values);
 
-  NodeSpec spec(kernels::kMatMulNBitsPackedOp, 1, "com.epctx");
+  NodeSpec spec("MatMulNBitsPacked", 1, "com.epctx");
   spec.threads = c.threads;
   AttrBuilder attrs;
   attrs.Int("K", c.k).Int("N", c.n).Int("bits", c.bits).Int("block_size", c.block_size);
@@ -248,7 +248,7 @@ TEST(MatMulNBitsKernel, RefusesInputsOfAnotherGeometry) {
   Tensor short_codes =
       MakeTensor(DataType::kUint8, {static_cast<int64_t>(codes.size())}, codes.data());
   Tensor scales = FloatTensor({16}, std::vector<float>(16, 1.f));
-  NodeSpec spec(kernels::kMatMulNBitsPackedOp, 1, "com.epctx");
+  NodeSpec spec("MatMulNBitsPacked", 1, "com.epctx");
   AttrBuilder attrs;
   attrs.Int("K", 64).Int("N", 8).Int("bits", 4).Int("block_size", 32);
   auto out = RunNode(spec, attrs, {&a, &short_codes, &scales});

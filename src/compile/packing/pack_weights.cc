@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "compile/packing/layouts.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/nn/window.h"
 #include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/isa.h"
@@ -87,14 +88,6 @@ bool WinogradCandidate(const onednn::ConvGeometry& g, const onednn::ConvConfig& 
   return true;
 }
 
-void AddIntsAttr(IrNode& n, std::string name, std::vector<int64_t> v) {
-  IrAttribute a;
-  a.name = std::move(name);
-  a.type = exec::AttrType::kInts;
-  a.ints = std::move(v);
-  n.attrs.push_back(std::move(a));
-}
-
 // Packs the weight of a oneDNN node from its source constant's bytes.
 using PackFn = std::function<Result<onednn::PackedWeight>(const std::byte* source)>;
 
@@ -127,8 +120,8 @@ void AttachPacked(IrGraph& graph, IrNode& n, const onednn::PackedWeightPlan& pla
       plan.dtype, {plan.elements}, static_cast<uint32_t>(PackLayout::kOneDnn), std::move(make));
   packed->required_cpu_features = plan.required_cpu_features;
   n.inputs[1] = graph.AddConstant(name, std::move(packed));
-  AddIntsAttr(n, "weights_shape", std::move(shape));
-  AddIntsAttr(n, "weights_format", plan.format);
+  n.SetInts(ops::kWeightsShape, std::move(shape));
+  n.SetInts(ops::kWeightsFormat, plan.format);
 }
 
 // A node ComputeInBf16 marked whose problem oneDNN has no bfloat16 kernel for (`why`) computes
@@ -138,23 +131,23 @@ Result<onednn::PackedWeightPlan> KeepInFloat32(IrNode& n, bool& bf16, const Stat
                                                Plan plan) {
   Logger().debug("{}: stays float32: {}", n.name, why.message());
   bf16 = false;
-  n.RemoveAttr(onednn::kComputeTypeAttr);
+  n.RemoveAttr(ops::kComputeType);
   return plan();
 }
 
 Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
-  if (n.FindAttr("weights_format") != nullptr) return false;  // packed already
+  if (n.FindAttr(ops::kWeightsFormat) != nullptr) return false;  // packed already
   const IrValue& x = graph.values[static_cast<size_t>(n.inputs[0])];
   const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
   exec::Attributes attrs = graph.AttributesOf(n);
   EPCTX_ASSIGN_OR_RETURN(exec::kernels::WindowAttrs window, exec::kernels::ParseWindowAttrs(attrs));
   EPCTX_ASSIGN_OR_RETURN(int64_t group, attrs.GetInt("group", 1));
   onednn::ConvConfig config;
-  EPCTX_ASSIGN_OR_RETURN(int64_t src_layout, attrs.GetInt("src_layout", 0));
-  EPCTX_ASSIGN_OR_RETURN(int64_t dst_layout, attrs.GetInt("dst_layout", 0));
+  EPCTX_ASSIGN_OR_RETURN(int64_t src_layout, attrs.GetInt(ops::kSrcLayout, 0));
+  EPCTX_ASSIGN_OR_RETURN(int64_t dst_layout, attrs.GetInt(ops::kDstLayout, 0));
   EPCTX_ASSIGN_OR_RETURN(config.src_layout, onednn::ParseActivationLayout(src_layout));
   EPCTX_ASSIGN_OR_RETURN(config.dst_layout, onednn::ParseActivationLayout(dst_layout));
-  EPCTX_ASSIGN_OR_RETURN(int64_t winograd, attrs.GetInt("winograd", 0));
+  EPCTX_ASSIGN_OR_RETURN(int64_t winograd, attrs.GetInt(ops::kWinograd, 0));
   config.winograd = winograd != 0;
   EPCTX_ASSIGN_OR_RETURN(config.post_ops, onednn::ParsePostOps(attrs));
   EPCTX_ASSIGN_OR_RETURN(config.bf16, onednn::ParseComputeBf16(attrs));
@@ -196,7 +189,7 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
         plan = std::move(wino);
         config = winograd_config;
         use_winograd = true;
-        n.SetInt("winograd", 1);
+        n.SetInt(ops::kWinograd, 1);
       }
     }
   }
@@ -250,12 +243,12 @@ void AttachPackedNow(IrGraph& graph, IrNode& n, onednn::PackedWeight packed) {
   const std::string name = w.name + "_packed";
   n.inputs[1] = graph.AddConstant(
       name, PackedConstant(std::move(packed.bytes), packed.required_cpu_features));
-  AddIntsAttr(n, "weights_shape", std::move(shape));
-  AddIntsAttr(n, "weights_format", std::move(packed.format));
+  n.SetInts(ops::kWeightsShape, std::move(shape));
+  n.SetInts(ops::kWeightsFormat, std::move(packed.format));
 }
 
 Result<bool> PackDnnlMatMul(IrGraph& graph, IrNode& n) {
-  if (n.FindAttr("weights_format") != nullptr) return false;  // packed already
+  if (n.FindAttr(ops::kWeightsFormat) != nullptr) return false;  // packed already
   const IrValue& a = graph.values[static_cast<size_t>(n.inputs[0])];
   const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
   exec::Attributes attrs = graph.AttributesOf(n);
@@ -280,7 +273,7 @@ Result<bool> PackDnnlMatMul(IrGraph& graph, IrNode& n) {
 }
 
 Result<bool> PackDnnlMatMulInteger(IrGraph& graph, IrNode& n) {
-  if (n.FindAttr("weights_format") != nullptr) return false;  // packed already
+  if (n.FindAttr(ops::kWeightsFormat) != nullptr) return false;  // packed already
   const IrValue& a = graph.values[static_cast<size_t>(n.inputs[0])];
   const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
   onednn::MatMulConfig config;
@@ -299,7 +292,7 @@ Result<bool> PackDnnlMatMulInteger(IrGraph& graph, IrNode& n) {
 // The filter of a DnnlIntegerConv, packed for the convolution the kernel runs: on its input
 // padded by the kernel, so without padding of its own.
 Result<bool> PackDnnlIntegerConv(IrGraph& graph, IrNode& n) {
-  if (n.FindAttr("weights_format") != nullptr) return false;  // packed already
+  if (n.FindAttr(ops::kWeightsFormat) != nullptr) return false;  // packed already
   const IrValue& x = graph.values[static_cast<size_t>(n.inputs[0])];
   const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
   exec::Attributes attrs = graph.AttributesOf(n);
@@ -308,7 +301,7 @@ Result<bool> PackDnnlIntegerConv(IrGraph& graph, IrNode& n) {
   onednn::ConvConfig config;
   config.integer = true;
   config.has_bias = true;
-  EPCTX_ASSIGN_OR_RETURN(config.output_scales, attrs.GetFloats("output_scales"));
+  EPCTX_ASSIGN_OR_RETURN(config.output_scales, attrs.GetFloats(ops::kOutputScales));
   std::vector<int64_t> src = x.shape_known ? x.shape : std::vector<int64_t>{-1, -1, -1, -1};
   if (src.size() != 4) return EPCTX_ERROR(kInvalidArgument, "input X is not 4-D");
   if (src[0] < 0) src[0] = kRepresentativeBatch;
@@ -340,22 +333,23 @@ Result<PassStats> PackWeights(IrGraph& graph) {
   PassStats stats{"pack-weights", 0};
   for (IrNode& n : graph.nodes) {
     bool onnx = n.domain.empty();
-    bool epctx = n.domain == "com.epctx";
-    if ((onnx && n.op_type == "Gemm") || (epctx && n.op_type == "FusedGemm")) {
+    bool epctx = n.domain == ops::kDomain;
+    if ((onnx && n.op_type == "Gemm") || (epctx && n.op_type == ops::kFusedGemm)) {
       if (PackGemm(graph, n)) stats.changed++;
-    } else if (epctx && (n.op_type == "DnnlMatMul" || n.op_type == "DnnlConv" ||
-                         n.op_type == "DnnlMatMulInteger" || n.op_type == "DnnlIntegerConv")) {
-      Result<bool> packed = n.op_type == "DnnlConv"            ? PackDnnlConv(graph, n)
-                            : n.op_type == "DnnlMatMulInteger" ? PackDnnlMatMulInteger(graph, n)
-                            : n.op_type == "DnnlIntegerConv"   ? PackDnnlIntegerConv(graph, n)
-                                                               : PackDnnlMatMul(graph, n);
+    } else if (epctx &&
+               (n.op_type == ops::kDnnlMatMul || n.op_type == ops::kDnnlConv ||
+                n.op_type == ops::kDnnlMatMulInteger || n.op_type == ops::kDnnlIntegerConv)) {
+      Result<bool> packed = n.op_type == ops::kDnnlConv            ? PackDnnlConv(graph, n)
+                            : n.op_type == ops::kDnnlMatMulInteger ? PackDnnlMatMulInteger(graph, n)
+                            : n.op_type == ops::kDnnlIntegerConv   ? PackDnnlIntegerConv(graph, n)
+                                                                   : PackDnnlMatMul(graph, n);
       if (!packed.ok()) {
         return Status(packed.status().code(),
                       fmt::format("packing the weights of {} node '{}': {}", n.op_type, n.name,
                                   packed.status().message()));
       }
       if (*packed) stats.changed++;
-    } else if ((onnx && n.op_type == "Conv") || (epctx && n.op_type == "FusedConv")) {
+    } else if ((onnx && n.op_type == "Conv") || (epctx && n.op_type == ops::kFusedConv)) {
       TagConvFilter(graph, n);
     }
   }

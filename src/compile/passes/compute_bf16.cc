@@ -1,4 +1,5 @@
 #include "compile/passes/passes.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/onednn/compute_type.h"
 #include "util/status_macros.h"
 
@@ -14,8 +15,9 @@ Result<PassStats> ComputeInBf16(IrGraph& graph) {
                        "with avx512_bf16, and epctx.target_isa native); this process has none");
   }
   for (IrNode& n : graph.nodes) {
-    if (n.domain != "com.epctx" || (n.op_type != "DnnlConv" && n.op_type != "DnnlMatMul")) continue;
-    n.SetString(onednn::kComputeTypeAttr, std::string(onednn::kComputeTypeBf16));
+    if (n.domain != ops::kDomain || (n.op_type != ops::kDnnlConv && n.op_type != ops::kDnnlMatMul))
+      continue;
+    n.SetString(ops::kComputeType, std::string(onednn::kComputeTypeBf16));
     stats.changed++;
   }
   return stats;

@@ -1,6 +1,7 @@
 #include <limits>
 
 #include "compile/passes/passes.h"
+#include "exec/kernels/epctx_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
@@ -67,15 +68,15 @@ Result<PassStats> FuseActivations(IrGraph& graph) {
     std::vector<float> params;
     if (!DescribeActivation(graph, act, &name, &params)) continue;
 
-    n.op_type = n.op_type == "Conv" ? "FusedConv" : "FusedGemm";
-    n.domain = "com.epctx";
+    n.op_type = n.op_type == "Conv" ? ops::kFusedConv : ops::kFusedGemm;
+    n.domain = ops::kDomain;
     IrAttribute a;
-    a.name = "activation";
+    a.name = ops::kActivation;
     a.type = exec::AttrType::kString;
     a.s = name;
     n.attrs.push_back(a);
     IrAttribute p;
-    p.name = "activation_params";
+    p.name = ops::kActivationParams;
     p.type = exec::AttrType::kFloats;
     p.floats = params;
     n.attrs.push_back(p);
@@ -83,7 +84,7 @@ Result<PassStats> FuseActivations(IrGraph& graph) {
     dead[static_cast<size_t>(c)] = true;
     stats.changed++;
   }
-  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  if (stats.changed > 0) graph.DeclareEpctxOpset();
   EraseNodes(graph, dead);
   return stats;
 }

@@ -18,6 +18,7 @@
 
 #include "compile/passes/passes.h"
 #include "exec/kernels/attention/attention_op.h"
+#include "exec/kernels/epctx_ops.h"
 
 namespace epctx::compile {
 namespace {
@@ -231,8 +232,8 @@ Result<PassStats> FuseAttention(IrGraph& graph) {
     }
     IrNode node;
     node.name = softmax.name + "_attention";
-    node.op_type = exec::kernels::kAttentionOp;
-    node.domain = "com.epctx";
+    node.op_type = ops::kAttention;
+    node.domain = ops::kDomain;
     node.inputs = {q, k, v, mask};
     node.outputs = {out};
     node.SetFloat(exec::kernels::attention_attr::kScale, scale);
@@ -246,7 +247,7 @@ Result<PassStats> FuseAttention(IrGraph& graph) {
   }
   for (size_t f = 0; f < fused.size(); ++f) graph.nodes[fused_at[f]] = std::move(fused[f]);
   EraseNodes(graph, dead);
-  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  if (stats.changed > 0) graph.DeclareEpctxOpset();
   return stats;
 }
 

@@ -7,6 +7,7 @@
 //   Div(scores, scale) or Mul(scores, scale) / Mul(scale, scores), scale one float32 element,
 //     constant or computed at run time (GPT-2 computes sqrt(head size) from a Shape).
 #include "compile/passes/passes.h"
+#include "exec/kernels/epctx_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
@@ -120,8 +121,8 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph) {
     if (fused.empty()) continue;
 
     for (int f : fused) dead[static_cast<size_t>(f)] = true;
-    softmax.op_type = "MaskedSoftmax";
-    softmax.domain = "com.epctx";
+    softmax.op_type = ops::kMaskedSoftmax;
+    softmax.domain = ops::kDomain;
     softmax.inputs = {scores, scale, addend, condition};
     softmax.attrs.clear();
     softmax.SetInt("scale_divides", divides ? 1 : 0);
@@ -129,7 +130,7 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph) {
     softmax.SetInt("fill_when", fill_when ? 1 : 0);
     stats.changed += static_cast<int>(fused.size());
   }
-  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  if (stats.changed > 0) graph.DeclareEpctxOpset();
   EraseNodes(graph, dead);
   return stats;
 }

@@ -6,6 +6,7 @@
 
 #include "compile/passes/passes.h"
 #include "compile/passes/qdq_pattern.h"
+#include "exec/kernels/epctx_ops.h"
 
 namespace epctx::compile {
 namespace {
@@ -67,11 +68,11 @@ Result<PassStats> LowerMatMulIntegersToDnnl(IrGraph& graph) {
         name, ConstantData::FromVector<int32_t>(DataType::kInt32, {cols}, std::move(colsum)));
     const int zero_point = n.inputs.size() > 2 ? n.inputs[2] : -1;
     n.inputs = {n.inputs[0], n.inputs[1], zero_point, sums};
-    n.op_type = "DnnlMatMulInteger";
-    n.domain = "com.epctx";
+    n.op_type = ops::kDnnlMatMulInteger;
+    n.domain = ops::kDomain;
     stats.changed++;
   }
-  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  if (stats.changed > 0) graph.DeclareEpctxOpset();
   return stats;
 }
 

@@ -5,6 +5,7 @@
 // says why when a session (or the compile-time check) creates it.
 #include "compile/packing/layouts.h"
 #include "compile/passes/passes.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/quant/nbits_layout.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
@@ -73,14 +74,14 @@ Result<PassStats> LowerMatMulNBits(IrGraph& graph) {
     }
     const int bias = plan->has_bias ? n.inputs[5] : -1;
     n.inputs = {n.inputs[0], codes_index, n.inputs[2], zero_points, bias};
-    n.op_type = exec::kernels::kMatMulNBitsPackedOp;
-    n.domain = "com.epctx";
+    n.op_type = ops::kMatMulNBitsPacked;
+    n.domain = ops::kDomain;
     // Only the attributes the packed kernel reads stay (bits defaults to 4 in ORT's schema).
     n.SetInt(exec::kernels::nbits_attr::kBits, g.bits);
     n.SetInt(exec::kernels::nbits_attr::kAccuracyLevel, plan->accuracy_level);
     stats.changed++;
   }
-  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  if (stats.changed > 0) graph.DeclareEpctxOpset();
   return stats;
 }
 

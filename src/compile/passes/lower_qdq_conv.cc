@@ -11,6 +11,7 @@
 
 #include "compile/passes/passes.h"
 #include "compile/passes/qdq_pattern.h"
+#include "exec/kernels/epctx_ops.h"
 
 namespace epctx::compile {
 namespace {
@@ -106,8 +107,8 @@ IrNode Rewrite(IrGraph& graph, const IrNode& conv, const QdqConv& c) {
   const std::string name = w.name + "_integer_bias";
   const int b = graph.AddConstant(
       name, ConstantData::FromVector<float>(DataType::kFloat32, {m}, std::move(bias)));
-  IrNode out =
-      qdq::MakeNode(conv.name, "DnnlIntegerConv", "com.epctx", {c.x.q, c.w.q, b}, conv.outputs[0]);
+  IrNode out = qdq::MakeNode(conv.name, ops::kDnnlIntegerConv, ops::kDomain, {c.x.q, c.w.q, b},
+                             conv.outputs[0]);
   for (const IrAttribute& a : conv.attrs) {
     if (a.name != "auto_pad") out.attrs.push_back(a);
   }
@@ -117,7 +118,7 @@ IrNode Rewrite(IrGraph& graph, const IrNode& conv, const QdqConv& c) {
   zero.i = c.x.zero_value;
   out.attrs.push_back(zero);
   IrAttribute output_scales;
-  output_scales.name = "output_scales";
+  output_scales.name = ops::kOutputScales;
   output_scales.type = exec::AttrType::kFloats;
   output_scales.floats = std::move(scales);
   out.attrs.push_back(std::move(output_scales));
@@ -140,7 +141,7 @@ Result<PassStats> LowerQdqConvsToInteger(IrGraph& graph) {
     graph.nodes[i] = std::move(rewritten);
     stats.changed++;
   }
-  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  if (stats.changed > 0) graph.DeclareEpctxOpset();
   return stats;
 }
 

@@ -9,6 +9,7 @@
 
 #include "compile/passes/passes.h"
 #include "compile/passes/qdq_pattern.h"
+#include "exec/kernels/epctx_ops.h"
 
 namespace epctx::compile {
 namespace {
@@ -52,10 +53,10 @@ IrNode Rewrite(IrGraph& graph, const IrNode& mm, const QdqMatMul& m) {
   const std::string name = w.name + "_colsum";  // before AddConstant may move graph.values
   const int sums = graph.AddConstant(
       name, ConstantData::FromVector<int32_t>(DataType::kInt32, {cols}, std::move(colsum)));
-  IrNode out = qdq::MakeNode(mm.name, "DnnlMatMulInteger", "com.epctx",
+  IrNode out = qdq::MakeNode(mm.name, ops::kDnnlMatMulInteger, ops::kDomain,
                              {m.x.q, m.w.q, m.x.zero, sums}, mm.outputs[0]);
   IrAttribute scales;
-  scales.name = "output_scales";
+  scales.name = ops::kOutputScales;
   scales.type = exec::AttrType::kFloats;
   for (float s : m.w.scale) scales.floats.push_back(m.x.scale * s);
   out.attrs.push_back(std::move(scales));
@@ -80,7 +81,7 @@ Result<PassStats> LowerQdqMatMulsToInteger(IrGraph& graph) {
     graph.nodes[i] = std::move(rewritten);
     stats.changed++;
   }
-  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  if (stats.changed > 0) graph.DeclareEpctxOpset();
   return stats;
 }
 

@@ -7,6 +7,7 @@
 
 #include "compile/passes/elementwise_chain.h"
 #include "compile/passes/passes.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/onednn/post_ops.h"
 #include "util/status_macros.h"
 
@@ -19,52 +20,22 @@ bool IsOnnx(const IrNode& n, std::string_view op) {
   return n.domain.empty() && n.op_type == op;
 }
 
-void SetInts(IrNode& n, const std::string& name, std::vector<int64_t> v) {
-  if (IrAttribute* a = n.FindAttr(name)) {
-    a->type = exec::AttrType::kInts;
-    a->ints = std::move(v);
-    return;
-  }
-  IrAttribute a;
-  a.name = name;
-  a.type = exec::AttrType::kInts;
-  a.ints = std::move(v);
-  n.attrs.push_back(std::move(a));
-}
-
-void SetFloats(IrNode& n, const std::string& name, std::vector<float> v) {
-  if (IrAttribute* a = n.FindAttr(name)) {
-    a->type = exec::AttrType::kFloats;
-    a->floats = std::move(v);
-    return;
-  }
-  IrAttribute a;
-  a.name = name;
-  a.type = exec::AttrType::kFloats;
-  a.floats = std::move(v);
-  n.attrs.push_back(std::move(a));
-}
-
-void RemoveAttr(IrNode& n, std::string_view name) {
-  std::erase_if(n.attrs, [&](const IrAttribute& a) { return a.name == name; });
-}
-
 void AppendPostOp(IrNode& n, PostOpKind kind, float alpha, float beta) {
   std::vector<int64_t> kinds;
   std::vector<float> alphas, betas;
-  if (const IrAttribute* a = n.FindAttr("post_ops")) kinds = a->ints;
-  if (const IrAttribute* a = n.FindAttr("post_op_alpha")) alphas = a->floats;
-  if (const IrAttribute* a = n.FindAttr("post_op_beta")) betas = a->floats;
+  if (const IrAttribute* a = n.FindAttr(ops::kPostOps)) kinds = a->ints;
+  if (const IrAttribute* a = n.FindAttr(ops::kPostOpAlpha)) alphas = a->floats;
+  if (const IrAttribute* a = n.FindAttr(ops::kPostOpBeta)) betas = a->floats;
   kinds.push_back(static_cast<int64_t>(kind));
   alphas.push_back(alpha);
   betas.push_back(beta);
-  SetInts(n, "post_ops", std::move(kinds));
-  SetFloats(n, "post_op_alpha", std::move(alphas));
-  SetFloats(n, "post_op_beta", std::move(betas));
+  n.SetInts(ops::kPostOps, std::move(kinds));
+  n.SetFloats(ops::kPostOpAlpha, std::move(alphas));
+  n.SetFloats(ops::kPostOpBeta, std::move(betas));
 }
 
 bool HasPostOp(const IrNode& n, PostOpKind kind) {
-  const IrAttribute* a = n.FindAttr("post_ops");
+  const IrAttribute* a = n.FindAttr(ops::kPostOps);
   if (a == nullptr) return false;
   for (int64_t k : a->ints) {
     if (k == static_cast<int64_t>(kind)) return true;
@@ -154,8 +125,9 @@ bool SameShape(const IrValue& a, const IrValue& b) {
 }
 
 bool IsDnnl(const IrNode& n) {
-  return n.domain == "com.epctx" &&
-         (n.op_type == "DnnlConv" || n.op_type == "DnnlMatMul" || n.op_type == "DnnlBatchMatMul");
+  return n.domain == ops::kDomain &&
+         (n.op_type == ops::kDnnlConv || n.op_type == ops::kDnnlMatMul ||
+          n.op_type == ops::kDnnlBatchMatMul);
 }
 
 // A constant that is a bias for an output of `n` columns: [N] or [1, ..., 1, N].
@@ -190,8 +162,8 @@ bool FuseOne(IrGraph& g, size_t k, const Uses& uses, std::vector<bool>& dead) {
   if (dead[c]) return false;
   IrNode& next = g.nodes[c];
   // MatMul + Add of a [N] constant: the bias, when nothing is applied before it.
-  if (n.op_type == "DnnlMatMul" && IsOnnx(next, "Add") && next.inputs.size() == 2 &&
-      (n.inputs.size() < 3 || n.inputs[2] < 0) && n.FindAttr("post_ops") == nullptr) {
+  if (n.op_type == ops::kDnnlMatMul && IsOnnx(next, "Add") && next.inputs.size() == 2 &&
+      (n.inputs.size() < 3 || n.inputs[2] < 0) && n.FindAttr(ops::kPostOps) == nullptr) {
     const int64_t cols = ValueOf(g, n.inputs[1]).shape.back();  // W is still [K, N] here
     const int bias = next.inputs[0] == y ? next.inputs[1] : next.inputs[0];
     // A bias of higher rank than y would broadcast y up: not a bias.
@@ -228,7 +200,7 @@ bool FuseOne(IrGraph& g, size_t k, const Uses& uses, std::vector<bool>& dead) {
     return true;
   }
   // y + r with r of y's exact shape: the residual of ResNet-style blocks.
-  if (n.op_type != "DnnlBatchMatMul" && IsOnnx(next, "Add") && next.inputs.size() == 2 &&
+  if (n.op_type != ops::kDnnlBatchMatMul && IsOnnx(next, "Add") && next.inputs.size() == 2 &&
       next.outputs.size() == 1 && !HasPostOp(n, PostOpKind::kAddTensor) && n.inputs.size() <= 3) {
     const int r = next.inputs[0] == y ? next.inputs[1] : next.inputs[0];
     if (r == y || r < 0) return false;
@@ -251,7 +223,7 @@ bool FuseOne(IrGraph& g, size_t k, const Uses& uses, std::vector<bool>& dead) {
 Result<PassStats> LowerConvsToDnnl(IrGraph& graph) {
   PassStats stats{"lower-conv-dnnl", 0};
   for (IrNode& n : graph.nodes) {
-    const bool fused = n.domain == "com.epctx" && n.op_type == "FusedConv";
+    const bool fused = n.IsOp(ops::kDomain, ops::kFusedConv);
     if (!IsOnnx(n, "Conv") && !fused) continue;
     if (n.inputs.size() < 2 || n.outputs.size() != 1 || n.inputs[0] < 0) continue;
     if (!IsFloatConstant(graph, n.inputs[1])) continue;
@@ -266,8 +238,8 @@ Result<PassStats> LowerConvsToDnnl(IrGraph& graph) {
       continue;
     }
     if (fused) {
-      const IrAttribute* act = n.FindAttr("activation");
-      const IrAttribute* params = n.FindAttr("activation_params");
+      const IrAttribute* act = n.FindAttr(ops::kActivation);
+      const IrAttribute* params = n.FindAttr(ops::kActivationParams);
       if (act == nullptr) continue;
       if (act->s == "Relu") {
         AppendPostOp(n, PostOpKind::kRelu, 0, 0);
@@ -278,17 +250,17 @@ Result<PassStats> LowerConvsToDnnl(IrGraph& graph) {
       } else {
         continue;
       }
-      RemoveAttr(n, "activation");
-      RemoveAttr(n, "activation_params");
+      n.RemoveAttr(ops::kActivation);
+      n.RemoveAttr(ops::kActivationParams);
     }
     if (n.FindAttr("kernel_shape") == nullptr) {
-      SetInts(n, "kernel_shape", std::vector<int64_t>(w.shape.begin() + 2, w.shape.end()));
+      n.SetInts("kernel_shape", std::vector<int64_t>(w.shape.begin() + 2, w.shape.end()));
     }
-    n.op_type = "DnnlConv";
-    n.domain = "com.epctx";
+    n.op_type = ops::kDnnlConv;
+    n.domain = ops::kDomain;
     stats.changed++;
   }
-  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  if (stats.changed > 0) graph.DeclareEpctxOpset();
   return stats;
 }
 
@@ -359,8 +331,8 @@ float FloatAttr(const IrNode& n, std::string_view name, float fallback) {
 
 // A FusedGemm/FusedConv's activation as its first post-op; false when it has none we know.
 bool TakeFusedActivation(IrNode& n) {
-  const IrAttribute* act = n.FindAttr("activation");
-  const IrAttribute* params = n.FindAttr("activation_params");
+  const IrAttribute* act = n.FindAttr(ops::kActivation);
+  const IrAttribute* params = n.FindAttr(ops::kActivationParams);
   if (act == nullptr) return false;
   if (act->s == "Relu") {
     AppendPostOp(n, PostOpKind::kRelu, 0, 0);
@@ -371,8 +343,8 @@ bool TakeFusedActivation(IrNode& n) {
   } else {
     return false;
   }
-  RemoveAttr(n, "activation");
-  RemoveAttr(n, "activation_params");
+  n.RemoveAttr(ops::kActivation);
+  n.RemoveAttr(ops::kActivationParams);
   return true;
 }
 
@@ -382,7 +354,7 @@ Result<PassStats> LowerMatMulsToDnnl(IrGraph& graph) {
   PassStats stats{"lower-matmul-dnnl", 0};
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
     IrNode& n = graph.nodes[k];
-    const bool gemm = IsOnnx(n, "Gemm") || (n.domain == "com.epctx" && n.op_type == "FusedGemm");
+    const bool gemm = IsOnnx(n, "Gemm") || n.IsOp(ops::kDomain, ops::kFusedGemm);
     if (!IsOnnx(n, "MatMul") && !gemm) continue;
     if (n.inputs.size() < 2 || n.outputs.size() != 1 || n.inputs[0] < 0) continue;
     if (!IsFloatConstant(graph, n.inputs[1]) || ValueOf(graph, n.inputs[1]).shape.size() != 2) {
@@ -404,19 +376,19 @@ Result<PassStats> LowerMatMulsToDnnl(IrGraph& graph) {
       if (IntAttr(n, "transA", 0) != 0 || (a.shape_known && a.shape.size() != 2)) continue;
       bias = GemmBias(graph, n, ndim, FloatAttr(n, "beta", 1.0f));
       if (bias == -2) continue;
-      if (n.op_type == "FusedGemm" && !TakeFusedActivation(graph.nodes[k])) continue;
+      if (n.op_type == ops::kFusedGemm && !TakeFusedActivation(graph.nodes[k])) continue;
     }
     IrNode& m = graph.nodes[k];  // AddConstant may not move nodes, but keep it explicit
     const float alpha = gemm ? FloatAttr(m, "alpha", 1.0f) : 1.0f;
     const int b = PlainWeight(graph, m.inputs[1], trans_b, alpha);
     m.inputs = {m.inputs[0], b};
     if (bias >= 0) m.inputs.push_back(bias);
-    for (std::string_view attr : {"transA", "transB", "alpha", "beta"}) RemoveAttr(m, attr);
-    m.op_type = "DnnlMatMul";
-    m.domain = "com.epctx";
+    for (std::string_view attr : {"transA", "transB", "alpha", "beta"}) m.RemoveAttr(attr);
+    m.op_type = ops::kDnnlMatMul;
+    m.domain = ops::kDomain;
     stats.changed++;
   }
-  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  if (stats.changed > 0) graph.DeclareEpctxOpset();
   return stats;
 }
 
@@ -436,9 +408,8 @@ int RankOf(const IrGraph& g, int v, const std::vector<int>& producer, int depth 
     const IrAttribute* perm = n.FindAttr("perm");
     return perm != nullptr ? static_cast<int>(perm->ints.size()) : -1;
   }
-  const bool matmul =
-      IsOnnx(n, "MatMul") || (n.domain == "com.epctx" && n.op_type == "DnnlBatchMatMul" &&
-                              n.FindAttr("out_perm") == nullptr);
+  const bool matmul = IsOnnx(n, "MatMul") || (n.IsOp(ops::kDomain, ops::kDnnlBatchMatMul) &&
+                                              n.FindAttr(ops::kOutPerm) == nullptr);
   const bool elementwise =
       n.domain.empty() &&
       (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div" ||
@@ -449,8 +420,8 @@ int RankOf(const IrGraph& g, int v, const std::vector<int>& producer, int depth 
     const int i = n.inputs[k];
     if (i < 0) continue;
     // A folded Transpose still tells its operand's rank.
-    const IrAttribute* perm = n.op_type == "DnnlBatchMatMul" && k < 2
-                                  ? n.FindAttr(k == 0 ? "a_perm" : "b_perm")
+    const IrAttribute* perm = n.op_type == ops::kDnnlBatchMatMul && k < 2
+                                  ? n.FindAttr(k == 0 ? ops::kAPerm : ops::kBPerm)
                                   : nullptr;
     const int r =
         perm != nullptr ? static_cast<int>(perm->ints.size()) : RankOf(g, i, producer, depth + 1);
@@ -490,8 +461,8 @@ Result<PassStats> LowerBatchMatMulsToDnnl(IrGraph& graph) {
     }
     // oneDNN multiplies matrices of rank 2 and up; a 1-D operand stays on our MatMul.
     if (RankOf(graph, a, producer) < 2 || RankOf(graph, b, producer) < 2) continue;
-    n.op_type = "DnnlBatchMatMul";
-    n.domain = "com.epctx";
+    n.op_type = ops::kDnnlBatchMatMul;
+    n.domain = ops::kDomain;
     // Transposes feeding it, or reordering its output, become strides of the matmul.
     for (int i = 0; i < 2; ++i) {
       const int v = n.inputs[static_cast<size_t>(i)];
@@ -499,7 +470,7 @@ Result<PassStats> LowerBatchMatMulsToDnnl(IrGraph& graph) {
       if (perm.empty()) continue;
       const size_t t = static_cast<size_t>(producer[static_cast<size_t>(v)]);
       n.inputs[static_cast<size_t>(i)] = graph.nodes[t].inputs[0];
-      SetInts(n, i == 0 ? "a_perm" : "b_perm", std::move(perm));
+      n.SetInts(i == 0 ? ops::kAPerm : ops::kBPerm, std::move(perm));
       dead[t] = true;
       stats.changed++;
     }
@@ -510,7 +481,7 @@ Result<PassStats> LowerBatchMatMulsToDnnl(IrGraph& graph) {
         if (t.inputs.empty() || t.inputs[0] != y) continue;
         const IrAttribute* perm = t.FindAttr("perm");
         if (IsOnnx(t, "Transpose") && t.outputs.size() == 1 && perm != nullptr) {
-          SetInts(n, "out_perm", perm->ints);
+          n.SetInts(ops::kOutPerm, perm->ints);
           n.outputs[0] = t.outputs[0];
           dead[c] = true;
           stats.changed++;
@@ -521,7 +492,7 @@ Result<PassStats> LowerBatchMatMulsToDnnl(IrGraph& graph) {
     stats.changed++;
   }
   EraseNodes(graph, dead);
-  if (stats.changed > 0) graph.opsets["com.epctx"] = 1;
+  if (stats.changed > 0) graph.DeclareEpctxOpset();
   return stats;
 }
 

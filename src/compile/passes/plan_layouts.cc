@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "compile/passes/passes.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/onednn/activation_layout.h"
 #include "exec/kernels/onednn/isa.h"
 #include "exec/kernels/onednn/post_ops.h"
@@ -54,7 +55,7 @@ bool IsPool(const IrNode& n) {
 }
 
 bool IsDnnlConv(const IrNode& n) {
-  return n.domain == "com.epctx" && n.op_type == "DnnlConv";
+  return n.IsOp(ops::kDomain, ops::kDnnlConv);
 }
 
 class Planner {
@@ -85,7 +86,7 @@ class Planner {
       g_.nodes.push_back(std::move(n));
     }
     stats.changed += reorders_;
-    if (stats.changed > 0) g_.opsets["com.epctx"] = 1;
+    if (stats.changed > 0) g_.DeclareEpctxOpset();
     return stats;
   }
 
@@ -167,12 +168,14 @@ class Planner {
     other_[static_cast<size_t>(v)] = out;
     IrNode r;
     r.name = g_.UniqueName(V(v).name + "_reorder");
-    r.op_type = "Reorder";
-    r.domain = "com.epctx";
+    r.op_type = ops::kReorder;
+    r.domain = ops::kDomain;
     r.inputs = {v};
     r.outputs = {out};
-    r.SetInt("to_layout", static_cast<int64_t>(to_blocked ? blocked_ : ActivationLayout::kPlain));
-    r.SetInt("from_layout", static_cast<int64_t>(to_blocked ? ActivationLayout::kPlain : blocked_));
+    r.SetInt(ops::kToLayout,
+             static_cast<int64_t>(to_blocked ? blocked_ : ActivationLayout::kPlain));
+    r.SetInt(ops::kFromLayout,
+             static_cast<int64_t>(to_blocked ? ActivationLayout::kPlain : blocked_));
     r.SetInt("channels", c);
     g_.nodes.push_back(std::move(r));
     reorders_++;
@@ -249,14 +252,14 @@ bool Planner::PlanConv(IrNode& n) {
   bool changed = false;
   if (std::optional<int> xb = ExistingBlocked(x)) {
     n.inputs[0] = *xb;
-    n.SetInt("src_layout", static_cast<int64_t>(blocked_));
+    n.SetInt(ops::kSrcLayout, static_cast<int64_t>(blocked_));
     changed = true;
   }
   const int y = n.outputs[0];
   const bool dst_blocked = Eligible(y) && ReadersTakeBlocked(y);
   if (dst_blocked) {
     MarkBlocked(y);
-    n.SetInt("dst_layout", static_cast<int64_t>(blocked_));
+    n.SetInt(ops::kDstLayout, static_cast<int64_t>(blocked_));
     changed = true;
   }
   if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
@@ -286,8 +289,8 @@ bool Planner::PlanPool(IrNode& n) {
     return false;
   }
   const int64_t c = Channels(x);
-  n.op_type = "DnnlPool";
-  n.domain = "com.epctx";
+  n.op_type = ops::kDnnlPool;
+  n.domain = ops::kDomain;
   n.SetString("pool", max ? "max" : "avg");
   n.SetInt("global", global ? 1 : 0);
   n.SetInt("layout", static_cast<int64_t>(blocked_));
@@ -482,14 +485,14 @@ bool Planner::PlanBatchNorm(IrNode& n) {
   Grow();
   IrNode affine;
   affine.name = n.name;
-  affine.op_type = "ChannelAffine";
-  affine.domain = "com.epctx";
+  affine.op_type = ops::kChannelAffine;
+  affine.domain = ops::kDomain;
   affine.inputs = {x, s_value, t_value};
   affine.outputs = {n.outputs[0]};
   // A blocked channel Concat that only this normalization reads is done in the same pass: the
   // concatenation is then never written (DenseNet).
   if (std::optional<size_t> cat = ConcatOnlyFeeding(x)) {
-    affine.op_type = "ConcatChannelAffine";
+    affine.op_type = ops::kConcatChannelAffine;
     affine.inputs = {s_value, t_value};
     const std::vector<int>& parts = g_.nodes[*cat].inputs;
     affine.inputs.insert(affine.inputs.end(), parts.begin(), parts.end());
@@ -505,13 +508,13 @@ bool Planner::PlanBatchNorm(IrNode& n) {
     if (relu.domain.empty() && relu.op_type == "Relu" && relu.outputs.size() == 1 &&
         Eligible(relu.outputs[0])) {
       IrAttribute kinds, alpha, beta;
-      kinds.name = "post_ops";
+      kinds.name = ops::kPostOps;
       kinds.type = exec::AttrType::kInts;
       kinds.ints = {static_cast<int64_t>(exec::kernels::onednn::PostOpKind::kRelu)};
-      alpha.name = "post_op_alpha";
+      alpha.name = ops::kPostOpAlpha;
       alpha.type = exec::AttrType::kFloats;
       alpha.floats = {0.0f};
-      beta.name = "post_op_beta";
+      beta.name = ops::kPostOpBeta;
       beta.type = exec::AttrType::kFloats;
       beta.floats = {0.0f};
       affine.attrs.push_back(kinds);

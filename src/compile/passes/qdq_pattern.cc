@@ -100,7 +100,7 @@ bool Int8KernelsExactFor(const IrValue& w) {
       std::span<const int8_t>(reinterpret_cast<const int8_t*>(bytes.data()), bytes.size()));
 }
 
-IrNode MakeNode(const std::string& name, const std::string& op, const std::string& domain,
+IrNode MakeNode(const std::string& name, std::string_view op, std::string_view domain,
                 std::vector<int> inputs, int output) {
   IrNode n;
   n.name = name;

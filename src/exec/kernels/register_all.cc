@@ -4,6 +4,7 @@
 #include <span>
 
 #include "exec/kernel.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 
 namespace epctx::exec::kernels {
@@ -92,8 +93,8 @@ constexpr KernelEntry kNnKernels[] = {
     {"LpPool", 2, CreateLpPool},
     {"MatMul", 1, CreateMatMul},
     {"MaxPool", 1, CreateMaxPool},
-    {"FusedConv", 1, CreateFusedConv, "com.epctx"},
-    {"FusedGemm", 1, CreateFusedGemm, "com.epctx"},
+    {ops::kFusedConv, ops::kOpsetVersion, CreateFusedConv, ops::kDomain},
+    {ops::kFusedGemm, ops::kOpsetVersion, CreateFusedGemm, ops::kDomain},
 };
 
 constexpr KernelEntry kTensorKernels[] = {
@@ -149,7 +150,7 @@ constexpr KernelEntry kNormKernels[] = {
     {"MeanVarianceNormalization", 9, CreateMeanVarianceNormalization},
     {"SimplifiedLayerNormalization", 1, CreateSimplifiedLayerNormalization},
     {"Softmax", 1, CreateSoftmax},
-    {"MaskedSoftmax", 1, CreateMaskedSoftmax, "com.epctx"},
+    {ops::kMaskedSoftmax, ops::kOpsetVersion, CreateMaskedSoftmax, ops::kDomain},
     {"SkipLayerNormalization", 1, CreateSkipLayerNormalization, "com.microsoft"},
     {"SkipSimplifiedLayerNormalization", 1, CreateSkipSimplifiedLayerNormalization,
      "com.microsoft"},
@@ -178,7 +179,7 @@ constexpr KernelEntry kQuantKernels[] = {
     {"DynamicQuantizeLinear", 11, CreateDynamicQuantizeLinear},
     {"MatMulInteger", 10, CreateMatMulInteger},
     {"MatMulNBits", 1, CreateMatMulNBits, "com.microsoft"},
-    {"MatMulNBitsPacked", 1, CreateMatMulNBitsPacked, "com.epctx"},
+    {ops::kMatMulNBitsPacked, ops::kOpsetVersion, CreateMatMulNBitsPacked, ops::kDomain},
     {"QLinearConv", 10, CreateQLinearConv},
     {"QLinearMatMul", 10, CreateQLinearMatMul},
     {"QuantizeLinear", 10, CreateQuantizeLinear},
@@ -221,7 +222,7 @@ constexpr KernelEntry kSequenceKernels[] = {
 constexpr KernelEntry kTextKernels[] = {
     {"StringNormalizer", 10, CreateStringNormalizer, "", kStringTensors},
     {"TfIdfVectorizer", 9, CreateTfIdfVectorizer, "", kStringTensors},
-    {"StringConstant", 1, CreateStringConstant, "com.epctx", kStringTensors},
+    {ops::kStringConstant, ops::kOpsetVersion, CreateStringConstant, ops::kDomain, kStringTensors},
 };
 
 namespace training {
@@ -238,21 +239,21 @@ constexpr std::string_view kDomain = "com.microsoft";
 constexpr KernelEntry kAttentionKernels[] = {
     {"GroupQueryAttention", 1, CreateGroupQueryAttention, kDomain},
     {"RotaryEmbedding", 1, CreateRotaryEmbedding, kDomain},
-    {"Attention", 1, CreateAttention, "com.epctx"},
+    {ops::kAttention, ops::kOpsetVersion, CreateAttention, ops::kDomain},
 };
 }  // namespace attention
 
 namespace onednn {
 constexpr KernelEntry kDnnlKernels[] = {
-    {"ChannelAffine", 1, CreateChannelAffine, "com.epctx"},
-    {"ConcatChannelAffine", 1, CreateConcatChannelAffine, "com.epctx"},
-    {"DnnlBatchMatMul", 1, CreateDnnlBatchMatMul, "com.epctx"},
-    {"DnnlConv", 1, CreateDnnlConv, "com.epctx"},
-    {"DnnlIntegerConv", 1, CreateDnnlIntegerConv, "com.epctx"},
-    {"DnnlMatMul", 1, CreateDnnlMatMul, "com.epctx"},
-    {"DnnlMatMulInteger", 1, CreateDnnlMatMulInteger, "com.epctx"},
-    {"DnnlPool", 1, CreateDnnlPool, "com.epctx"},
-    {"Reorder", 1, CreateReorder, "com.epctx"},
+    {ops::kChannelAffine, ops::kOpsetVersion, CreateChannelAffine, ops::kDomain},
+    {ops::kConcatChannelAffine, ops::kOpsetVersion, CreateConcatChannelAffine, ops::kDomain},
+    {ops::kDnnlBatchMatMul, ops::kOpsetVersion, CreateDnnlBatchMatMul, ops::kDomain},
+    {ops::kDnnlConv, ops::kOpsetVersion, CreateDnnlConv, ops::kDomain},
+    {ops::kDnnlIntegerConv, ops::kOpsetVersion, CreateDnnlIntegerConv, ops::kDomain},
+    {ops::kDnnlMatMul, ops::kOpsetVersion, CreateDnnlMatMul, ops::kDomain},
+    {ops::kDnnlMatMulInteger, ops::kOpsetVersion, CreateDnnlMatMulInteger, ops::kDomain},
+    {ops::kDnnlPool, ops::kOpsetVersion, CreateDnnlPool, ops::kDomain},
+    {ops::kReorder, ops::kOpsetVersion, CreateReorder, ops::kDomain},
 };
 }  // namespace onednn
 

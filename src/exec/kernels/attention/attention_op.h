@@ -1,5 +1,5 @@
-// The contract between the compiler's FuseAttention pass and the com.epctx Attention kernel: the
-// op's name and attributes in one place.
+// The contract between the compiler's FuseAttention pass and the com.epctx Attention kernel
+// (ops::kAttention, epctx_ops.h): its attributes in one place.
 //
 // com.epctx Attention: inputs Q [B, N, S, H], K [B, kvN, T, H], V [B, kvN, T, H] (N a multiple of
 // kvN; query head n reads key/value head n / (N / kvN)), mask (optional, bool, broadcastable to
@@ -11,7 +11,6 @@
 
 namespace epctx::exec::kernels {
 
-inline constexpr const char* kAttentionOp = "Attention";
 namespace attention_attr {
 inline constexpr const char* kScale = "scale";
 inline constexpr const char* kMaskFill = "mask_fill";

@@ -4,13 +4,14 @@
 #include <string>
 
 #include "exec/kernels/common/eigen.h"
+#include "exec/kernels/epctx_ops.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
 
 Result<Activation> ParseFusedActivation(const Attributes& attrs) {
-  EPCTX_ASSIGN_OR_RETURN(std::string name, attrs.GetString("activation", ""));
-  EPCTX_ASSIGN_OR_RETURN(std::vector<float> params, attrs.GetFloats("activation_params", {}));
+  EPCTX_ASSIGN_OR_RETURN(std::string name, attrs.GetString(ops::kActivation, ""));
+  EPCTX_ASSIGN_OR_RETURN(std::vector<float> params, attrs.GetFloats(ops::kActivationParams, {}));
   Activation act;
   if (name.empty()) return act;
   if (name == "Relu") {

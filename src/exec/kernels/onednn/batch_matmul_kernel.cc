@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/post_ops.h"
 #include "exec/kernels/onednn/primitive_memo.h"
@@ -77,9 +78,9 @@ class DnnlBatchMatMulKernel final : public Kernel {
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     auto k = std::unique_ptr<DnnlBatchMatMulKernel>(new DnnlBatchMatMulKernel());
     const Attributes& attrs = *node.attrs;
-    EPCTX_ASSIGN_OR_RETURN(k->a_perm_, attrs.GetInts("a_perm"));
-    EPCTX_ASSIGN_OR_RETURN(k->b_perm_, attrs.GetInts("b_perm"));
-    EPCTX_ASSIGN_OR_RETURN(k->out_perm_, attrs.GetInts("out_perm"));
+    EPCTX_ASSIGN_OR_RETURN(k->a_perm_, attrs.GetInts(ops::kAPerm));
+    EPCTX_ASSIGN_OR_RETURN(k->b_perm_, attrs.GetInts(ops::kBPerm));
+    EPCTX_ASSIGN_OR_RETURN(k->out_perm_, attrs.GetInts(ops::kOutPerm));
     EPCTX_ASSIGN_OR_RETURN(k->post_ops_, ParsePostOps(attrs));
     if (ResidualIndex(k->post_ops_) >= 0) {
       return EPCTX_ERROR(kInvalidArgument, "DnnlBatchMatMul adds no residual");
@@ -102,10 +103,10 @@ class DnnlBatchMatMulKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "inputs of shapes {} and {}: ranks 2 to 8 only",
                          ShapeToString(as), ShapeToString(bs));
     }
-    EPCTX_RETURN_IF_ERROR(CheckPerm(a_perm_, as.size(), "a_perm"));
-    EPCTX_RETURN_IF_ERROR(CheckPerm(b_perm_, bs.size(), "b_perm"));
+    EPCTX_RETURN_IF_ERROR(CheckPerm(a_perm_, as.size(), ops::kAPerm));
+    EPCTX_RETURN_IF_ERROR(CheckPerm(b_perm_, bs.size(), ops::kBPerm));
     const size_t rank = std::max(as.size(), bs.size());
-    EPCTX_RETURN_IF_ERROR(CheckPerm(out_perm_, rank, "out_perm"));
+    EPCTX_RETURN_IF_ERROR(CheckPerm(out_perm_, rank, ops::kOutPerm));
     Dims ad, ast, bd, bst;
     EPCTX_RETURN_IF_ERROR(Logical(as, a_perm_, rank, &ad, &ast));
     EPCTX_RETURN_IF_ERROR(Logical(bs, b_perm_, rank, &bd, &bst));

@@ -22,6 +22,7 @@
 
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/activation_layout.h"
 #include "exec/kernels/onednn/post_ops.h"

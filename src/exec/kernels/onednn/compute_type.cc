@@ -1,5 +1,6 @@
 #include "exec/kernels/onednn/compute_type.h"
 
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/onednn/dnnl.h"
 #include "util/cpu_features.h"
 #include "util/status_macros.h"
@@ -7,10 +8,10 @@
 namespace epctx::exec::kernels::onednn {
 
 Result<bool> ParseComputeBf16(const Attributes& attrs) {
-  EPCTX_ASSIGN_OR_RETURN(std::string type, attrs.GetString(kComputeTypeAttr, ""));
+  EPCTX_ASSIGN_OR_RETURN(std::string type, attrs.GetString(ops::kComputeType, ""));
   if (type.empty()) return false;
   if (type != kComputeTypeBf16) {
-    return EPCTX_ERROR(kInvalidArgument, "{} \"{}\" is not \"{}\"", kComputeTypeAttr, type,
+    return EPCTX_ERROR(kInvalidArgument, "{} \"{}\" is not \"{}\"", ops::kComputeType, type,
                        kComputeTypeBf16);
   }
   return true;

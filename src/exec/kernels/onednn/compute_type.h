@@ -1,8 +1,8 @@
 // The element type a DnnlConv or DnnlMatMul multiplies in. A node compiled with
-// epctx.precision=bf16 carries `compute_type` "bf16": its weights are packed as bfloat16, its
-// float32 input is rounded to bfloat16 before each run (in the thread's scratchpad), and the
-// products accumulate in float32 into a float32 output (bias and post-ops in float32). Without
-// the attribute the node computes in float32.
+// epctx.precision=bf16 carries `compute_type` (ops::kComputeType) "bf16": its weights are packed as
+// bfloat16, its float32 input is rounded to bfloat16 before each run (in the thread's scratchpad),
+// and the products accumulate in float32 into a float32 output (bias and post-ops in float32).
+// Without the attribute the node computes in float32.
 //
 // bfloat16 primitives are used only where oneDNN runs them on the CPU's own bf16 dot products
 // (avx512_bf16: oneDNN's avx512_core_bf16 and AMX tiers); elsewhere oneDNN would emulate them,
@@ -18,7 +18,6 @@
 
 namespace epctx::exec::kernels::onednn {
 
-inline constexpr std::string_view kComputeTypeAttr = "compute_type";
 inline constexpr std::string_view kComputeTypeBf16 = "bf16";
 
 // Whether the node's `compute_type` asks for bfloat16; kInvalidArgument for values other than

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/conv_primitive.h"
@@ -29,13 +30,13 @@ class DnnlConvKernel final : public Kernel {
     const Attributes& attrs = *node.attrs;
     EPCTX_ASSIGN_OR_RETURN(k->window_, ParseWindowAttrs(attrs));
     EPCTX_ASSIGN_OR_RETURN(k->group_, attrs.GetInt("group", 1));
-    EPCTX_ASSIGN_OR_RETURN(k->weight_dims_, attrs.GetInts("weights_shape"));
-    EPCTX_ASSIGN_OR_RETURN(k->format_, attrs.GetInts("weights_format"));
-    EPCTX_ASSIGN_OR_RETURN(int64_t src_layout, attrs.GetInt("src_layout", 0));
-    EPCTX_ASSIGN_OR_RETURN(int64_t dst_layout, attrs.GetInt("dst_layout", 0));
+    EPCTX_ASSIGN_OR_RETURN(k->weight_dims_, attrs.GetInts(ops::kWeightsShape));
+    EPCTX_ASSIGN_OR_RETURN(k->format_, attrs.GetInts(ops::kWeightsFormat));
+    EPCTX_ASSIGN_OR_RETURN(int64_t src_layout, attrs.GetInt(ops::kSrcLayout, 0));
+    EPCTX_ASSIGN_OR_RETURN(int64_t dst_layout, attrs.GetInt(ops::kDstLayout, 0));
     EPCTX_ASSIGN_OR_RETURN(k->config_.src_layout, ParseActivationLayout(src_layout));
     EPCTX_ASSIGN_OR_RETURN(k->config_.dst_layout, ParseActivationLayout(dst_layout));
-    EPCTX_ASSIGN_OR_RETURN(int64_t winograd, attrs.GetInt("winograd", 0));
+    EPCTX_ASSIGN_OR_RETURN(int64_t winograd, attrs.GetInt(ops::kWinograd, 0));
     k->config_.winograd = winograd != 0;
     EPCTX_ASSIGN_OR_RETURN(k->config_.post_ops, ParsePostOps(attrs));
     EPCTX_ASSIGN_OR_RETURN(k->config_.bf16, ParseComputeBf16(attrs));

@@ -16,6 +16,7 @@
 #include "exec/kernels/common/scratch.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/conv_primitive.h"
 #include "exec/kernels/onednn/primitive_memo.h"
@@ -74,10 +75,10 @@ class DnnlIntegerConvKernel final : public Kernel {
     const Attributes& attrs = *node.attrs;
     EPCTX_ASSIGN_OR_RETURN(k->window_, ParseWindowAttrs(attrs));
     EPCTX_ASSIGN_OR_RETURN(k->group_, attrs.GetInt("group", 1));
-    EPCTX_ASSIGN_OR_RETURN(k->weight_dims_, attrs.GetInts("weights_shape"));
-    EPCTX_ASSIGN_OR_RETURN(k->format_, attrs.GetInts("weights_format"));
+    EPCTX_ASSIGN_OR_RETURN(k->weight_dims_, attrs.GetInts(ops::kWeightsShape));
+    EPCTX_ASSIGN_OR_RETURN(k->format_, attrs.GetInts(ops::kWeightsFormat));
     EPCTX_ASSIGN_OR_RETURN(int64_t zero_point, attrs.GetInt("x_zero_point", 0));
-    EPCTX_ASSIGN_OR_RETURN(k->config_.output_scales, attrs.GetFloats("output_scales"));
+    EPCTX_ASSIGN_OR_RETURN(k->config_.output_scales, attrs.GetFloats(ops::kOutputScales));
     if (k->weight_dims_.size() != 4 || k->group_ < 1) {
       return EPCTX_ERROR(kInvalidArgument, "weights_shape {} / group {} is not a 2-D convolution's",
                          ShapeToString(k->weight_dims_), k->group_);

@@ -18,6 +18,7 @@
 #include "exec/kernels/common/scratch.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/packed_matmul.h"
 #include "exec/kernels/onednn/runtime.h"
@@ -31,8 +32,8 @@ class DnnlMatMulIntegerKernel final : public Kernel {
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     auto k = std::unique_ptr<DnnlMatMulIntegerKernel>(new DnnlMatMulIntegerKernel());
     const Attributes& attrs = *node.attrs;
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts("weights_shape"));
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, attrs.GetInts("weights_format"));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts(ops::kWeightsShape));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, attrs.GetInts(ops::kWeightsFormat));
     if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1) {
       return EPCTX_ERROR(kInvalidArgument, "weights_shape {} is not a [K, N] matrix",
                          ShapeToString(dims));
@@ -41,7 +42,7 @@ class DnnlMatMulIntegerKernel final : public Kernel {
     config.integer = true;
     EPCTX_RETURN_IF_ERROR(k->matmul_.Init(config, std::move(format)));
     if (!InputPresent(node, 3)) return EPCTX_ERROR(kInvalidArgument, "input W_colsum is missing");
-    EPCTX_ASSIGN_OR_RETURN(k->output_scales_, attrs.GetFloats("output_scales"));
+    EPCTX_ASSIGN_OR_RETURN(k->output_scales_, attrs.GetFloats(ops::kOutputScales));
     const size_t scales = k->output_scales_.size();
     if (scales > 1 && static_cast<int64_t>(scales) != dims[1]) {
       return EPCTX_ERROR(kInvalidArgument, "{} output_scales for {} columns", scales, dims[1]);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/packed_matmul.h"
@@ -23,8 +24,8 @@ class DnnlMatMulKernel final : public Kernel {
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     auto k = std::unique_ptr<DnnlMatMulKernel>(new DnnlMatMulKernel());
     const Attributes& attrs = *node.attrs;
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts("weights_shape"));
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, attrs.GetInts("weights_format"));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts(ops::kWeightsShape));
+    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, attrs.GetInts(ops::kWeightsFormat));
     MatMulConfig config;
     EPCTX_ASSIGN_OR_RETURN(config.post_ops, ParsePostOps(attrs));
     EPCTX_ASSIGN_OR_RETURN(config.bf16, ParseComputeBf16(attrs));

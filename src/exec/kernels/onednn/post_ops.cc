@@ -2,6 +2,7 @@
 
 #include "exec/kernels/common/eigen.h"
 #include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/epctx_ops.h"
 #include "util/status_macros.h"
 
 #pragma GCC diagnostic push
@@ -40,9 +41,9 @@ std::string_view PostOpName(PostOpKind kind) {
 }
 
 Result<std::vector<PostOp>> ParsePostOps(const Attributes& attrs) {
-  EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> kinds, attrs.GetInts("post_ops"));
-  EPCTX_ASSIGN_OR_RETURN(std::vector<float> alpha, attrs.GetFloats("post_op_alpha"));
-  EPCTX_ASSIGN_OR_RETURN(std::vector<float> beta, attrs.GetFloats("post_op_beta"));
+  EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> kinds, attrs.GetInts(ops::kPostOps));
+  EPCTX_ASSIGN_OR_RETURN(std::vector<float> alpha, attrs.GetFloats(ops::kPostOpAlpha));
+  EPCTX_ASSIGN_OR_RETURN(std::vector<float> beta, attrs.GetFloats(ops::kPostOpBeta));
   if (alpha.size() != kinds.size() || beta.size() != kinds.size()) {
     return EPCTX_ERROR(kInvalidArgument,
                        "post_ops has {} entries but post_op_alpha {} and post_op_beta {}",

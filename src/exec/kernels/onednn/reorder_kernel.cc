@@ -6,6 +6,7 @@
 
 #include <fmt/ranges.h>
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/activation_layout.h"
 #include "exec/kernels/onednn/conv_primitive.h"
@@ -21,8 +22,8 @@ class ReorderKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     auto k = std::unique_ptr<ReorderKernel>(new ReorderKernel());
-    EPCTX_ASSIGN_OR_RETURN(int64_t to, node.attrs->GetInt("to_layout", -1));
-    EPCTX_ASSIGN_OR_RETURN(int64_t from, node.attrs->GetInt("from_layout", -1));
+    EPCTX_ASSIGN_OR_RETURN(int64_t to, node.attrs->GetInt(ops::kToLayout, -1));
+    EPCTX_ASSIGN_OR_RETURN(int64_t from, node.attrs->GetInt(ops::kFromLayout, -1));
     EPCTX_ASSIGN_OR_RETURN(k->to_, ParseActivationLayout(to));
     EPCTX_ASSIGN_OR_RETURN(k->from_, ParseActivationLayout(from));
     if (k->to_ == k->from_) {

@@ -29,9 +29,9 @@
 
 namespace epctx::exec::kernels {
 
-// The op the compiler lowers MatMulNBits to (domain com.epctx): inputs A, codes, scales,
-// zero_points (optional), bias (optional), all in the packed layout; attributes as below.
-inline constexpr const char* kMatMulNBitsPackedOp = "MatMulNBitsPacked";
+// The op the compiler lowers MatMulNBits to (ops::kMatMulNBitsPacked, epctx_ops.h): inputs A,
+// codes, scales, zero_points (optional), bias (optional), all in the packed layout; attributes as
+// below.
 namespace nbits_attr {
 inline constexpr const char* kK = "K";
 inline constexpr const char* kN = "N";
