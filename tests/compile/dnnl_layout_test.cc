@@ -1,6 +1,6 @@
 // The channel-blocked activation plan (plan_layouts.cc) and the post-op fusions around it
-// (lower_to_dnnl.cc) keep results equal to the reference kernels: residual additions fused into
-// a DnnlConv, pooling between convolutions, Concat along channels, element-wise ops with
+// (fuse_dnnl_post_ops.cc) keep results equal to the reference kernels: residual additions fused
+// into a DnnlConv, pooling between convolutions, Concat along channels, element-wise ops with
 // per-channel constants and with other blocked tensors, graph outputs taken inside a blocked
 // chain, and values read both blocked and plain. Where the plan matters (no Reorder between
 // convolutions, an Add that disappeared into a DnnlConv) the optimised graph is checked too.

@@ -85,7 +85,7 @@ struct PassOptions {
   bool compute_bf16 = false;  // epctx.precision=bf16: ComputeInBf16 runs before PackWeights
 };
 
-// The standard pipeline, in order.
+// The standard pipeline, in order (pipeline.cc).
 Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph, const PassOptions& options = {});
 
 // Value `index` of the graph (index >= 0).
