@@ -153,7 +153,6 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
     return BindAt(state, static_cast<uint32_t>(body), depth + 1);
   };
   auto bound = std::unique_ptr<BoundProgram>(new BoundProgram());
-  bound->program_ = &program;
   bound->arena_bytes_ = static_cast<uint64_t>(program.arena_bytes());
   bound->buffers_ = state.buffers;
   bound->num_threads_ = num_threads > 0 ? num_threads : UsableCores();
@@ -164,11 +163,7 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
     const fb::Value* v = program.values()->Get(static_cast<uint32_t>(i));
     bound->slots_[i].arena_offset = v->arena_offset();
     bound->slots_[i].arena_bytes = v->arena_bytes();
-    bound->slots_[i].kind = static_cast<ValueKind>(v->kind());
-    bound->slots_[i].optional = v->optional();
-    bound->slots_[i].dtype = static_cast<DataType>(v->dtype());
-    bound->slots_[i].shape_known = v->shape() != nullptr;
-    bound->slots_[i].shape = SpanOf(v->shape());
+    bound->slots_[i].decl = DecodeValue(*v);
     if (v->weight() >= 0) {
       EPCTX_ASSIGN_OR_RETURN(bound->weights_[i], weights(static_cast<uint32_t>(v->weight())));
     }
@@ -187,13 +182,12 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
       d.present = false;
       return d;
     }
-    const fb::Value* v = program.values()->Get(static_cast<uint32_t>(index));
-    d.kind = static_cast<ValueKind>(v->kind());
-    d.optional = v->optional();
-    d.dtype = static_cast<DataType>(v->dtype());
-    d.shape_known = v->shape() != nullptr;
-    auto shape = SpanOf(v->shape());
-    d.shape.assign(shape.begin(), shape.end());
+    const ValueDecl& decl = bound->slots_[static_cast<size_t>(index)].decl;
+    d.kind = decl.kind;
+    d.optional = decl.optional;
+    d.dtype = decl.dtype;
+    d.shape_known = decl.shape_known;
+    d.shape.assign(decl.shape.begin(), decl.shape.end());
     if (is_input && !bound->weights_[static_cast<size_t>(index)].empty()) {
       d.constant = &bound->weights_[static_cast<size_t>(index)];
     }
@@ -243,9 +237,9 @@ void BoundProgram::Prepare(const std::atomic<bool>& stop, std::atomic<size_t>& n
   std::vector<bool> known(slots_.size(), false);
   for (size_t i = 0; i < slots_.size(); ++i) {
     const Slot& slot = slots_[i];
-    known[i] = slot.shape_known &&
-               std::all_of(slot.shape.begin(), slot.shape.end(), [](int64_t d) { return d >= 0; });
-    if (known[i]) shapes[i].assign(slot.shape.begin(), slot.shape.end());
+    known[i] = slot.decl.shape_known && std::all_of(slot.decl.shape.begin(), slot.decl.shape.end(),
+                                                    [](int64_t d) { return d >= 0; });
+    if (known[i]) shapes[i].assign(slot.decl.shape.begin(), slot.decl.shape.end());
   }
   std::vector<const std::vector<int64_t>*> inputs;
   for (;;) {
@@ -299,7 +293,7 @@ class BoundProgram::RunContext final : public KernelContext {
     // Refused before any memory is taken rather than after the node ran (Run checks every output
     // against its declaration): a forged program's attributes must not make a tensor of any size
     // first (a Convolution of a forged blob asked for 4.8 GB).
-    if (shapes_as_declared_ && slot.kind == ValueKind::kTensor && !slot.optional &&
+    if (shapes_as_declared_ && slot.decl.kind == ValueKind::kTensor && !slot.decl.optional &&
         !program_.HasDeclaredShape(static_cast<int32_t>(v), shape)) {
       return program_.DeclarationMismatch(static_cast<int32_t>(v), type, shape);
     }
@@ -400,13 +394,7 @@ bool BoundProgram::HasDeclaredShape(int32_t v, const Tensor& t) const {
 }
 
 bool BoundProgram::HasDeclaredShape(int32_t v, std::span<const int64_t> shape) const {
-  const Slot& slot = slots_[static_cast<size_t>(v)];
-  if (!slot.shape_known) return true;
-  if (shape.size() != slot.shape.size()) return false;
-  for (size_t d = 0; d < slot.shape.size(); ++d) {
-    if (slot.shape[d] >= 0 && slot.shape[d] != shape[d]) return false;
-  }
-  return true;
+  return slots_[static_cast<size_t>(v)].decl.HasShape(shape);
 }
 
 namespace {
@@ -421,36 +409,35 @@ bool TypeFits(DataType declared, DataType given) {
 
 Status BoundProgram::CheckKindAndType(int32_t v, const Tensor& t) const {
   const Slot& slot = slots_[static_cast<size_t>(v)];
-  const std::string_view name =
-      program_->values()->Get(static_cast<uint32_t>(v))->name()->string_view();
+  const std::string_view name = slot.decl.name;
   if (t.kind() == ValueKind::kNone) {
-    if (slot.optional) return Status::Ok();
+    if (slot.decl.optional) return Status::Ok();
     return EPCTX_ERROR(kInvalidArgument,
                        "value '{}' is an empty optional, but the program "
                        "declares {} that is not optional",
-                       name, ValueKindName(slot.kind));
+                       name, ValueKindName(slot.decl.kind));
   }
-  if (t.kind() != slot.kind) {
+  if (t.kind() != slot.decl.kind) {
     return EPCTX_ERROR(kInvalidArgument, "value '{}' is {}, but the program declares {}{}", name,
-                       ValueKindName(t.kind()), slot.optional ? "an optional of " : "",
-                       ValueKindName(slot.kind));
+                       ValueKindName(t.kind()), slot.decl.optional ? "an optional of " : "",
+                       ValueKindName(slot.decl.kind));
   }
-  if (!TypeFits(slot.dtype, t.dtype()) &&
+  if (!TypeFits(slot.decl.dtype, t.dtype()) &&
       !(t.kind() == ValueKind::kSequence && t.dtype() == DataType::kUndefined &&
         t.elements().empty())) {
     return EPCTX_ERROR(kInvalidArgument, "value '{}' is {} of {}, but the program declares {}",
                        name, ValueKindName(t.kind()), DataTypeName(t.dtype()),
-                       DataTypeName(slot.dtype));
+                       DataTypeName(slot.decl.dtype));
   }
   return Status::Ok();
 }
 
 Status BoundProgram::CheckDeclared(int32_t v, const Tensor& t, bool check_shape) const {
   const Slot& slot = slots_[static_cast<size_t>(v)];
-  if (!t.is_tensor() || slot.kind != ValueKind::kTensor || slot.optional) {
+  if (!t.is_tensor() || slot.decl.kind != ValueKind::kTensor || slot.decl.optional) {
     return CheckKindAndType(v, t);
   }
-  const bool type_fits = TypeFits(slot.dtype, t.dtype());
+  const bool type_fits = TypeFits(slot.decl.dtype, t.dtype());
   if (type_fits && (!check_shape || HasDeclaredShape(v, t))) return Status::Ok();
   return DeclarationMismatch(v, t.dtype(), t.shape());
 }
@@ -458,11 +445,11 @@ Status BoundProgram::CheckDeclared(int32_t v, const Tensor& t, bool check_shape)
 Status BoundProgram::DeclarationMismatch(int32_t v, DataType type,
                                          const std::vector<int64_t>& shape) const {
   const Slot& slot = slots_[static_cast<size_t>(v)];
-  std::vector<int64_t> declared(slot.shape.begin(), slot.shape.end());
+  std::vector<int64_t> declared(slot.decl.shape.begin(), slot.decl.shape.end());
   return EPCTX_ERROR(kInvalidArgument, "value '{}' is {} {}, but the program declares {} {}",
-                     program_->values()->Get(static_cast<uint32_t>(v))->name()->string_view(),
-                     DataTypeName(type), ShapeToString(shape), DataTypeName(slot.dtype),
-                     slot.shape_known ? ShapeToString(declared) : "of any shape");
+                     slot.decl.name, DataTypeName(type), ShapeToString(shape),
+                     DataTypeName(slot.decl.dtype),
+                     slot.decl.shape_known ? ShapeToString(declared) : "of any shape");
 }
 
 Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
@@ -484,11 +471,11 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
   for (size_t i = 0; i < inputs.size(); ++i) {
     // Bodies get their inputs from the node running them, not from a checked session input.
     const Slot& slot = slots_[static_cast<size_t>(inputs_[i])];
-    if (!inputs[i].is_tensor() || slot.kind != ValueKind::kTensor || slot.optional) {
+    if (!inputs[i].is_tensor() || slot.decl.kind != ValueKind::kTensor || slot.decl.optional) {
       EPCTX_RETURN_IF_ERROR(CheckKindAndType(inputs_[i], inputs[i]));
-    } else if (!TypeFits(slot.dtype, inputs[i].dtype())) {
+    } else if (!TypeFits(slot.decl.dtype, inputs[i].dtype())) {
       return EPCTX_ERROR(kInvalidArgument, "input {} is {}, but the program declares {}", i,
-                         DataTypeName(inputs[i].dtype()), DataTypeName(slot.dtype));
+                         DataTypeName(inputs[i].dtype()), DataTypeName(slot.decl.dtype));
     }
     values[static_cast<size_t>(inputs_[i])] = inputs[i];
     // ONNX Runtime takes a tensor of any shape for an input declared as a scalar (a [1] sample
@@ -532,10 +519,8 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
     }
     for (int32_t o : n.outputs) {
       if (o >= 0 && values[static_cast<size_t>(o)].empty()) {
-        return EPCTX_ERROR(
-            kInternal, "{} node '{}' did not produce output '{}'", n.node->op_type()->string_view(),
-            ViewOf(n.node->name()),
-            program_->values()->Get(static_cast<uint32_t>(o))->name()->string_view());
+        return EPCTX_ERROR(kInternal, "{} node '{}' did not produce output '{}'",
+                           n.node->op_type()->string_view(), ViewOf(n.node->name()), ValueName(o));
       }
       if (o >= 0) {
         Status declared = CheckDeclared(o, values[static_cast<size_t>(o)], shapes_as_declared);

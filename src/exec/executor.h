@@ -13,8 +13,14 @@
 #include "epctx/tensor.h"
 #include "exec/kernel.h"
 #include "exec/value_buffer_pool.h"
+#include "exec/value_decl.h"
+
+namespace epctx::format {
+class BlobView;
+}  // namespace epctx::format
 
 namespace epctx::fb {
+struct Model;
 struct Program;
 struct Node;
 }  // namespace epctx::fb
@@ -82,6 +88,10 @@ class BoundProgram {
   // A model with one program.
   static Result<std::unique_ptr<BoundProgram>> Bind(const fb::Program& program,
                                                     const WeightResolver& weights, int num_threads);
+  // The main program of `model` in `blob`, with the bodies it uses, its weights views of the
+  // blob's bytes (no owner: the blob must outlive the BoundProgram; bind_model.cc).
+  static Result<std::unique_ptr<BoundProgram>> BindModel(const format::BlobView& blob,
+                                                         const fb::Model& model, int num_threads);
 
   // Limits of one Bind(): how deep bodies may nest, and how many programs (each use of a body
   // counts) may be bound in all.
@@ -90,7 +100,9 @@ class BoundProgram {
   // Free value buffers a session keeps for its next run (ValueBufferPool), at most.
   static constexpr uint64_t kMaxRetainedValueBytes = uint64_t{256} << 20;
 
-  const fb::Program& program() const { return *program_; }
+  // What the program declares for its input or output `index`.
+  const ValueDecl& input_decl(size_t index) const { return slots_[inputs_[index]].decl; }
+  const ValueDecl& output_decl(size_t index) const { return slots_[outputs_[index]].decl; }
   uint64_t arena_bytes() const { return arena_bytes_; }
 
   // Kernel::Prepare for every node of this program with the shapes the compiler knows, in
@@ -129,11 +141,7 @@ class BoundProgram {
     int last_use = -1;  // node index after which the value can be released
     // What the program declares; kernels were bound against it, so a tensor that disagrees is
     // refused before another kernel reads it.
-    ValueKind kind = ValueKind::kTensor;  // kTensor or kSequence
-    bool optional = false;                // may be ValueKind::kNone
-    DataType dtype = DataType::kUndefined;
-    bool shape_known = false;
-    std::span<const int64_t> shape;  // -1 for dims unknown at compile time
+    ValueDecl decl;
   };
   // kInvalidArgument when `t` is not of the kind (tensor, sequence, optional) and element type
   // value `v` declares.
@@ -167,7 +175,6 @@ class BoundProgram {
   struct BindState;
   static Result<std::unique_ptr<BoundProgram>> BindAt(BindState& state, uint32_t index, int depth);
 
-  const fb::Program* program_ = nullptr;
   uint64_t arena_bytes_ = 0;
   int num_threads_ = 1;
   // Values that do not fit their arena place, kept between runs (shared with the bodies).

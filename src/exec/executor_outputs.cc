@@ -13,7 +13,7 @@
 namespace epctx::exec {
 
 std::string_view BoundProgram::ValueName(int32_t v) const {
-  return program_->values()->Get(static_cast<uint32_t>(v))->name()->string_view();
+  return slots_[static_cast<size_t>(v)].decl.name;
 }
 
 Status BoundProgram::BindOutputs(std::span<const Tensor> bound, OutputBindings& bindings) const {

@@ -5,6 +5,7 @@
 
 #include "epctx/inspect.h"
 #include "exec/executor.h"
+#include "exec/value_decl.h"
 #include "format/blob_reader.h"
 #include "format/target.h"
 #include "loader/context_resolver.h"
@@ -166,28 +167,20 @@ BlobInfo DescribeBlob(const format::BlobView& view, const std::string& name) {
 // build and accepts its attributes and static types.
 VerifyCheck BindAllModels(const format::BlobView& view) {
   VerifyCheck check{"kernels", true, ""};
-  exec::WeightResolver weights = [&view](uint32_t index) -> Result<Tensor> {
-    const fb::Weight* w = view.manifest().weights()->Get(index);
-    std::vector<int64_t> shape;
-    if (w->shape() != nullptr) shape.assign(w->shape()->begin(), w->shape()->end());
-    return Tensor::View(static_cast<DataType>(w->dtype()), std::move(shape),
-                        view.WeightBytes(index).data(), nullptr);
-  };
   size_t programs_bound = 0, nodes_bound = 0;
   for (const fb::Model* m : *view.manifest().models()) {
-    std::vector<const fb::Program*> programs;
     for (uint32_t i = 0; i < m->programs()->size(); ++i) {
-      programs.push_back(view.GetProgram(*m, i));
-      nodes_bound += programs.back()->nodes() ? programs.back()->nodes()->size() : 0;
+      const fb::Program* program = view.GetProgram(*m, i);
+      nodes_bound += program->nodes() ? program->nodes()->size() : 0;
     }
-    auto bound = exec::BoundProgram::Bind(programs, 0, weights, 1);
+    auto bound = exec::BoundProgram::BindModel(view, *m, 1);
     if (!bound.ok()) {
       check.passed = false;
       check.detail =
           fmt::format("model '{}': {}", m->name()->string_view(), bound.status().message());
       return check;
     }
-    programs_bound += programs.size();
+    programs_bound += m->programs()->size();
   }
   check.detail = fmt::format("{} programs, {} nodes bound to this build's kernels", programs_bound,
                              nodes_bound);
@@ -232,8 +225,8 @@ VerifyCheck CheckInterface(const loader::ResolvedContextModel& ctx, const format
     return check;
   }
   const fb::Program& main = *view.GetProgram(**model, 0);
-  Status s = loader::CheckDeclaredInterface(ctx, DescribeValues(main, main.inputs()),
-                                            DescribeValues(main, main.outputs()));
+  Status s =
+      loader::CheckDeclaredInterface(ctx, exec::DescribeInputs(main), exec::DescribeOutputs(main));
   check.passed = s.ok();
   check.detail = s.ok() ? fmt::format("{} inputs and {} outputs match the blob's model",
                                       ctx.node.inputs.size(), ctx.node.outputs.size())

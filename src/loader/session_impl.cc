@@ -8,22 +8,6 @@
 namespace epctx {
 namespace {
 
-ValueInfo DescribeValue(const fb::Value& v) {
-  ValueInfo info;
-  info.name = v.name()->str();
-  info.kind = static_cast<ValueKind>(v.kind());
-  info.optional = v.optional();
-  info.dtype = static_cast<DataType>(v.dtype());
-  if (v.shape() != nullptr) info.shape.assign(v.shape()->begin(), v.shape()->end());
-  info.dim_names.assign(info.shape.size(), "");
-  if (v.dim_names() != nullptr) {
-    for (uint32_t i = 0; i < v.dim_names()->size() && i < info.shape.size(); ++i) {
-      info.dim_names[i] = v.dim_names()->Get(i)->str();
-    }
-  }
-  return info;
-}
-
 // Inputs show their declared dim names; outputs do not (ONNX's inference may have named their
 // open dims, unk__0, ...).
 std::string NamesOf(const std::vector<ValueInfo>& values, bool dim_names) {
@@ -37,38 +21,21 @@ std::string NamesOf(const std::vector<ValueInfo>& values, bool dim_names) {
 
 }  // namespace
 
-std::vector<ValueInfo> DescribeValues(const fb::Program& program,
-                                      const flatbuffers::Vector<int32_t>* list) {
-  std::vector<ValueInfo> out;
-  if (list == nullptr) return out;
-  for (int32_t v : *list) out.push_back(DescribeValue(*program.values()->Get(v)));
-  return out;
-}
-
 Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
     std::shared_ptr<const loader::LoadedBlob> blob, const std::string& partition_name,
     int num_threads, loader::PrepareKernels prepare) {
   const format::BlobView& view = blob->view();
   EPCTX_ASSIGN_OR_RETURN(const fb::Model* model, view.FindModel(partition_name));
-  std::vector<const fb::Program*> programs;
-  for (uint32_t i = 0; i < model->programs()->size(); ++i) {
-    programs.push_back(view.GetProgram(*model, i));
-  }
-  const fb::Program* program = programs[0];
   auto impl = std::unique_ptr<SessionImpl>(new SessionImpl());
   const loader::LoadedBlob* raw = blob.get();
-  // Weight views carry no owner: the session holds the blob for as long as they exist.
-  exec::WeightResolver weights = [raw](uint32_t index) -> Result<Tensor> {
-    const fb::Weight* w = raw->view().manifest().weights()->Get(index);
-    std::vector<int64_t> shape;
-    if (w->shape() != nullptr) shape.assign(w->shape()->begin(), w->shape()->end());
-    return Tensor::View(static_cast<DataType>(w->dtype()), std::move(shape),
-                        raw->view().WeightBytes(index).data(), nullptr);
-  };
-  EPCTX_ASSIGN_OR_RETURN(impl->program_,
-                         exec::BoundProgram::Bind(programs, 0, weights, num_threads));
-  impl->inputs_ = DescribeValues(*program, program->inputs());
-  impl->outputs_ = DescribeValues(*program, program->outputs());
+  // The weights are views of the blob's bytes: the session holds the blob while they exist.
+  EPCTX_ASSIGN_OR_RETURN(impl->program_, exec::BoundProgram::BindModel(view, *model, num_threads));
+  for (size_t i = 0; i < impl->program_->input_count(); ++i) {
+    impl->inputs_.push_back(impl->program_->input_decl(i).ToValueInfo());
+  }
+  for (size_t i = 0; i < impl->program_->output_count(); ++i) {
+    impl->outputs_.push_back(impl->program_->output_decl(i).ToValueInfo());
+  }
   impl->blob_ = std::move(blob);
   // The arena's pages cost nothing until touched: mapping them is part of the preparation.
   if (impl->program_->arena_bytes() > 0) {

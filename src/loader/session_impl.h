@@ -14,14 +14,9 @@
 #include "loader/blob_registry.h"
 #include "loader/engine_options.h"
 #include "loader/profiler.h"
-#include "program_generated.h"
 #include "util/anonymous_memory.h"
 
 namespace epctx {
-
-// The values `list` names in `program`, as a session describes its inputs and outputs.
-std::vector<ValueInfo> DescribeValues(const fb::Program& program,
-                                      const flatbuffers::Vector<int32_t>* list);
 
 class SessionImpl {
  public:

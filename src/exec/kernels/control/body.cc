@@ -1,6 +1,5 @@
 #include "exec/kernels/control/body.h"
 
-#include "program_generated.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
@@ -26,18 +25,14 @@ Result<Body> Body::Bind(const NodeInfo& node, std::string_view attr, size_t form
 }
 
 DataType Body::output_dtype(size_t index) const {
-  const fb::Program& p = program_->program();
-  int32_t v = p.outputs()->Get(static_cast<uint32_t>(index));
-  return static_cast<DataType>(p.values()->Get(static_cast<uint32_t>(v))->dtype());
+  return program_->output_decl(index).dtype;
 }
 
 std::vector<int64_t> Body::output_shape(size_t index, bool* known) const {
-  const fb::Program& p = program_->program();
-  int32_t v = p.outputs()->Get(static_cast<uint32_t>(index));
-  const auto* shape = p.values()->Get(static_cast<uint32_t>(v))->shape();
-  *known = shape != nullptr;
-  if (shape == nullptr) return {};
-  std::vector<int64_t> dims(shape->begin(), shape->end());
+  const ValueDecl& decl = program_->output_decl(index);
+  *known = decl.shape_known;
+  if (!decl.shape_known) return {};
+  std::vector<int64_t> dims(decl.shape.begin(), decl.shape.end());
   for (int64_t d : dims) {
     if (d < 0) *known = false;
   }
