@@ -26,14 +26,9 @@ uint64_t ValueBufferPool::SizeClass(uint64_t bytes) {
 Result<Tensor> ValueBufferPool::Allocate(DataType type, std::vector<int64_t> shape) {
   const size_t elem = DataTypeSize(type);
   if (type == DataType::kString || elem == 0) return Tensor::Allocate(type, std::move(shape));
-  int64_t count = 1;
   uint64_t bytes = 0;
-  for (int64_t d : shape) {
-    if (d < 0 || __builtin_mul_overflow(count, d, &count)) {
-      return Tensor::Allocate(type, std::move(shape));  // it reports the bad shape
-    }
-  }
-  if (!CheckedMul(static_cast<uint64_t>(count), elem, &bytes) || bytes < kMinPooledBytes ||
+  // A bad shape: Tensor::Allocate reports it.
+  if (!CheckedByteSize(shape, elem, &bytes) || bytes < kMinPooledBytes ||
       bytes > (std::numeric_limits<uint64_t>::max() >> 2)) {
     return Tensor::Allocate(type, std::move(shape));
   }

@@ -28,6 +28,11 @@ struct ValueDecl {
   bool shape_known = false;
   std::span<const int64_t> shape;  // -1 for dims unknown at compile time
 
+  // Whether a value of type `given` may fill this declaration: the same type, or any numeric type
+  // where the compiler did not know it (a string never reaches a kernel not bound for strings).
+  bool AcceptsType(DataType given) const {
+    return given == dtype || (dtype == DataType::kUndefined && given != DataType::kString);
+  }
   // Whether `dims` have the declared rank and static dims (any dims when the shape is unknown).
   bool HasShape(std::span<const int64_t> dims) const;
   // The public description: name, kind, type, shape and dim names ("" where unnamed).

@@ -195,11 +195,11 @@ Result<Tensor> Tensor::Clone() const {
 }
 
 Tensor Tensor::Reshaped(std::vector<int64_t> shape) const {
-  int64_t count = 1;
+  int64_t count = 0;
   for (int64_t d : shape) {
-    if (d < 0 || __builtin_mul_overflow(count, d, &count)) return Tensor();
+    if (d < 0) return Tensor();
   }
-  if (count != element_count_) return Tensor();
+  if (!ExactDimProduct(shape, &count) || count != element_count_) return Tensor();
   return Tensor(dtype_, std::move(shape), count, data_, owner_);
 }
 
