@@ -140,24 +140,24 @@ class DnnlBatchMatMulKernel final : public Kernel {
     Dims shapes = as;
     shapes.push_back(-1);
     shapes.insert(shapes.end(), bs.begin(), bs.end());
-    std::shared_ptr<const CachedPrimitive> prim = memo_.Find(shapes, threads);
     try {
       using dnnl::memory;
       const memory::desc ad_md(ad, memory::data_type::f32, ast);
       const memory::desc bd_md(bd, memory::data_type::f32, bst);
       const memory::desc yd_md(yd, memory::data_type::f32, yst);
-      if (prim == nullptr) {
-        std::string key = fmt::format("bmm t{} a{}/{} b{}/{} y{}", threads, fmt::join(ad, ","),
-                                      fmt::join(ast, ","), fmt::join(bd, ","), fmt::join(bst, ","),
-                                      fmt::join(yst, ","));
+      auto key = [&] {
+        std::string k = fmt::format("bmm t{} a{}/{} b{}/{} y{}", threads, fmt::join(ad, ","),
+                                    fmt::join(ast, ","), fmt::join(bd, ","), fmt::join(bst, ","),
+                                    fmt::join(yst, ","));
         for (const PostOp& op : post_ops_) {
-          key += fmt::format(" p{}:{}:{}", static_cast<int>(op.kind), op.alpha, op.beta);
+          k += fmt::format(" p{}:{}:{}", static_cast<int>(op.kind), op.alpha, op.beta);
         }
-        EPCTX_ASSIGN_OR_RETURN(prim, GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
-                                 return Make(ad_md, bd_md, yd_md, threads);
-                               }));
-        memo_.Remember(shapes, threads, prim);
-      }
+        return k;
+      };
+      EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                             memo_.FindOrCreate(shapes, threads, key, [&] {
+                               return Make(ad_md, bd_md, yd_md, threads);
+                             }));
       std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, Wrap(ad_md, a->data())},
                                                  {DNNL_ARG_WEIGHTS, Wrap(bd_md, b->data())},
                                                  {DNNL_ARG_DST, Wrap(yd_md, y->data())}};

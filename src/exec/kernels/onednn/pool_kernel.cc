@@ -102,42 +102,37 @@ class DnnlPoolKernel final : public Kernel {
     const dnnl::algorithm alg = max_           ? dnnl::algorithm::pooling_max
                                 : include_pad_ ? dnnl::algorithm::pooling_avg_include_padding
                                                : dnnl::algorithm::pooling_avg_exclude_padding;
-    if (auto prim = memo_.Find(x_shape, threads)) return prim;
-    {
-      const std::string key = fmt::format(
-          "pool t{} a{} L{} s{} d{} k{} st{} dl{} pb{} pe{}", threads, static_cast<int>(alg),
-          static_cast<int>(layout_), fmt::join(g.src, ","), fmt::join(g.dst, ","),
-          fmt::join(g.kernel, ","), fmt::join(g.strides, ","), fmt::join(g.dilations, ","),
-          fmt::join(g.pad_begin, ","), fmt::join(g.pad_end, ","));
-      EPCTX_ASSIGN_OR_RETURN(
-          std::shared_ptr<const CachedPrimitive> prim,
-          GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
-            ThreadBudget budget(threads);
-            try {
-              using dims = dnnl::memory::dims;
-              dims dilation;
-              for (int64_t d : g.dilations) dilation.push_back(d - 1);
-              dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_md,
-                                                  dst_md, dims(g.strides.begin(), g.strides.end()),
-                                                  dims(g.kernel.begin(), g.kernel.end()), dilation,
-                                                  dims(g.pad_begin.begin(), g.pad_begin.end()),
-                                                  dims(g.pad_end.begin(), g.pad_end.end()));
-              dnnl::primitive_attr attr;
-              attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-              dnnl::pooling_v2_forward::primitive_desc pd(desc, attr, CpuEngine());
-              CachedPrimitive out;
-              out.primitive = dnnl::pooling_v2_forward(pd);
-              out.scratchpad_bytes = pd.scratchpad_desc().get_size();
-              out.implementation = std::string("onednn:") + pd.impl_info_str();
-              return out;
-            } catch (const dnnl::error& e) {
-              return FromDnnlError(e, fmt::format("pooling {} with kernel {}",
-                                                  fmt::join(g.src, "x"), fmt::join(g.kernel, "x")));
-            }
-          }));
-      memo_.Remember(x_shape, threads, prim);
-      return prim;
-    }
+    auto key = [&] {
+      return fmt::format("pool t{} a{} L{} s{} d{} k{} st{} dl{} pb{} pe{}", threads,
+                         static_cast<int>(alg), static_cast<int>(layout_), fmt::join(g.src, ","),
+                         fmt::join(g.dst, ","), fmt::join(g.kernel, ","), fmt::join(g.strides, ","),
+                         fmt::join(g.dilations, ","), fmt::join(g.pad_begin, ","),
+                         fmt::join(g.pad_end, ","));
+    };
+    return memo_.FindOrCreate(x_shape, threads, key, [&]() -> Result<CachedPrimitive> {
+      ThreadBudget budget(threads);
+      try {
+        using dims = dnnl::memory::dims;
+        dims dilation;
+        for (int64_t d : g.dilations) dilation.push_back(d - 1);
+        dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src_md, dst_md,
+                                            dims(g.strides.begin(), g.strides.end()),
+                                            dims(g.kernel.begin(), g.kernel.end()), dilation,
+                                            dims(g.pad_begin.begin(), g.pad_begin.end()),
+                                            dims(g.pad_end.begin(), g.pad_end.end()));
+        dnnl::primitive_attr attr;
+        attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+        dnnl::pooling_v2_forward::primitive_desc pd(desc, attr, CpuEngine());
+        CachedPrimitive out;
+        out.primitive = dnnl::pooling_v2_forward(pd);
+        out.scratchpad_bytes = pd.scratchpad_desc().get_size();
+        out.implementation = std::string("onednn:") + pd.impl_info_str();
+        return out;
+      } catch (const dnnl::error& e) {
+        return FromDnnlError(e, fmt::format("pooling {} with kernel {}", fmt::join(g.src, "x"),
+                                            fmt::join(g.kernel, "x")));
+      }
+    });
   }
 
   Result<PoolGeometry> Resolve(const std::vector<int64_t>& src) const {

@@ -87,16 +87,13 @@ class ReorderKernel final : public Kernel {
   Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const std::vector<int64_t>& shape,
                                                               const std::vector<int64_t>& dims,
                                                               int threads) {
-    std::shared_ptr<const CachedPrimitive> prim = memo_.Find(shape, threads);
-    if (prim != nullptr) return prim;
-    const std::string key = fmt::format("reorder t{} {} {} to {}", threads, fmt::join(dims, ","),
-                                        static_cast<int>(from_), static_cast<int>(to_));
-    EPCTX_ASSIGN_OR_RETURN(prim, GetOrCreatePrimitive(key, [&] {
-                             return MakeReorder(ActivationDesc(dims, from_),
-                                                ActivationDesc(dims, to_), threads);
-                           }));
-    memo_.Remember(shape, threads, prim);
-    return prim;
+    auto key = [&] {
+      return fmt::format("reorder t{} {} {} to {}", threads, fmt::join(dims, ","),
+                         static_cast<int>(from_), static_cast<int>(to_));
+    };
+    return memo_.FindOrCreate(shape, threads, key, [&] {
+      return MakeReorder(ActivationDesc(dims, from_), ActivationDesc(dims, to_), threads);
+    });
   }
 
   static Result<CachedPrimitive> MakeReorder(const dnnl::memory::desc& src,
