@@ -1,16 +1,12 @@
 #include "exec/value_decl.h"
 
 #include "program_generated.h"
+#include "util/declared_shape.h"
 
 namespace epctx::exec {
 
 bool ValueDecl::HasShape(std::span<const int64_t> dims) const {
-  if (!shape_known) return true;
-  if (dims.size() != shape.size()) return false;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] >= 0 && shape[d] != dims[d]) return false;
-  }
-  return true;
+  return !shape_known || FitsDeclaredShape(shape, dims);
 }
 
 ValueInfo ValueDecl::ToValueInfo() const {

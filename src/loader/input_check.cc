@@ -11,6 +11,7 @@
 
 #include "epctx/session.h"
 #include "util/bool_values.h"
+#include "util/declared_shape.h"
 #include "util/status_macros.h"
 
 namespace epctx {
@@ -85,10 +86,7 @@ Status CheckInput(const ValueInfo& declared, const Tensor& given, const std::str
                        who, shape.size(), ShapeToString(shape), declared.shape.size(),
                        ShapeToString(declared));
   }
-  std::vector<size_t> differ;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (declared.shape[d] >= 0 && shape[d] != declared.shape[d]) differ.push_back(d);
-  }
+  const std::vector<size_t> differ = DimsDifferingFromDeclared(declared.shape, shape);
   if (differ.empty()) return Status::Ok();
   std::string dims = std::to_string(differ[0]);
   for (size_t i = 1; i < differ.size(); ++i) {
