@@ -70,9 +70,6 @@ void PrintReport(const CompileReport& report, double seconds) {
               FormatBytes(report.weight_bytes).c_str());
   std::printf("nodes:         %zu\n", report.node_count);
   std::printf("compile time:  %s\n", FormatSeconds(seconds).c_str());
-  for (const std::string& warning : report.warnings) {
-    std::fprintf(stderr, "epctx: warning: %s\n", warning.c_str());
-  }
 }
 
 // Every model's outcome, then the shared blob; an error when anything was not written.
@@ -84,7 +81,6 @@ Status PrintMultiReport(const MultiCompileReport& report, double seconds) {
     } else {
       std::printf("FAILED    %s: %s\n", m.model_path.c_str(), m.error.c_str());
     }
-    for (const std::string& w : m.warnings) std::fprintf(stderr, "epctx: warning: %s\n", w.c_str());
   }
   if (!report.written) {
     return EPCTX_ERROR(kFailedPrecondition,

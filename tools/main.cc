@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "epctx/env.h"
 #include "epctx_build_info.h"
+#include "util/logging.h"
 
 namespace {
 
@@ -44,6 +45,10 @@ int Main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : kExitUsage;
   }
   epctx::SetLogLevel(LogLevelFor(global.verbosity));
+  // The library's messages in the command line's own form, like its errors ("epctx: warning:
+  // ..."), instead of a log line's timestamp and logger name; a compile's warnings, which the
+  // library logs as it returns them, are shown this way once.
+  epctx::Logger().set_pattern("epctx: %l: %v");
 
   for (const epctx::cli::Command& command : commands) {
     if (!command.app->parsed()) continue;
