@@ -61,7 +61,8 @@ class Tensor {
   // An optional value without one; `element_type` is the declared element type, `of` what the
   // optional would hold (kTensor or kSequence).
   static Tensor None(DataType element_type, ValueKind of = ValueKind::kTensor);
-  // A view over memory owned elsewhere; `owner` (may be null) is kept alive with the tensor.
+  // A view over memory owned elsewhere; `owner` (may be null) is kept alive with the tensor. An
+  // empty Tensor() when the product of the dims overflows int64.
   static Tensor View(DataType type, std::vector<int64_t> shape, const void* data,
                      std::shared_ptr<const void> owner);
 

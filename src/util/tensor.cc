@@ -142,8 +142,10 @@ Result<Tensor> Tensor::Allocate(DataType type, std::vector<int64_t> shape) {
 
 Tensor Tensor::View(DataType type, std::vector<int64_t> shape, const void* data,
                     std::shared_ptr<const void> owner) {
-  int64_t count = 1;
-  for (int64_t d : shape) count *= d;
+  // Exact, as Allocate's: [2^32, 2^32, 0] holds no element (a run may make it: the frame places
+  // such an output in its arena slot), and multiplying the dims in order would overflow first.
+  int64_t count = 0;
+  if (!ExactDimProduct(shape, &count)) return Tensor();
   return Tensor(type, std::move(shape), count, data, std::move(owner));
 }
 

@@ -1,4 +1,5 @@
 // Blobs written by BlobWriter read back through BlobView exactly as they went in.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -545,7 +546,8 @@ TEST(TargetTest, BuildIdWithoutTerminatorIsComparedWithinItsField) {
   std::memset(t.packing_build_id, 'f', sizeof t.packing_build_id);  // no NUL anywhere
   Status s = CheckTarget(t, ~0ull);
   EXPECT_EQ(s.code(), StatusCode::kTargetMismatch);
-  EXPECT_THAT(s.message(), HasSubstr(std::string(sizeof t.packing_build_id, 'f') + "'"));
+  EXPECT_THAT(s.message(),
+              HasSubstr(fmt::format("{}'", std::string(sizeof t.packing_build_id, 'f'))));
 }
 
 TEST(TargetTest, KernelIsaAddsItsFeaturesAndIsChecked) {
