@@ -32,23 +32,16 @@ class DnnlMatMulIntegerKernel final : public Kernel {
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     auto k = std::unique_ptr<DnnlMatMulIntegerKernel>(new DnnlMatMulIntegerKernel());
     const Attributes& attrs = *node.attrs;
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts(ops::kWeightsShape));
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, attrs.GetInts(ops::kWeightsFormat));
-    if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1) {
-      return EPCTX_ERROR(kInvalidArgument, "weights_shape {} is not a [K, N] matrix",
-                         ShapeToString(dims));
-    }
     MatMulConfig config;
     config.integer = true;
-    EPCTX_RETURN_IF_ERROR(k->matmul_.Init(config, std::move(format)));
+    EPCTX_RETURN_IF_ERROR(k->matmul_.Init(attrs, config));
     if (!InputPresent(node, 3)) return EPCTX_ERROR(kInvalidArgument, "input W_colsum is missing");
     EPCTX_ASSIGN_OR_RETURN(k->output_scales_, attrs.GetFloats(ops::kOutputScales));
     const size_t scales = k->output_scales_.size();
-    if (scales > 1 && static_cast<int64_t>(scales) != dims[1]) {
-      return EPCTX_ERROR(kInvalidArgument, "{} output_scales for {} columns", scales, dims[1]);
+    if (scales > 1 && static_cast<int64_t>(scales) != k->matmul_.n()) {
+      return EPCTX_ERROR(kInvalidArgument, "{} output_scales for {} columns", scales,
+                         k->matmul_.n());
     }
-    k->k_ = dims[0];
-    k->n_ = dims[1];
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kUint8, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, DataType::kInt8, "W"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kUint8, "a_zero_point"));
@@ -63,10 +56,7 @@ class DnnlMatMulIntegerKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* colsum, RequiredInput(ctx, 3, "W_colsum"));
     EPCTX_RETURN_IF_ERROR(ExpectDtype(*a, DataType::kUint8, "A"));
     const std::vector<int64_t>& as = a->shape();
-    if (as.empty() || as.back() != k_) {
-      return EPCTX_ERROR(kInvalidArgument, "input A has shape {}, expected [..., {}]",
-                         ShapeToString(as), k_);
-    }
+    EPCTX_ASSIGN_OR_RETURN(const MatMulGeometry g, matmul_.GeometryFor(as));
     int32_t zero_point = 0;
     if (zp != nullptr) {
       if (zp->dtype() != DataType::kUint8 || zp->element_count() != 1) {
@@ -76,17 +66,14 @@ class DnnlMatMulIntegerKernel final : public Kernel {
       }
       zero_point = zp->data_as<uint8_t>()[0];
     }
-    if (colsum->dtype() != DataType::kInt32 || colsum->element_count() != n_) {
+    if (colsum->dtype() != DataType::kInt32 || colsum->element_count() != g.n) {
       return EPCTX_ERROR(kInvalidArgument, "input W_colsum has shape {}, expected int32 [{}]",
-                         ShapeToString(colsum->shape()), n_);
+                         ShapeToString(colsum->shape()), g.n);
     }
-    std::vector<int64_t> y_shape(as.begin(), as.end() - 1);
-    y_shape.push_back(n_);
-    EPCTX_ASSIGN_OR_RETURN(const int64_t rows, CheckedDimProduct(as, 0, as.size() - 1));
-    const MatMulGeometry g{rows, k_, n_};
     const bool scaled = !output_scales_.empty();
-    EPCTX_ASSIGN_OR_RETURN(
-        Tensor * y, ctx.AllocateOutput(0, scaled ? DataType::kFloat32 : DataType::kInt32, y_shape));
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y,
+                           ctx.AllocateOutput(0, scaled ? DataType::kFloat32 : DataType::kInt32,
+                                              matmul_.OutputShape(as)));
     if (y->element_count() == 0) return Status::Ok();
     // The int32 product: the output itself, or this thread's scratch when the output is scaled.
     void* product = y->mutable_data();
@@ -121,7 +108,7 @@ class DnnlMatMulIntegerKernel final : public Kernel {
     uint32_t* acc = static_cast<uint32_t*>(product);
     float* out = scaled ? y->mutable_data_as<float>() : nullptr;
     const uint32_t z = static_cast<uint32_t>(zero_point);
-    const int64_t n = n_;
+    const int64_t n = g.n;
     const float* scale = output_scales_.data();
     const bool per_column = output_scales_.size() > 1;
     const int nt = ThreadsFor(threads, g.m * n, int64_t{1} << 16);
@@ -145,18 +132,12 @@ class DnnlMatMulIntegerKernel final : public Kernel {
   std::string_view implementation() const override { return matmul_.implementation(); }
 
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
-    if (shapes.empty() || shapes[0] == nullptr || shapes[0]->empty()) return;
-    const std::vector<int64_t>& as = *shapes[0];
-    auto rows = CheckedDimProduct(as, 0, as.size() - 1);
-    if (as.back() != k_ || !rows.ok()) return;
-    (void)matmul_.PrimitiveFor(as, MatMulGeometry{*rows, k_, n_}, threads);
+    matmul_.Prepare(shapes, threads);
   }
 
  private:
   DnnlMatMulIntegerKernel() = default;
 
-  int64_t k_ = 0;
-  int64_t n_ = 0;
   std::vector<float> output_scales_;  // empty: int32 output
   PackedWeightMatMul matmul_;
 };

@@ -24,17 +24,9 @@ class DnnlMatMulKernel final : public Kernel {
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
     auto k = std::unique_ptr<DnnlMatMulKernel>(new DnnlMatMulKernel());
     const Attributes& attrs = *node.attrs;
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts(ops::kWeightsShape));
-    EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> format, attrs.GetInts(ops::kWeightsFormat));
     MatMulConfig config;
     EPCTX_ASSIGN_OR_RETURN(config.post_ops, ParsePostOps(attrs));
     EPCTX_ASSIGN_OR_RETURN(config.bf16, ParseComputeBf16(attrs));
-    if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1) {
-      return EPCTX_ERROR(kInvalidArgument, "weights_shape {} is not a [K, N] matrix",
-                         ShapeToString(dims));
-    }
-    k->k_ = dims[0];
-    k->n_ = dims[1];
     config.has_bias = InputPresent(node, 2);
     const bool wants_residual = ResidualIndex(config.post_ops) >= 0;
     if (wants_residual != InputPresent(node, 3)) {
@@ -42,7 +34,7 @@ class DnnlMatMulKernel final : public Kernel {
                          wants_residual ? "adds" : "does not add",
                          InputPresent(node, 3) ? "present" : "absent");
     }
-    EPCTX_RETURN_IF_ERROR(k->matmul_.Init(config, std::move(format)));
+    EPCTX_RETURN_IF_ERROR(k->matmul_.Init(attrs, config));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, k->weight_type(), "W"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kFloat32, "B"));
@@ -57,15 +49,9 @@ class DnnlMatMulKernel final : public Kernel {
     const Tensor* r = ctx.input(3);
     EPCTX_RETURN_IF_ERROR(ExpectDtype(*a, DataType::kFloat32, "A"));
     const std::vector<int64_t>& as = a->shape();
-    if (as.empty() || as.back() != k_) {
-      return EPCTX_ERROR(kInvalidArgument, "input A has shape {}, expected [..., {}]",
-                         ShapeToString(as), k_);
-    }
-    std::vector<int64_t> y_shape(as.begin(), as.end() - 1);
-    y_shape.push_back(n_);
-    EPCTX_ASSIGN_OR_RETURN(const int64_t rows, CheckedDimProduct(as, 0, as.size() - 1));
-    const MatMulGeometry g{rows, k_, n_};
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
+    EPCTX_ASSIGN_OR_RETURN(const MatMulGeometry g, matmul_.GeometryFor(as));
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y,
+                           ctx.AllocateOutput(0, DataType::kFloat32, matmul_.OutputShape(as)));
     if (y->element_count() == 0) return Status::Ok();
     const int threads = ctx.num_threads();
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
@@ -74,13 +60,13 @@ class DnnlMatMulKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
                          w->byte_size(), prim->weights.get_size());
     }
-    if (b != nullptr && (b->dtype() != DataType::kFloat32 || b->element_count() != n_)) {
+    if (b != nullptr && (b->dtype() != DataType::kFloat32 || b->element_count() != g.n)) {
       return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
-                         ShapeToString(b->shape()), n_);
+                         ShapeToString(b->shape()), g.n);
     }
-    if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y_shape)) {
+    if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y->shape())) {
       return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
-                         ShapeToString(r->shape()), ShapeToString(y_shape));
+                         ShapeToString(r->shape()), ShapeToString(y->shape()));
     }
     std::unordered_map<int, dnnl::memory> args;
     try {
@@ -106,11 +92,7 @@ class DnnlMatMulKernel final : public Kernel {
   std::string_view implementation() const override { return matmul_.implementation(); }
 
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
-    if (shapes.empty() || shapes[0] == nullptr || shapes[0]->empty()) return;
-    const std::vector<int64_t>& as = *shapes[0];
-    auto rows = CheckedDimProduct(as, 0, as.size() - 1);
-    if (as.back() != k_ || !rows.ok()) return;
-    (void)matmul_.PrimitiveFor(as, MatMulGeometry{*rows, k_, n_}, threads);
+    matmul_.Prepare(shapes, threads);
   }
 
  private:
@@ -119,8 +101,6 @@ class DnnlMatMulKernel final : public Kernel {
   const MatMulConfig& config() const { return matmul_.config(); }
   DataType weight_type() const { return PackedFloatWeightType(config().bf16); }
 
-  int64_t k_ = 0;
-  int64_t n_ = 0;
   PackedWeightMatMul matmul_;
 };
 

@@ -1,5 +1,7 @@
 #include "exec/kernels/onednn/packed_matmul.h"
 
+#include "exec/kernels/common/shape.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/onednn/runtime.h"
 #include "exec/kernels/onednn/weight_format.h"
 #include "util/hash.h"
@@ -7,12 +9,40 @@
 
 namespace epctx::exec::kernels::onednn {
 
-Status PackedWeightMatMul::Init(const MatMulConfig& config, std::vector<int64_t> format) {
-  if (format.empty()) return EPCTX_ERROR(kInvalidArgument, "weights_format is missing");
+Status PackedWeightMatMul::Init(const Attributes& attrs, const MatMulConfig& config) {
+  EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> dims, attrs.GetInts(ops::kWeightsShape));
+  EPCTX_ASSIGN_OR_RETURN(format_, attrs.GetInts(ops::kWeightsFormat));
+  if (dims.size() != 2 || dims[0] < 1 || dims[1] < 1) {
+    return EPCTX_ERROR(kInvalidArgument, "weights_shape {} is not a [K, N] matrix",
+                       ShapeToString(dims));
+  }
+  if (format_.empty()) return EPCTX_ERROR(kInvalidArgument, "weights_format is missing");
+  k_ = dims[0];
+  n_ = dims[1];
   config_ = config;
-  format_ = std::move(format);
   format_hash_ = Hash64(std::as_bytes(std::span<const int64_t>(format_)));
   return Status::Ok();
+}
+
+Result<MatMulGeometry> PackedWeightMatMul::GeometryFor(const std::vector<int64_t>& a_shape) const {
+  if (a_shape.empty() || a_shape.back() != k_) {
+    return EPCTX_ERROR(kInvalidArgument, "input A has shape {}, expected [..., {}]",
+                       ShapeToString(a_shape), k_);
+  }
+  EPCTX_ASSIGN_OR_RETURN(const int64_t rows, CheckedDimProduct(a_shape, 0, a_shape.size() - 1));
+  return MatMulGeometry{rows, k_, n_};
+}
+
+std::vector<int64_t> PackedWeightMatMul::OutputShape(const std::vector<int64_t>& a_shape) const {
+  std::vector<int64_t> shape(a_shape.begin(), a_shape.end() - 1);
+  shape.push_back(n_);
+  return shape;
+}
+
+void PackedWeightMatMul::Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) {
+  if (shapes.empty() || shapes[0] == nullptr) return;
+  auto g = GeometryFor(*shapes[0]);
+  if (g.ok()) (void)PrimitiveFor(*shapes[0], *g, threads);
 }
 
 Result<std::shared_ptr<const CachedPrimitive>> PackedWeightMatMul::PrimitiveFor(

@@ -82,14 +82,8 @@ class DnnlPoolKernel final : public Kernel {
     const dnnl::memory::desc dst_md = ActivationDesc(g.dst, layout_);
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            PrimitiveFor(x->shape(), g, threads));
-    std::unordered_map<int, dnnl::memory> args;
-    try {
-      args.emplace(DNNL_ARG_SRC, Wrap(src_md, x->data()));
-      args.emplace(DNNL_ARG_DST, Wrap(dst_md, y->data()));
-    } catch (const dnnl::error& e) {
-      return FromDnnlError(e, "preparing a pooling");
-    }
-    return ExecutePrimitive(*prim, args, threads, "a pooling");
+    return ExecuteSrcToDst(*prim, DNNL_ARG_SRC, src_md, x->data(), DNNL_ARG_DST, dst_md, y->data(),
+                           threads, "a pooling");
   }
 
  private:

@@ -76,4 +76,17 @@ Status ExecutePrimitive(const CachedPrimitive& prim, std::unordered_map<int, dnn
   return Status::Ok();
 }
 
+Status ExecuteSrcToDst(const CachedPrimitive& prim, int src_arg, const dnnl::memory::desc& src_md,
+                       const void* src, int dst_arg, const dnnl::memory::desc& dst_md,
+                       const void* dst, int threads, std::string_view what) {
+  std::unordered_map<int, dnnl::memory> args;
+  try {
+    args.emplace(src_arg, Wrap(src_md, src));
+    args.emplace(dst_arg, Wrap(dst_md, dst));
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, fmt::format("preparing {}", what));
+  }
+  return ExecutePrimitive(prim, args, threads, what);
+}
+
 }  // namespace epctx::exec::kernels::onednn

@@ -49,4 +49,10 @@ class PrimitiveMemo {
 Status ExecutePrimitive(const CachedPrimitive& prim, std::unordered_map<int, dnnl::memory>& args,
                         int threads, std::string_view what);
 
+// ExecutePrimitive for a primitive of one source and one destination (a pooling, a reorder):
+// `src` read through `src_md` as argument `src_arg`, `dst` written through `dst_md` as `dst_arg`.
+Status ExecuteSrcToDst(const CachedPrimitive& prim, int src_arg, const dnnl::memory::desc& src_md,
+                       const void* src, int dst_arg, const dnnl::memory::desc& dst_md,
+                       const void* dst, int threads, std::string_view what);
+
 }  // namespace epctx::exec::kernels::onednn

@@ -65,14 +65,8 @@ class ReorderKernel final : public Kernel {
     const dnnl::memory::desc dst = ActivationDesc(dims, to_);
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            PrimitiveFor(x->shape(), dims, threads));
-    std::unordered_map<int, dnnl::memory> args;
-    try {
-      args.emplace(DNNL_ARG_FROM, Wrap(src, x->data()));
-      args.emplace(DNNL_ARG_TO, Wrap(dst, y->data()));
-    } catch (const dnnl::error& e) {
-      return FromDnnlError(e, "preparing a reorder");
-    }
-    return ExecutePrimitive(*prim, args, threads, "a reorder");
+    return ExecuteSrcToDst(*prim, DNNL_ARG_FROM, src, x->data(), DNNL_ARG_TO, dst, y->data(),
+                           threads, "a reorder");
   }
 
  private:
