@@ -193,12 +193,17 @@ std::vector<NBitsCase> Cases() {
   cases.push_back({17, 512, 8, 4, 256, NBitsCase::kPacked, false, 4, 2});
   cases.push_back({48, 80, 200, 4, 16, NBitsCase::kPacked, true, 4, 2});
   cases.push_back({8, 96, 64, 4, 32, NBitsCase::kNone, false, 4, 1});
-  // Decode steps of the same, which VNNI builds run two blocks of 32 per vpdpbusd: an odd number
-  // of blocks (the last pair half empty), implied and given zero points, columns in fours and
-  // the rest; and single rows after tiles of 4.
+  // Decode steps of the same, which VNNI builds run four blocks of 32 at a time: fewer blocks
+  // than four, whole quads only, whole quads and a partial one (the codes and scales past the
+  // column masked off), implied and given zero points, columns in fours and the rest; and single
+  // rows after tiles of 4.
   cases.push_back({1, 3 * 32, 37, 4, 32, NBitsCase::kNone, true, 4, 2});
+  cases.push_back({1, 8 * 32, 9, 4, 32, NBitsCase::kPacked, false, 4, 1});
+  cases.push_back({1, 576, 61, 4, 32, NBitsCase::kNone, false, 4, 2});
+  cases.push_back({1, 17 * 32 + 3, 21, 4, 32, NBitsCase::kPacked, true, 4, 1});
   cases.push_back({1, 5 * 32 + 9, 42, 4, 32, NBitsCase::kPacked, false, 4, 1});
   cases.push_back({3, 5 * 32 + 9, 12, 4, 32, NBitsCase::kNone, false, 4, 1});
+  cases.push_back({5, 7 * 32, 13, 4, 32, NBitsCase::kNone, true, 4, 2});
   return cases;
 }
 

@@ -10,11 +10,68 @@
 
 #include <dnnl.h>
 
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#endif
+
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/onednn/runtime.h"
 
 namespace epctx::exec::kernels {
 namespace nbits_detail {
+
+namespace {
+
+// One block of an activation row as int8 codes (the tail past len zero); returns the code sum
+// and sets the scale. MLAS's choice: the scale is max|a| / 127, and the codes are a * (127 /
+// max), rounded to nearest even (the current rounding mode), so that ORT's int8 arithmetic is
+// matched.
+int32_t QuantizeBlock(const float* src, int64_t len, int64_t block_size, int8_t* codes,
+                      float& scale) {
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+// GCC 12 warns that the reductions' undefined upper halves "may be used uninitialized".
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+  // The same arithmetic 16 at a time (vcvtps2dq rounds by the current mode as nearbyint does,
+  // and the saturating narrowing is the clamp): the same codes bit for bit.
+  if (len == block_size && block_size % 16 == 0) {
+    __m512 amax16 = _mm512_setzero_ps();
+    for (int64_t i = 0; i < len; i += 16) {
+      // In this order a NaN is skipped, as std::max(amax, NaN) skips it.
+      amax16 = _mm512_max_ps(_mm512_abs_ps(_mm512_loadu_ps(src + i)), amax16);
+    }
+    const float amax = _mm512_reduce_max_ps(amax16);
+    scale = amax / 127.f;
+    const __m512 inverse = _mm512_set1_ps(amax != 0.f ? 127.f / amax : 0.f);
+    __m512i sum16 = _mm512_setzero_si512();
+    for (int64_t i = 0; i < len; i += 16) {
+      const __m512i c = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(src + i), inverse));
+      const __m128i narrow = _mm512_cvtsepi32_epi8(c);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + i), narrow);
+      sum16 = _mm512_add_epi32(sum16, _mm512_cvtepi8_epi32(narrow));
+    }
+    return _mm512_reduce_add_epi32(sum16);
+  }
+#pragma GCC diagnostic pop
+#endif
+  float amax = 0;
+  for (int64_t i = 0; i < len; ++i) amax = std::max(amax, std::fabs(src[i]));
+  scale = amax / 127.f;
+  const float inverse = amax != 0.f ? 127.f / amax : 0.f;
+  int32_t sum = 0;
+  for (int64_t i = 0; i < block_size; ++i) {
+    int32_t c = 0;
+    if (i < len) {
+      c = static_cast<int32_t>(std::nearbyint(src[i] * inverse));
+      c = std::clamp(c, -128, 127);
+    }
+    codes[i] = static_cast<int8_t>(c);
+    sum += c;
+  }
+  return sum;
+}
+
+}  // namespace
 
 void QuantizeRows(const NBitsGeometry& g, const float* a, int64_t begin, int64_t end,
                   const QuantizedRows& q) {
@@ -24,22 +81,8 @@ void QuantizeRows(const NBitsGeometry& g, const float* a, int64_t begin, int64_t
     for (int64_t b = 0; b < g.blocks; ++b) {
       const int64_t k0 = b * g.block_size;
       const int64_t len = std::min(g.block_size, g.k - k0);
-      float amax = 0;
-      for (int64_t i = 0; i < len; ++i) amax = std::max(amax, std::fabs(row[k0 + i]));
-      // MLAS's choice: the scale is max / 127, and the codes are a * (127 / max), rounded to
-      // nearest even (the current rounding mode), so that ORT's int8 arithmetic is matched.
-      const float scale = amax / 127.f;
-      const float inverse = amax != 0.f ? 127.f / amax : 0.f;
-      int32_t sum = 0;
-      for (int64_t i = 0; i < g.block_size; ++i) {
-        int32_t c = 0;
-        if (i < len) {
-          c = static_cast<int32_t>(std::nearbyint(row[k0 + i] * inverse));
-          c = std::clamp(c, -128, 127);
-        }
-        codes[k0 + i] = static_cast<int8_t>(c);
-        sum += c;
-      }
+      float scale = 0;
+      const int32_t sum = QuantizeBlock(row + k0, len, g.block_size, codes + k0, scale);
       q.scales[r * g.blocks + b] = scale;
       q.scaled_sums[r * g.blocks + b] = scale * static_cast<float>(sum);
       if (q.zero_lanes != nullptr) {
@@ -215,11 +258,16 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
   std::optional<QuantizedRowsBuffer> quantized;
   std::vector<int32_t> zero_lanes;
   PaddedRows padded;
+  // The VNNI code exists only in builds for CPUs with VNNI: `if constexpr` keeps other builds
+  // from referring to it, at every optimization level.
+  bool one_row_vnni = false;
+  if constexpr (kHasInt8Panels) one_row_vnni = Int8OneRowVnniApplies(w);
   if (int8_activations) {
     quantized.emplace(g, m);
     QuantizedRows& q = quantized->rows;
+    // The zero lanes serve the AVX2 column products, not the one-row VNNI ones.
     if (g.bits == 4 && g.block_size % 32 == 0 && w.zero_points == nullptr &&
-        w.float_zero_points == nullptr) {
+        w.float_zero_points == nullptr && !(m == 1 && one_row_vnni)) {
       zero_lanes.resize(static_cast<size_t>(m * g.blocks * 8));
       q.zero_lanes = zero_lanes.data();
     }
@@ -228,10 +276,6 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
   } else {
     padded = PadRows(g, a, m);
   }
-  // The VNNI code exists only in builds for CPUs with VNNI: `if constexpr` keeps other builds
-  // from referring to it, at every optimization level.
-  bool one_row_vnni = false;
-  if constexpr (kHasInt8Panels) one_row_vnni = Int8OneRowVnniApplies(w);
   ParallelForRanges(threads, g.n, kColumnGrain, [&](int64_t begin, int64_t end) {
     for (int64_t row0 = 0; row0 < m; row0 += kRowTile) {
       const int rows = static_cast<int>(std::min<int64_t>(kRowTile, m - row0));

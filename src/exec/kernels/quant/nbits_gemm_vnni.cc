@@ -1,6 +1,7 @@
-// The int8 arithmetic of NBitsMatMul (accuracy_level 4) for many rows, on AVX-512 VNNI: a prompt's
-// rows quantized per block as for the column products, then multiplied by 4-bit codes with
-// vpdpbusd, which adds four u8 x s8 products into each int32 lane in one instruction.
+// The int8 arithmetic of NBitsMatMul (accuracy_level 4) on AVX-512 VNNI, for many rows and for one
+// (a decode step, at the end of the file): a prompt's rows quantized per block as for the column
+// products, then multiplied by 4-bit codes with vpdpbusd, which adds four u8 x s8 products into
+// each int32 lane in one instruction.
 //
 // vpdpbusd takes one unsigned and one signed operand; the signed one can be broadcast from memory.
 // So the lanes are 16 activation rows: the rows' int8 codes are stored shifted to unsigned (+128)
@@ -17,8 +18,10 @@
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
 
 // GCC 12 warns that the AVX-512 intrinsics' undefined vectors (the upper lanes of a cast, the
-// merge source of an unmasked conversion) "may be used uninitialized" where they are inlined.
+// merge source of an unmasked conversion, _mm512_reduce_add_ps's halves) "may be" or "is used
+// uninitialized" where they are inlined.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <immintrin.h>
 
@@ -153,91 +156,131 @@ void TileTimesColumns(const NBitsGeometry& g, const RowTiles& rows, int64_t tile
   for (int c = 0; c < kStepColumns; ++c) _mm512_storeu_ps(out + c * kTileRows, sums[c]);
 }
 
-// One activation row (a decode step) against 4-bit columns in blocks of 32, two blocks per
-// vpdpbusd: the 32 bytes of codes of blocks b and b + 1 split into their low nibbles (codes 0-15
-// of each) and high nibbles (codes 16-31), which make a zmm of [b 0-15, b+1 0-15, b 16-31, b+1
-// 16-31]; the row's int8 codes are laid out the same way once per call. Lanes 0-3 and 8-11 then
-// sum block b's products, lanes 4-7 and 12-15 block b + 1's.
-struct RowPairs {
-  int64_t pairs = 0;
-  std::vector<int8_t> codes;    // [pairs][64]
-  std::vector<float> scales;    // [pairs][16]: each lane's block's activation scale
-  std::vector<int32_t> starts;  // [pairs][16]: -8 x the lane's 4 codes' sum (implied zero point)
+// One activation row (a decode step) against 4-bit columns in blocks of 32, four blocks per
+// step: the 64 bytes of codes of blocks b..b+3 split into their low nibbles (codes 0-15 of each
+// block) and their high nibbles (codes 16-31), and two vpdpbusd against the row's int8 codes laid
+// out the same way once per call leave block b + l / 4's integer sum in lane l. Per step and
+// column that is one 64-byte load, two products, one conversion and one multiply-add for 128
+// weights, which keeps the loop close to the memory's speed.
+struct RowQuads {
+  int64_t quads = 0;            // ceil(blocks / 4); blocks past the last are zero
+  std::vector<int8_t> codes;    // [quads][128]: the low halves' codes, then the high halves'
+  std::vector<float> scales;    // [quads][16]: each lane's block's activation scale
+  std::vector<int32_t> starts;  // [quads][16]: -8 x the lane's 8 codes' sum (implied zero point)
 };
 
-RowPairs PairRow(const NBitsGeometry& g, const QuantizedRows& q, int64_t row, bool implied_zero) {
-  RowPairs rp;
-  rp.pairs = (g.blocks + 1) / 2;
-  rp.codes.assign(static_cast<size_t>(rp.pairs * 64), 0);
-  rp.scales.assign(static_cast<size_t>(rp.pairs * 16), 0.f);
-  rp.starts.assign(static_cast<size_t>(rp.pairs * 16), 0);
+RowQuads QuadRow(const NBitsGeometry& g, const QuantizedRows& q, int64_t row, bool implied_zero) {
+  RowQuads rq;
+  rq.quads = (g.blocks + 3) / 4;
+  rq.codes.assign(static_cast<size_t>(rq.quads * 128), 0);
+  rq.scales.assign(static_cast<size_t>(rq.quads * 16), 0.f);
+  rq.starts.assign(static_cast<size_t>(rq.quads * 16), 0);
   const int8_t* qa = q.codes + row * q.row_codes;
   const float* sa = q.scales + row * g.blocks;
-  for (int64_t p = 0; p < rp.pairs; ++p) {
-    for (int64_t half = 0; half < 2 && 2 * p + half < g.blocks; ++half) {
-      const int64_t b = 2 * p + half;
-      int8_t* dst = rp.codes.data() + p * 64 + half * 16;
-      std::memcpy(dst, qa + b * 32, 16);
-      std::memcpy(dst + 32, qa + b * 32 + 16, 16);
-      for (int64_t lane : {half * 4, half * 4 + 8}) {
-        for (int64_t l = lane; l < lane + 4; ++l) {
-          rp.scales[static_cast<size_t>(p * 16 + l)] = sa[b];
-        }
-      }
-    }
-    if (implied_zero) {
-      for (int64_t l = 0; l < 16; ++l) {
-        const int8_t* four = rp.codes.data() + p * 64 + l * 4;
-        rp.starts[static_cast<size_t>(p * 16 + l)] = -8 * (four[0] + four[1] + four[2] + four[3]);
+  for (int64_t b = 0; b < g.blocks; ++b) {
+    const int64_t quad = b / 4, slot = b % 4;
+    int8_t* low = rq.codes.data() + quad * 128 + slot * 16;
+    std::memcpy(low, qa + b * 32, 16);
+    std::memcpy(low + 64, qa + b * 32 + 16, 16);
+    for (int64_t l = 0; l < 4; ++l) {
+      const int64_t lane = quad * 16 + slot * 4 + l;
+      rq.scales[static_cast<size_t>(lane)] = sa[b];
+      if (implied_zero) {
+        int32_t sum = 0;
+        for (int64_t i = 0; i < 4; ++i) sum += low[l * 4 + i] + low[64 + l * 4 + i];
+        rq.starts[static_cast<size_t>(lane)] = -8 * sum;
       }
     }
   }
-  return rp;
+  return rq;
 }
 
-template <int kCols>
-void OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row, const RowPairs& rp,
-                   int64_t n, float* y) {
-  const NBitsGeometry& g = w.g;
-  const float* row_sums = q.scaled_sums + row * g.blocks;
-  const __m256i low_nibbles = _mm256_set1_epi8(0x0f);
-  // Lane l takes the scale of block 2p + (l / 4) % 2.
-  const __m512i pair_lanes = _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0);
-  __m512 acc[kCols];
-  float correction[kCols];
+// For integer zero points: the sum over the blocks of column n of the activation's scale x its
+// codes' sum x the weight scale x the zero point, which the integer products leave out.
+float ZeroPointCorrection(const NBitsWeights& w, const float* row_sums, int64_t n) {
+  const int64_t blocks = w.g.blocks;
+  const float* sb = w.scales + n * blocks;
+  const int8_t* zero = w.zero_points + n * blocks;
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; b += 16) {
+    const int64_t count = std::min<int64_t>(16, blocks - b);
+    const __mmask16 mask = static_cast<__mmask16>((1u << count) - 1);
+    const __m512 zp =
+        _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(mask, zero + b)));
+    const __m512 s = _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, row_sums + b),
+                                   _mm512_maskz_loadu_ps(mask, sb + b));
+    acc = _mm512_fmadd_ps(s, zp, acc);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+
+// How far ahead of the products the codes are prefetched: the bytes the memory delivers while a
+// load waits for it (~100 ns at ~20 GB/s), which the hardware prefetcher does not reach in time
+// across several columns' interleaved streams.
+constexpr int64_t kPrefetchBytes = 4096;
+
+// One quad (4 blocks, 128 weights) of columns c = 0..kCols - 1 into acc[c]. kMasked: the last,
+// partial quad, whose codes and scales are loaded under the masks (the next column's follow).
+template <int kCols, bool kMasked>
+__attribute__((always_inline)) inline void QuadStep(const uint8_t* codes, int64_t column_bytes,
+                                                    const float* scales, int64_t blocks,
+                                                    const RowQuads& rq, int64_t quad,
+                                                    __mmask64 code_mask, __mmask16 scale_mask,
+                                                    __m512 (&acc)[kCols]) {
+  const __m512i low_nibbles = _mm512_set1_epi8(0x0f);
+  // Lane l takes the scale of block 4 * quad + l / 4.
+  const __m512i quad_lanes = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+  const __m512i a_low = _mm512_loadu_si512(rq.codes.data() + quad * 128);
+  const __m512i a_high = _mm512_loadu_si512(rq.codes.data() + quad * 128 + 64);
+  const __m512 sa = _mm512_loadu_ps(rq.scales.data() + quad * 16);
+  const __m512i start = _mm512_loadu_si512(rq.starts.data() + quad * 16);
   for (int c = 0; c < kCols; ++c) {
-    acc[c] = _mm512_setzero_ps();
-    correction[c] = 0;
-  }
-  for (int64_t p = 0; p < rp.pairs; ++p) {
-    const bool both = 2 * p + 1 < g.blocks;
-    const __m512i a = _mm512_loadu_si512(rp.codes.data() + p * 64);
-    const __m512 sa = _mm512_loadu_ps(rp.scales.data() + p * 16);
-    const __m512i start = _mm512_loadu_si512(rp.starts.data() + p * 16);
-    for (int c = 0; c < kCols; ++c) {
-      const int64_t b = (n + c) * g.blocks + 2 * p;  // block index of the pair's first block
-      const uint8_t* codes = w.codes + b * g.block_bytes;
-      const __m256i raw =
-          both ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes))
-               : _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
-      const __m256i lo = _mm256_and_si256(raw, low_nibbles);
-      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low_nibbles);
-      const __m512i nibbles = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-      const __m512i dot = _mm512_dpbusd_epi32(start, nibbles, a);
-      const __m128 sb_pair =
-          both ? _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(w.scales + b)))
-               : _mm_load_ss(w.scales + b);
-      const __m512 sb = _mm512_permutexvar_ps(pair_lanes, _mm512_castps128_ps512(sb_pair));
-      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sa, sb), acc[c]);
-      if (w.zero_points != nullptr) {
-        for (int64_t half = 0; half < (both ? 2 : 1); ++half) {
-          correction[c] += row_sums[2 * p + half] * w.scales[b + half] *
-                           static_cast<float>(w.zero_points[b + half]);
-        }
-      }
+    const uint8_t* src = codes + c * column_bytes + quad * 64;
+    const float* sb_src = scales + c * blocks + quad * 4;
+    __m512i raw;
+    __m512 sb4;  // the quad's 4 scales in lanes 0-3
+    if constexpr (kMasked) {
+      raw = _mm512_maskz_loadu_epi8(code_mask, src);
+      sb4 = _mm512_maskz_loadu_ps(scale_mask, sb_src);
+    } else {
+      if (kPrefetchBytes > 0)
+        _mm_prefetch(reinterpret_cast<const char*>(src) + kPrefetchBytes, _MM_HINT_NTA);
+      raw = _mm512_loadu_si512(src);
+      sb4 = _mm512_castps128_ps512(_mm_loadu_ps(sb_src));
     }
+    const __m512i low = _mm512_and_si512(raw, low_nibbles);
+    const __m512i high = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low_nibbles);
+    const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(start, low, a_low), high, a_high);
+    const __m512 sb = _mm512_permutexvar_ps(quad_lanes, sb4);
+    acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(sa, sb), acc[c]);
   }
-  for (int c = 0; c < kCols; ++c) y[n + c] = _mm512_reduce_add_ps(acc[c]) - correction[c];
+}
+
+// y[n..n + kCols) from columns n..n + kCols - 1. A last, partial quad's codes and scales are
+// loaded under a mask: the next column's bytes follow them.
+template <int kCols>
+void OneRowQuadColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row,
+                       const RowQuads& rq, int64_t n, float* y) {
+  const int64_t blocks = w.g.blocks;
+  const int64_t column_bytes = blocks * 16;
+  const uint8_t* codes = w.codes + n * column_bytes;
+  const float* scales = w.scales + n * blocks;
+  __m512 acc[kCols];
+  for (int c = 0; c < kCols; ++c) acc[c] = _mm512_setzero_ps();
+  const int64_t full = blocks / 4;
+  for (int64_t quad = 0; quad < full; ++quad) {
+    QuadStep<kCols, false>(codes, column_bytes, scales, blocks, rq, quad, 0, 0, acc);
+  }
+  if (const int64_t tail = blocks - full * 4; tail > 0) {
+    QuadStep<kCols, true>(codes, column_bytes, scales, blocks, rq, full,
+                          (__mmask64{1} << (tail * 16)) - 1,
+                          static_cast<__mmask16>((1u << tail) - 1), acc);
+  }
+  const float* row_sums = q.scaled_sums + row * blocks;
+  for (int c = 0; c < kCols; ++c) {
+    y[n + c] = _mm512_reduce_add_ps(acc[c]);
+    if (w.zero_points != nullptr) y[n + c] -= ZeroPointCorrection(w, row_sums, n + c);
+  }
 }
 
 }  // namespace
@@ -248,10 +291,10 @@ bool Int8OneRowVnniApplies(const NBitsWeights& w) {
 
 void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, int64_t begin,
                     int64_t end, float* y) {
-  const RowPairs rp = PairRow(w.g, q, row, w.zero_points == nullptr);
+  const RowQuads rq = QuadRow(w.g, q, row, w.zero_points == nullptr);
   int64_t n = begin;
-  for (; n + 4 <= end; n += 4) OneRowColumns<4>(w, q, row, rp, n, y);
-  for (; n < end; ++n) OneRowColumns<1>(w, q, row, rp, n, y);
+  for (; n + 4 <= end; n += 4) OneRowQuadColumns<4>(w, q, row, rq, n, y);
+  for (; n < end; ++n) OneRowQuadColumns<1>(w, q, row, rq, n, y);
 }
 
 bool Int8PanelsApply(const NBitsWeights& w) {
