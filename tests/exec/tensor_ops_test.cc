@@ -1,5 +1,6 @@
 // Flatten, Reshape, Transpose, Concat, Squeeze, Unsqueeze, Shape and Gather: exact results
 // against index arithmetic done here, across opset variants and negative axes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -161,6 +162,49 @@ TEST(ConcatTest, AxesAndErrors) {
   AttrBuilder none;
   ExpectError(RunOne(NodeSpec("Concat", 13), none, {&a}).status(), StatusCode::kInvalidArgument,
               "required attribute 'axis' is missing");
+}
+
+// Concats of 64 KiB or more are copied by several threads, each a contiguous range of the
+// output's bytes: ranges that start and end inside blocks, an empty input, in every split.
+TEST(ConcatTest, LargeConcatsSplitOverThreadsAreExact) {
+  std::mt19937 rng(7);
+  // A decode step's key cache: [1, 3, past, 64] and the new [1, 3, 1, 64] along axis 2.
+  std::vector<std::vector<std::vector<int64_t>>> cases = {
+      {{1, 3, 200, 64}, {1, 3, 1, 64}},
+      {{5, 7, 3, 333}, {5, 7, 0, 333}, {5, 7, 11, 333}, {5, 7, 1, 333}},
+      {{1, 1, 40001, 1}, {1, 1, 3, 1}}};
+  for (const auto& shapes : cases) {
+    std::vector<Tensor> inputs;
+    for (const auto& shape : shapes) {
+      std::vector<float> v(static_cast<size_t>(Count(shape)));
+      for (float& x : v) x = std::uniform_real_distribution<float>(-1, 1)(rng);
+      inputs.push_back(FloatTensor(shape, v));
+    }
+    std::vector<const Tensor*> ptrs;
+    for (const Tensor& t : inputs) ptrs.push_back(&t);
+    std::vector<int64_t> out_shape = shapes[0];
+    out_shape[2] = 0;
+    std::vector<double> ref;
+    const int64_t outer = shapes[0][0] * shapes[0][1], inner = shapes[0][3];
+    for (int64_t o = 0; o < outer; ++o) {
+      for (const Tensor& t : inputs) {
+        const auto v = FloatsOf(t);
+        const int64_t block = t.shape()[2] * inner;
+        for (int64_t i = 0; i < block; ++i) ref.push_back(v[static_cast<size_t>(o * block + i)]);
+      }
+    }
+    for (const auto& shape : shapes) out_shape[2] += shape[2];
+    AttrBuilder attrs;
+    attrs.Int("axis", 2);
+    for (int threads : {1, 2, 3}) {
+      NodeSpec spec("Concat", 13);
+      spec.threads = threads;
+      auto r = RunOne(spec, attrs, ptrs);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ExpectClose(*r, out_shape, ref, 0, 0,
+                  fmt::format("{} inputs, {} threads", shapes.size(), threads));
+    }
+  }
 }
 
 // A run context whose output 0 is a view of `out` (as an arena slot is), so that inputs can be

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/tensor/concat.h"
@@ -28,6 +29,53 @@ void ConcatBlocks(const std::vector<const Tensor*>& inputs, size_t axis, int64_t
       out += block;
     }
   }
+}
+
+// Bytes of output from which a Concat of fixed-size elements is copied by all of a run's threads
+// (the key and value caches of a decode step, each a few hundred KiB read from memory), and the
+// least each thread takes.
+constexpr size_t kParallelConcatBytes = size_t{64} << 10;
+constexpr size_t kConcatChunkBytes = size_t{32} << 10;
+
+// Output bytes [begin, end) of the blocks ConcatBlocks copies (row_bytes: one row of every
+// input's block, block_bytes[i] input i's).
+void ConcatByteRange(const std::vector<const Tensor*>& inputs,
+                     const std::vector<size_t>& block_bytes, size_t row_bytes, std::byte* out,
+                     size_t begin, size_t end) {
+  size_t pos = begin;
+  while (pos < end) {
+    const size_t row = pos / row_bytes;
+    size_t at = pos % row_bytes;
+    size_t i = 0;
+    while (at >= block_bytes[i]) at -= block_bytes[i++];  // row_bytes > at: some block holds it
+    const size_t n = std::min(block_bytes[i] - at, end - pos);
+    const auto* from = static_cast<const std::byte*>(inputs[i]->data()) + row * block_bytes[i] + at;
+    if (from != out + pos) std::copy_n(from, n, out + pos);
+    pos += n;
+  }
+}
+
+// ConcatBlocks for fixed-size elements, split over up to `threads` threads by output bytes.
+void ConcatBytes(const std::vector<const Tensor*>& inputs, size_t axis, int64_t outer, size_t inner,
+                 std::byte* out, int threads) {
+  std::vector<size_t> block_bytes;
+  size_t row_bytes = 0;
+  for (const Tensor* t : inputs) {
+    block_bytes.push_back(static_cast<size_t>(t->shape()[axis]) * inner);
+    row_bytes += block_bytes.back();
+  }
+  const size_t total = row_bytes * static_cast<size_t>(outer);
+  if (threads <= 1 || total < kParallelConcatBytes) {
+    ConcatBlocks(inputs, axis, outer, inner, out);
+    return;
+  }
+  const int64_t chunks = static_cast<int64_t>(
+      std::min<size_t>(static_cast<size_t>(threads), total / kConcatChunkBytes));
+  ParallelFor(threads, chunks, [&](int64_t c, int) {
+    const size_t c0 = static_cast<size_t>(c);
+    ConcatByteRange(inputs, block_bytes, row_bytes, out, total * c0 / static_cast<size_t>(chunks),
+                    total * (c0 + 1) / static_cast<size_t>(chunks));
+  });
 }
 
 // Inputs that share memory with the output must be exactly at their place in it (one block
@@ -95,7 +143,8 @@ Status ConcatToOutput(KernelContext& ctx, size_t output, const std::vector<const
     ConcatBlocks(inputs, axis, outer, inner, y->mutable_data_as<std::string>());
   } else {
     EPCTX_RETURN_IF_ERROR(CheckSharedInputs(inputs, axis, outer, inner, *y));
-    ConcatBlocks(inputs, axis, outer, inner, static_cast<std::byte*>(y->mutable_data()));
+    ConcatBytes(inputs, axis, outer, inner, static_cast<std::byte*>(y->mutable_data()),
+                ctx.num_threads());
   }
   return Status::Ok();
 }
