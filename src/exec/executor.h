@@ -180,7 +180,8 @@ class BoundProgram {
   // Values that do not fit their arena place, kept between runs (shared with the bodies).
   std::shared_ptr<ValueBufferPool> buffers_;
   std::vector<Slot> slots_;
-  std::vector<Tensor> weights_;  // per value; empty for non-weights
+  std::vector<int64_t> declared_dims_;  // the slots' declared shapes point here
+  std::vector<Tensor> weights_;         // per value; empty for non-weights
   std::vector<BoundNode> nodes_;
   std::vector<int32_t> inputs_;
   std::vector<int32_t> outputs_;

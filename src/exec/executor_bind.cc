@@ -105,6 +105,19 @@ Result<std::unique_ptr<BoundProgram>> BoundProgram::BindAt(BindState& state, uin
       EPCTX_ASSIGN_OR_RETURN(bound->weights_[i], weights(static_cast<uint32_t>(v->weight())));
     }
   }
+  // The declared dims, copied side by side: the executor compares every output with them, and
+  // where they lie in the blob, scattered between the rest of the program, a decode step's
+  // stream of weights has pushed them out of the caches by the next check (one miss each).
+  size_t dim_count = 0;
+  for (const Slot& slot : bound->slots_) dim_count += slot.decl.shape.size();
+  bound->declared_dims_.reserve(dim_count);
+  for (Slot& slot : bound->slots_) {
+    const size_t at = bound->declared_dims_.size();
+    bound->declared_dims_.insert(bound->declared_dims_.end(), slot.decl.shape.begin(),
+                                 slot.decl.shape.end());
+    slot.decl.shape =
+        std::span<const int64_t>(bound->declared_dims_.data() + at, slot.decl.shape.size());
+  }
   auto opset_of = [&](std::string_view domain) -> int64_t {
     if (program.opsets() != nullptr) {
       for (const fb::OpsetImport* op : *program.opsets()) {
