@@ -204,6 +204,9 @@ std::vector<NBitsCase> Cases() {
   cases.push_back({1, 5 * 32 + 9, 42, 4, 32, NBitsCase::kPacked, false, 4, 1});
   cases.push_back({3, 5 * 32 + 9, 12, 4, 32, NBitsCase::kNone, false, 4, 1});
   cases.push_back({5, 7 * 32, 13, 4, 32, NBitsCase::kNone, true, 4, 2});
+  // Weights of 128 KiB or more, which a decode step splits over the threads (uneven shares).
+  cases.push_back({1, 576, 601, 4, 32, NBitsCase::kNone, true, 4, 2});
+  cases.push_back({1, 1536, 257, 4, 32, NBitsCase::kPacked, false, 4, 2});
   return cases;
 }
 

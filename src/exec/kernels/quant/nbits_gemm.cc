@@ -276,13 +276,15 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
   } else {
     padded = PadRows(g, a, m);
   }
+  if (int8_activations && m == 1 && one_row_vnni) {  // a decode step
+    if constexpr (kHasInt8Panels) Int8OneRowVnni(w, quantized->rows, 0, y, threads);
+    return;
+  }
   ParallelForRanges(threads, g.n, kColumnGrain, [&](int64_t begin, int64_t end) {
     for (int64_t row0 = 0; row0 < m; row0 += kRowTile) {
       const int rows = static_cast<int>(std::min<int64_t>(kRowTile, m - row0));
       float* out = y + row0 * g.n;
-      if (int8_activations && rows == 1 && one_row_vnni) {
-        if constexpr (kHasInt8Panels) Int8OneRowVnni(w, quantized->rows, row0, begin, end, out);
-      } else if (int8_activations) {
+      if (int8_activations) {
         DotColumnsInt8(w, quantized->rows, row0, rows, begin, end, out, g.n);
       } else {
         DotColumnsFloat(w, padded.rows.data() + row0 * padded.ld, padded.ld,

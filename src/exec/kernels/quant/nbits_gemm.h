@@ -83,11 +83,11 @@ inline constexpr bool kHasInt8Panels = false;
 bool Int8PanelsApply(const NBitsWeights& w);
 void Int8PanelMatMul(const NBitsWeights& w, const QuantizedRows& q, int64_t m, float* y,
                      int threads);
-// And for one row (a decode step), columns [begin, end) of row `row` of `q` into y[n], for 4-bit
-// weights in blocks of 32 with integer or implied zero points (Int8OneRowVnniApplies).
+// And for one row (a decode step), row `row` of `q` into y [n] on up to `threads` threads, for
+// 4-bit weights in blocks of 32 with integer or implied zero points (Int8OneRowVnniApplies).
 bool Int8OneRowVnniApplies(const NBitsWeights& w);
-void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, int64_t begin,
-                    int64_t end, float* y);
+void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
+                    int threads);
 
 // The zero point of block b of column n, as a float in the packed layout's terms.
 inline float ZeroPointOf(const NBitsWeights& w, int64_t n, int64_t b) {

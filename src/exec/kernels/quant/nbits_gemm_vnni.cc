@@ -290,9 +290,11 @@ bool Int8OneRowVnniApplies(const NBitsWeights& w) {
   return w.g.bits == 4 && w.g.block_size == 32 && w.float_zero_points == nullptr;
 }
 
-void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, int64_t begin,
-                    int64_t end, float* y) {
-  const RowQuads rq = QuadRow(w.g, q, row, w.zero_points == nullptr);
+namespace {
+
+// Columns [begin, end) of the one-row product.
+void OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row, const RowQuads& rq,
+                   int64_t begin, int64_t end, float* y) {
   // The first kPrefetchBytes of both streams, which the loop's prefetches do not ask for.
   const auto* codes = reinterpret_cast<const char*>(w.codes + begin * w.g.blocks * 16);
   const auto* codes_end = reinterpret_cast<const char*>(w.codes + end * w.g.blocks * 16);
@@ -303,6 +305,25 @@ void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, 
     Prefetch(p);
   }
   for (int64_t n = begin; n < end; ++n) OneRowColumn(w, q, row, rq, n, y);
+}
+
+// Weights below this many bytes take one thread: splitting them costs more than the second
+// thread's bandwidth brings (a SmolLM-shaped k_proj, 69 KB: 4.4 us on one thread, 6.2 on two).
+constexpr int64_t kOneThreadBytes = 128 << 10;
+
+}  // namespace
+
+void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
+                    int threads) {
+  const RowQuads rq = QuadRow(w.g, q, row, w.zero_points == nullptr);
+  const int64_t bytes = w.g.code_bytes() + w.g.block_count() * static_cast<int64_t>(sizeof(float));
+  const int workers = bytes < kOneThreadBytes
+                          ? 1
+                          : static_cast<int>(std::min<int64_t>(std::max(threads, 1), w.g.n));
+  // One even share of the columns per thread: each is one stream the prefetches keep ahead of.
+  ParallelFor(workers, workers, [&](int64_t part, int) {
+    OneRowColumns(w, q, row, rq, w.g.n * part / workers, w.g.n * (part + 1) / workers, y);
+  });
 }
 
 namespace {
