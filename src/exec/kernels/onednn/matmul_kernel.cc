@@ -11,6 +11,7 @@
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
+#include "exec/kernels/onednn/blocked_gemv.h"
 #include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/packed_matmul.h"
 #include "exec/kernels/onednn/runtime.h"
@@ -35,6 +36,10 @@ class DnnlMatMulKernel final : public Kernel {
                          InputPresent(node, 3) ? "present" : "absent");
     }
     EPCTX_RETURN_IF_ERROR(k->matmul_.Init(attrs, config));
+    // One row (a decode step) without post-ops: our own pass over the packed bytes.
+    if (config.post_ops.empty()) {
+      k->gemv_ = GemvLayoutOf(k->matmul_.format(), k->matmul_.k(), k->matmul_.n());
+    }
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, k->weight_type(), "W"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kFloat32, "B"));
@@ -54,6 +59,7 @@ class DnnlMatMulKernel final : public Kernel {
                            ctx.AllocateOutput(0, DataType::kFloat32, matmul_.OutputShape(as)));
     if (y->element_count() == 0) return Status::Ok();
     const int threads = ctx.num_threads();
+    if (g.m == 1 && gemv_ != GemvLayout::kNone) return RunOneRow(*a, *w, b, g, *y, threads);
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            matmul_.PrimitiveFor(as, g, threads));
     if (w->dtype() != weight_type() || w->byte_size() != prim->weights.get_size()) {
@@ -91,17 +97,34 @@ class DnnlMatMulKernel final : public Kernel {
 
   std::string_view implementation() const override { return matmul_.implementation(); }
 
+ private:
+  Status RunOneRow(const Tensor& a, const Tensor& w, const Tensor* b, const MatMulGeometry& g,
+                   Tensor& y, int threads) const {
+    if (w.dtype() != weight_type() ||
+        static_cast<int64_t>(w.byte_size()) != GemvWeightBytes(gemv_, g.k, g.n)) {
+      return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
+                         w.byte_size(), GemvWeightBytes(gemv_, g.k, g.n));
+    }
+    if (b != nullptr && (b->dtype() != DataType::kFloat32 || b->element_count() != g.n)) {
+      return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
+                         ShapeToString(b->shape()), g.n);
+    }
+    BlockedGemv(gemv_, w.data(), g.k, g.n, a.data_as<float>(),
+                b != nullptr ? b->data_as<float>() : nullptr, y.mutable_data_as<float>(), threads);
+    return Status::Ok();
+  }
+
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
     matmul_.Prepare(shapes, threads);
   }
 
- private:
   DnnlMatMulKernel() = default;
 
   const MatMulConfig& config() const { return matmul_.config(); }
   DataType weight_type() const { return PackedFloatWeightType(config().bf16); }
 
   PackedWeightMatMul matmul_;
+  GemvLayout gemv_ = GemvLayout::kNone;
 };
 
 }  // namespace

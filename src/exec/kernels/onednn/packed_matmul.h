@@ -25,6 +25,8 @@ class PackedWeightMatMul {
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
+  // The packed layout, encoded (weight_format.h).
+  std::span<const int64_t> format() const { return format_; }
   // The product's geometry for A of shape `a_shape` ([..., K]); kInvalidArgument naming A's shape
   // otherwise.
   Result<MatMulGeometry> GeometryFor(const std::vector<int64_t>& a_shape) const;

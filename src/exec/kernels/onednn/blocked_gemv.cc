@@ -1,0 +1,199 @@
+#include "exec/kernels/onednn/blocked_gemv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/onednn/dnnl.h"
+#include "exec/kernels/onednn/weight_format.h"
+
+#if defined(__AVX512F__)
+// GCC 12 warns that _mm512_reduce_add_ps's and the casts' undefined halves "may be used
+// uninitialized" where they are inlined.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#endif
+
+namespace epctx::exec::kernels::onednn {
+namespace {
+
+constexpr int64_t kColumns = 64;   // columns of a block
+constexpr int64_t kRows = 16;      // rows of a float32 block (K is padded to a multiple)
+constexpr int64_t kBf16Rows = 32;  // rows of a bfloat16 block: 16 pairs
+
+int64_t RoundUp(int64_t v, int64_t to) {
+  return (v + to - 1) / to * to;
+}
+
+#if defined(__AVX512F__)
+
+// How far ahead of the loads the weights are prefetched (non-temporal: a token's weights would
+// otherwise push the activations out of the caches), as in the int4 decode kernel.
+constexpr int64_t kPrefetchBytes = 4096;
+
+__attribute__((always_inline)) inline void Prefetch(const void* p) {
+  _mm_prefetch(static_cast<const char*>(p), _MM_HINT_NTA);
+}
+
+// y[c] for the columns of blocks [b0, b1) (float32 weights).
+void GemvF32(const float* w, int64_t k, int64_t n, const float* x, float* y, int64_t b0,
+             int64_t b1) {
+  const int64_t block_floats = RoundUp(k, kRows) * kColumns;
+  for (int64_t b = b0; b < b1; ++b) {
+    const float* wb = w + b * block_floats;
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                     _mm512_setzero_ps()};
+    for (int64_t r = 0; r < k; ++r) {
+      const float* row = wb + r * kColumns;  // the rows of a block follow one another
+      Prefetch(reinterpret_cast<const char*>(row) + kPrefetchBytes);
+      Prefetch(reinterpret_cast<const char*>(row) + kPrefetchBytes + 128);
+      const __m512 xr = _mm512_set1_ps(x[r]);
+      for (int j = 0; j < 4; ++j)
+        acc[j] = _mm512_fmadd_ps(xr, _mm512_loadu_ps(row + 16 * j), acc[j]);
+    }
+    const int64_t c0 = b * kColumns;
+    for (int j = 0; j < 4; ++j) {
+      const int64_t left = std::min<int64_t>(16, n - c0 - 16 * j);
+      if (left <= 0) break;
+      _mm512_mask_storeu_ps(y + c0 + 16 * j, static_cast<__mmask16>((1u << left) - 1), acc[j]);
+    }
+  }
+}
+
+#endif  // __AVX512F__
+
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+
+// y[c] for the columns of blocks [b0, b1) (bfloat16 weights in pairs of rows; `pairs` holds x
+// rounded to bfloat16, rows 2p and 2p + 1 in one 32-bit word).
+void GemvBf16(const uint16_t* w, int64_t k, int64_t n, const uint32_t* pairs, float* y, int64_t b0,
+              int64_t b1) {
+  const int64_t row_pairs = RoundUp(k, kBf16Rows) / 2;
+  const int64_t used_pairs = (k + 1) / 2;
+  for (int64_t b = b0; b < b1; ++b) {
+    const uint16_t* wb = w + b * row_pairs * kColumns * 2;
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                     _mm512_setzero_ps()};
+    for (int64_t p = 0; p < used_pairs; ++p) {
+      const uint16_t* row = wb + p * kColumns * 2;  // 64 columns x 2 rows
+      Prefetch(reinterpret_cast<const char*>(row) + kPrefetchBytes);
+      Prefetch(reinterpret_cast<const char*>(row) + kPrefetchBytes + 128);
+      const __m512bh xr = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(pairs[p])));
+      for (int j = 0; j < 4; ++j) {
+        const __m512bh wj = reinterpret_cast<__m512bh>(_mm512_loadu_si512(row + 32 * j));
+        acc[j] = _mm512_dpbf16_ps(acc[j], wj, xr);
+      }
+    }
+    const int64_t c0 = b * kColumns;
+    for (int j = 0; j < 4; ++j) {
+      const int64_t left = std::min<int64_t>(16, n - c0 - 16 * j);
+      if (left <= 0) break;
+      _mm512_mask_storeu_ps(y + c0 + 16 * j, static_cast<__mmask16>((1u << left) - 1), acc[j]);
+    }
+  }
+}
+
+// x rounded to bfloat16 (to nearest even), two rows a word, the last odd row paired with zero.
+std::vector<uint32_t> Bf16Pairs(const float* x, int64_t k) {
+  std::vector<float> padded(static_cast<size_t>(RoundUp(k, 32)), 0.f);
+  std::memcpy(padded.data(), x, static_cast<size_t>(k) * sizeof(float));
+  std::vector<uint32_t> pairs(padded.size() / 2);
+  for (size_t i = 0; i < padded.size(); i += 32) {
+    // cvtne2ps_pbh(hi, lo): lo's 16 values in the lower half, in order.
+    const __m512bh bf = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(padded.data() + i + 16),
+                                            _mm512_loadu_ps(padded.data() + i));
+    _mm512_storeu_si512(pairs.data() + i / 2, reinterpret_cast<__m512i>(bf));
+  }
+  return pairs;
+}
+
+#endif  // __AVX512BF16__
+
+// Weights under this many bytes take one thread (splitting costs more than it brings).
+constexpr int64_t kOneThreadBytes = 128 << 10;
+
+template <typename Fn>
+void SplitBlocks(int64_t blocks, int64_t bytes, int threads, Fn&& fn) {
+  const int workers = bytes < kOneThreadBytes
+                          ? 1
+                          : static_cast<int>(std::min<int64_t>(std::max(threads, 1), blocks));
+  ParallelFor(workers, workers, [&](int64_t part, int) {
+    fn(blocks * part / workers, blocks * (part + 1) / workers);
+  });
+}
+
+}  // namespace
+
+GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n) {
+  auto desc = DecodeBlockedWeightFormat(format);
+  if (!desc.ok()) return GemvLayout::kNone;
+  const dnnl_memory_desc_t& md = desc->data;
+  if (md.ndims != 2 || md.dims[0] != k || md.dims[1] != n || md.offset0 != 0 ||
+      md.format_kind != dnnl_blocked || md.padded_dims[1] != RoundUp(n, kColumns)) {
+    return GemvLayout::kNone;
+  }
+  // Blocks of 64 columns outermost, each [K padded][64]: a row block of `rows` x 64 elements.
+  const dnnl_blocking_desc_t& blk = md.format_desc.blocking;
+  auto blocked_by = [&](int64_t rows) {
+    return md.padded_dims[0] == RoundUp(k, rows) && blk.strides[0] == rows * kColumns &&
+           blk.strides[1] == md.padded_dims[0] * kColumns;
+  };
+#if defined(__AVX512F__)
+  if (md.data_type == dnnl_f32 && blocked_by(kRows) && blk.inner_nblks == 2 &&
+      blk.inner_blks[0] == kRows && blk.inner_blks[1] == kColumns && blk.inner_idxs[0] == 0 &&
+      blk.inner_idxs[1] == 1) {
+    return GemvLayout::kFloat32Blocked;
+  }
+#endif
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+  if (md.data_type == dnnl_bf16 && blocked_by(kBf16Rows) && blk.inner_nblks == 3 &&
+      blk.inner_blks[0] == kRows && blk.inner_blks[1] == kColumns && blk.inner_blks[2] == 2 &&
+      blk.inner_idxs[0] == 0 && blk.inner_idxs[1] == 1 && blk.inner_idxs[2] == 0) {
+    return GemvLayout::kBf16Blocked;
+  }
+#endif
+  return GemvLayout::kNone;
+}
+
+int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n) {
+  switch (layout) {
+    case GemvLayout::kFloat32Blocked:
+      return RoundUp(n, kColumns) * RoundUp(k, kRows) * 4;
+    case GemvLayout::kBf16Blocked:
+      return RoundUp(n, kColumns) * RoundUp(k, kBf16Rows) * 2;
+    default:
+      return 0;
+  }
+}
+
+void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const float* x,
+                 const float* bias, float* y, int threads) {
+  const int64_t blocks = (n + kColumns - 1) / kColumns;
+  const int64_t bytes = GemvWeightBytes(layout, k, n);
+  switch (layout) {
+#if defined(__AVX512F__)
+    case GemvLayout::kFloat32Blocked:
+      SplitBlocks(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
+        GemvF32(static_cast<const float*>(w), k, n, x, y, b0, b1);
+      });
+      break;
+#endif
+#if defined(__AVX512BF16__) && defined(__AVX512F__)
+    case GemvLayout::kBf16Blocked: {
+      const std::vector<uint32_t> pairs = Bf16Pairs(x, k);
+      SplitBlocks(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
+        GemvBf16(static_cast<const uint16_t*>(w), k, n, pairs.data(), y, b0, b1);
+      });
+      break;
+    }
+#endif
+    default:
+      return;  // GemvLayoutOf never gives a layout this build cannot read
+  }
+  if (bias != nullptr) {
+    for (int64_t c = 0; c < n; ++c) y[c] += bias[c];
+  }
+}
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,33 @@
+// One activation row times a weight packed in oneDNN's blocked matmul layout (a decode step's
+// products): oneDNN's matmul takes one row as it takes many, through its primitive, at 15-19 GB/s
+// of weights on a Zen 4 core; this reads the same bytes as one prefetched stream per thread.
+// Only the two layouts oneDNN packs [K, N] matmul weights in on AVX-512 are read (float32
+// "BA16a64b", bfloat16 "BA16a64b2a": blocks of 64 columns outermost, each [K padded to 16 or 32]
+// [64], bfloat16 in pairs of rows); anything else keeps oneDNN's primitive.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace epctx::exec::kernels::onednn {
+
+enum class GemvLayout {
+  kNone,            // not read here
+  kFloat32Blocked,  // [N / 64][K padded to 16][64] float32
+  kBf16Blocked,     // [N / 64][K padded to 32 / 2][64][2] bfloat16
+};
+
+// The layout of an encoded weight format (weight_format.h) of a [k, n] weight, when this file
+// reads it and the build has the instructions for it; kNone otherwise.
+GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n);
+
+// The bytes a weight of `layout` takes.
+int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n);
+
+// y [n] = x [k] times W (+ bias [n]) on up to `threads` threads. For kBf16Blocked, x is rounded
+// to bfloat16 (to nearest even, as oneDNN's reorder does for the matmul) and the products are
+// summed in float32.
+void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const float* x,
+                 const float* bias, float* y, int threads);
+
+}  // namespace epctx::exec::kernels::onednn

@@ -1,0 +1,99 @@
+// DnnlMatMul with one row (a decode step), which reads oneDNN's packed float32 and bfloat16
+// layouts itself (blocked_gemv.cc): the product against a reference and against oneDNN's own
+// primitive for the same weight (two rows), with and without bias, on 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "exec/kernels/onednn/blocked_gemv.h"
+#include "exec/kernels/onednn/compute_type.h"
+#include "exec/kernels/onednn/weight_packing.h"
+#include "kernel_test_helpers.h"
+
+namespace epctx::exec::testing {
+namespace {
+
+float RoundToBf16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  bits += 0x7fff + ((bits >> 16) & 1);  // to nearest even (finite values)
+  bits &= 0xffff0000u;
+  std::memcpy(&v, &bits, 4);
+  return v;
+}
+
+void CheckOneRow(int64_t k, int64_t n, bool bf16, std::mt19937& rng) {
+  SCOPED_TRACE(::testing::Message() << "K " << k << " N " << n << (bf16 ? " bf16" : " f32"));
+  std::vector<float> w(static_cast<size_t>(k * n)), bias(static_cast<size_t>(n));
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (float& v : w) v = u(rng);
+  for (float& v : bias) v = u(rng);
+  kernels::onednn::MatMulConfig config;
+  config.bf16 = bf16;
+  config.has_bias = true;
+  // Packed for a prompt's shape, as the compiler packs a decode graph's weights.
+  auto packed = kernels::onednn::PackMatMulWeights({128, k, n}, config, w.data(), false, 1.f);
+  ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+#if defined(__AVX512F__)
+  // Not a vacuous pass through oneDNN: this build reads the layout itself.
+  EXPECT_NE(kernels::onednn::GemvLayoutOf(packed->format, k, n), kernels::onednn::GemvLayout::kNone)
+      << kernels::onednn::DescribeWeightFormat(packed->format);
+#endif
+  AttrBuilder attrs;
+  attrs.Ints("weights_shape", {k, n}).Ints("weights_format", packed->format);
+  if (bf16) attrs.String("compute_type", "bf16");
+  const Tensor b = FloatTensor({n}, bias);
+  for (int threads : {1, 2}) {
+    for (bool with_bias : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << threads << " threads, bias " << with_bias);
+      // Two rows: the first through oneDNN's primitive (A [2, K]), then alone (A [1, K]).
+      std::vector<float> a(static_cast<size_t>(2 * k));
+      for (float& v : a) v = u(rng);
+      NodeSpec spec("DnnlMatMul", 1, "com.epctx");
+      spec.threads = threads;
+      const Tensor a2 = FloatTensor({2, k}, a);
+      const Tensor a1 = FloatTensor({1, k}, std::vector<float>(a.begin(), a.begin() + k));
+      auto two = RunNode(spec, attrs, {&a2, &packed->bytes, with_bias ? &b : nullptr});
+      auto one = RunNode(spec, attrs, {&a1, &packed->bytes, with_bias ? &b : nullptr});
+      ASSERT_TRUE(two.ok()) << two.status().ToString();
+      ASSERT_TRUE(one.ok()) << one.status().ToString();
+      std::vector<double> ref(static_cast<size_t>(n));
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = with_bias ? bias[static_cast<size_t>(j)] : 0.0;
+        for (int64_t i = 0; i < k; ++i) {
+          const float x = a[static_cast<size_t>(i)], wv = w[static_cast<size_t>(i * n + j)];
+          acc += static_cast<double>(bf16 ? RoundToBf16(x) : x) * (bf16 ? RoundToBf16(wv) : wv);
+        }
+        ref[static_cast<size_t>(j)] = acc;
+      }
+      ExpectClose((*one)[0], {1, n}, ref, 1e-4, 1e-5, "one row against the reference");
+      const float* first = (*two)[0].data_as<float>();
+      ExpectClose((*one)[0], {1, n}, std::vector<double>(first, first + n), 1e-4, 1e-5,
+                  "one row against oneDNN's first row");
+    }
+  }
+}
+
+TEST(DnnlMatMulOneRow, Float32LayoutMatchesTheReferenceAndOneDnn) {
+  std::mt19937 rng(3);
+  // Whole blocks; K and N padded inside the layout; weights split over two threads (>= 128 KiB).
+  for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{
+           {576, 192}, {70, 33}, {17, 130}, {1536, 130}, {576, 1000}}) {
+    CheckOneRow(k, n, false, rng);
+  }
+}
+
+TEST(DnnlMatMulOneRow, Bf16LayoutMatchesTheReferenceAndOneDnn) {
+  if (!kernels::onednn::HasBf16Kernels()) GTEST_SKIP() << "this CPU has no avx512_bf16";
+  std::mt19937 rng(4);
+  for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{
+           {576, 192}, {71, 33}, {17, 130}, {1535, 130}, {576, 1000}}) {
+    CheckOneRow(k, n, true, rng);
+  }
+}
+
+}  // namespace
+}  // namespace epctx::exec::testing
