@@ -77,6 +77,49 @@ void CheckOneRow(int64_t k, int64_t n, bool bf16, std::mt19937& rng) {
   }
 }
 
+// Post-ops the primitive would fuse (a residual addition, LeakyRelu, Clip, Linear) and one it
+// leaves to the kernel (GELU), applied after the one-row product: as oneDNN's first row.
+void CheckPostOps(bool bf16, std::mt19937& rng) {
+  SCOPED_TRACE(bf16 ? "bf16" : "f32");
+  const int64_t k = 200, n = 150;
+  std::vector<float> w(static_cast<size_t>(k * n)), a(static_cast<size_t>(2 * k)),
+      r(static_cast<size_t>(2 * n));
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (auto* v : {&w, &a, &r}) {
+    for (float& x : *v) x = u(rng);
+  }
+  kernels::onednn::MatMulConfig config;
+  config.bf16 = bf16;
+  auto packed = kernels::onednn::PackMatMulWeights({128, k, n}, config, w.data(), false, 1.f);
+  ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+  AttrBuilder attrs;
+  attrs.Ints("weights_shape", {k, n}).Ints("weights_format", packed->format);
+  attrs.Ints("post_ops", {9, 1, 2, 10, 7});
+  attrs.Floats("post_op_alpha", {0, 0.1f, -0.5f, 2.f, 0});
+  attrs.Floats("post_op_beta", {0, 0, 0.7f, 0.1f, 0});
+  if (bf16) attrs.String("compute_type", "bf16");
+  NodeSpec spec("DnnlMatMul", 1, "com.epctx");
+  const Tensor a2 = FloatTensor({2, k}, a), r2 = FloatTensor({2, n}, r);
+  const Tensor a1 = FloatTensor({1, k}, std::vector<float>(a.begin(), a.begin() + k));
+  const Tensor r1 = FloatTensor({1, n}, std::vector<float>(r.begin(), r.begin() + n));
+  auto two = RunNode(spec, attrs, {&a2, &packed->bytes, nullptr, &r2});
+  auto one = RunNode(spec, attrs, {&a1, &packed->bytes, nullptr, &r1});
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  const float* first = (*two)[0].data_as<float>();
+  ExpectClose((*one)[0], {1, n}, std::vector<double>(first, first + n), 1e-4, 1e-5,
+              "one row with post-ops against oneDNN's first row");
+  // Without its residual the node is refused, as the primitive's run is.
+  ExpectError(RunNode(spec, attrs, {&a1, &packed->bytes, nullptr, nullptr}).status(),
+              StatusCode::kInvalidArgument, "residual");
+}
+
+TEST(DnnlMatMulOneRow, PostOpsAfterTheProductAsThePrimitiveAppliesThem) {
+  std::mt19937 rng(5);
+  CheckPostOps(false, rng);
+  if (kernels::onednn::HasBf16Kernels()) CheckPostOps(true, rng);
+}
+
 TEST(DnnlMatMulOneRow, Float32LayoutMatchesTheReferenceAndOneDnn) {
   std::mt19937 rng(3);
   // Whole blocks; K and N padded inside the layout; weights split over two threads (>= 128 KiB).

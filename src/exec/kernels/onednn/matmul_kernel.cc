@@ -36,8 +36,8 @@ class DnnlMatMulKernel final : public Kernel {
                          InputPresent(node, 3) ? "present" : "absent");
     }
     EPCTX_RETURN_IF_ERROR(k->matmul_.Init(attrs, config));
-    // One row (a decode step) without post-ops: our own pass over the packed bytes.
-    if (config.post_ops.empty()) {
+    // One row (a decode step): our own pass over the packed bytes, then the post-ops.
+    if (PrimitivePostOpsArePlain(config.post_ops)) {
       k->gemv_ = GemvLayoutOf(k->matmul_.format(), k->matmul_.k(), k->matmul_.n());
     }
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
@@ -59,7 +59,7 @@ class DnnlMatMulKernel final : public Kernel {
                            ctx.AllocateOutput(0, DataType::kFloat32, matmul_.OutputShape(as)));
     if (y->element_count() == 0) return Status::Ok();
     const int threads = ctx.num_threads();
-    if (g.m == 1 && gemv_ != GemvLayout::kNone) return RunOneRow(*a, *w, b, g, *y, threads);
+    if (g.m == 1 && gemv_ != GemvLayout::kNone) return RunOneRow(*a, *w, b, r, g, *y, threads);
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            matmul_.PrimitiveFor(as, g, threads));
     if (w->dtype() != weight_type() || w->byte_size() != prim->weights.get_size()) {
@@ -98,8 +98,8 @@ class DnnlMatMulKernel final : public Kernel {
   std::string_view implementation() const override { return matmul_.implementation(); }
 
  private:
-  Status RunOneRow(const Tensor& a, const Tensor& w, const Tensor* b, const MatMulGeometry& g,
-                   Tensor& y, int threads) const {
+  Status RunOneRow(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,
+                   const MatMulGeometry& g, Tensor& y, int threads) const {
     if (w.dtype() != weight_type() ||
         static_cast<int64_t>(w.byte_size()) != GemvWeightBytes(gemv_, g.k, g.n)) {
       return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
@@ -109,8 +109,19 @@ class DnnlMatMulKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
                          ShapeToString(b->shape()), g.n);
     }
+    if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y.shape())) {
+      return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
+                         ShapeToString(r->shape()), ShapeToString(y.shape()));
+    }
+    if (r == nullptr && ResidualIndex(config().post_ops) >= 0) {
+      return EPCTX_ERROR(kInvalidArgument, "post_ops add a residual, but input R is absent");
+    }
+    float* out = y.mutable_data_as<float>();
     BlockedGemv(gemv_, w.data(), g.k, g.n, a.data_as<float>(),
-                b != nullptr ? b->data_as<float>() : nullptr, y.mutable_data_as<float>(), threads);
+                b != nullptr ? b->data_as<float>() : nullptr, out, threads);
+    ApplyPrimitivePostOps(config().post_ops, out, r != nullptr ? r->data_as<float>() : nullptr,
+                          g.n);
+    ApplyTrailingPostOps(config().post_ops, out, g.n, threads);
     return Status::Ok();
   }
 

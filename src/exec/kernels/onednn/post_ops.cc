@@ -1,5 +1,7 @@
 #include "exec/kernels/onednn/post_ops.h"
 
+#include <algorithm>
+
 #include "exec/kernels/common/eigen.h"
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/epctx_ops.h"
@@ -118,6 +120,46 @@ void ApplyTrailingPostOps(std::span<const PostOp> ops, float* data, int64_t n, i
   ParallelForRanges(threads, n, kGrain, [&](int64_t begin, int64_t end) {
     for (const PostOp& op : trailing) ApplyOne(op, data + begin, end - begin);
   });
+}
+
+bool PrimitivePostOpsArePlain(std::span<const PostOp> ops) {
+  for (const PostOp& op : ops.first(PrimitivePostOpCount(ops))) {
+    switch (op.kind) {
+      case PostOpKind::kAddTensor:
+      case PostOpKind::kRelu:
+      case PostOpKind::kClip:
+      case PostOpKind::kLinear:
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+void ApplyPrimitivePostOps(std::span<const PostOp> ops, float* data, const float* residual,
+                           int64_t n) {
+  for (const PostOp& op : ops.first(PrimitivePostOpCount(ops))) {
+    for (int64_t i = 0; i < n; ++i) {
+      float& x = data[i];
+      switch (op.kind) {
+        case PostOpKind::kAddTensor:
+          x += residual[i];
+          break;
+        case PostOpKind::kRelu:  // oneDNN's eltwise_relu: alpha * x below 0
+          x = x > 0 ? x : op.alpha * x;
+          break;
+        case PostOpKind::kClip:  // eltwise_clip_v2
+          x = std::min(std::max(x, op.alpha), op.beta);
+          break;
+        case PostOpKind::kLinear:
+          x = op.alpha * x + op.beta;
+          break;
+        default:
+          break;  // PrimitivePostOpsArePlain rules the others out
+      }
+    }
+  }
 }
 
 Result<dnnl::post_ops> ToDnnlPostOps(std::span<const PostOp> ops,

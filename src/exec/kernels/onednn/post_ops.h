@@ -53,6 +53,16 @@ size_t PrimitivePostOpCount(std::span<const PostOp> ops);
 // Applies ops[PrimitivePostOpCount(ops)..] to data[0, n) in place, on up to `threads` threads.
 void ApplyTrailingPostOps(std::span<const PostOp> ops, float* data, int64_t n, int threads);
 
+// Whether every op the primitive would apply (the first PrimitivePostOpCount) is one
+// ApplyPrimitivePostOps computes: the residual addition, Relu (and LeakyRelu), Clip, Linear.
+bool PrimitivePostOpsArePlain(std::span<const PostOp> ops);
+
+// For kernels that compute without the primitive (one row through a packed matmul weight): the
+// ops the primitive would apply, in order, to data[0, n), `residual` [n] for the addition;
+// PrimitivePostOpsArePlain(ops) must hold.
+void ApplyPrimitivePostOps(std::span<const PostOp> ops, float* data, const float* residual,
+                           int64_t n);
+
 // The oneDNN post-op chain of the ops the primitive applies (the first PrimitivePostOpCount);
 // `residual` is the layout of the kAddTensor operand (required when the list has one, which must
 // be at most one).
