@@ -36,6 +36,13 @@ __attribute__((always_inline)) inline void Prefetch(const void* p) {
   _mm_prefetch(static_cast<const char*>(p), _MM_HINT_NTA);
 }
 
+// The four cache lines of a block's row (64 columns: 256 bytes in both layouts) kPrefetchBytes
+// ahead.
+__attribute__((always_inline)) inline void PrefetchRow(const void* row) {
+  const char* ahead = static_cast<const char*>(row) + kPrefetchBytes;
+  for (int line = 0; line < 4; ++line) Prefetch(ahead + 64 * line);
+}
+
 // y[c] for the columns of blocks [b0, b1) (float32 weights).
 void GemvF32(const float* w, int64_t k, int64_t n, const float* x, float* y, int64_t b0,
              int64_t b1) {
@@ -46,8 +53,7 @@ void GemvF32(const float* w, int64_t k, int64_t n, const float* x, float* y, int
                      _mm512_setzero_ps()};
     for (int64_t r = 0; r < k; ++r) {
       const float* row = wb + r * kColumns;  // the rows of a block follow one another
-      Prefetch(reinterpret_cast<const char*>(row) + kPrefetchBytes);
-      Prefetch(reinterpret_cast<const char*>(row) + kPrefetchBytes + 128);
+      PrefetchRow(row);
       const __m512 xr = _mm512_set1_ps(x[r]);
       for (int j = 0; j < 4; ++j)
         acc[j] = _mm512_fmadd_ps(xr, _mm512_loadu_ps(row + 16 * j), acc[j]);
@@ -77,8 +83,7 @@ void GemvBf16(const uint16_t* w, int64_t k, int64_t n, const uint32_t* pairs, fl
                      _mm512_setzero_ps()};
     for (int64_t p = 0; p < used_pairs; ++p) {
       const uint16_t* row = wb + p * kColumns * 2;  // 64 columns x 2 rows
-      Prefetch(reinterpret_cast<const char*>(row) + kPrefetchBytes);
-      Prefetch(reinterpret_cast<const char*>(row) + kPrefetchBytes + 128);
+      PrefetchRow(row);
       const __m512bh xr = reinterpret_cast<__m512bh>(_mm512_set1_epi32(static_cast<int>(pairs[p])));
       for (int j = 0; j < 4; ++j) {
         const __m512bh wj = reinterpret_cast<__m512bh>(_mm512_loadu_si512(row + 32 * j));
