@@ -32,6 +32,8 @@ int64_t RoundUp(int64_t v, int64_t to) {
 // otherwise push the activations out of the caches), as in the int4 decode kernel.
 constexpr int64_t kPrefetchBytes = 4096;
 
+// always_inline, as GCC 12 may drop the prefetch of a plain inline function in a loop (see
+// nbits_gemm_vnni.cc).
 __attribute__((always_inline)) inline void Prefetch(const void* p) {
   _mm_prefetch(static_cast<const char*>(p), _MM_HINT_NTA);
 }
@@ -55,8 +57,9 @@ void GemvF32(const float* w, int64_t k, int64_t n, const float* x, float* y, int
       const float* row = wb + r * kColumns;  // the rows of a block follow one another
       PrefetchRow(row);
       const __m512 xr = _mm512_set1_ps(x[r]);
-      for (int j = 0; j < 4; ++j)
+      for (int j = 0; j < 4; ++j) {
         acc[j] = _mm512_fmadd_ps(xr, _mm512_loadu_ps(row + 16 * j), acc[j]);
+      }
     }
     const int64_t c0 = b * kColumns;
     for (int j = 0; j < 4; ++j) {
