@@ -284,14 +284,6 @@ void OneRowColumn(const NBitsWeights& w, const QuantizedRows& q, int64_t row, co
   if (w.zero_points != nullptr) y[n] -= ZeroPointCorrection(w, q.scaled_sums + row * blocks, n);
 }
 
-}  // namespace
-
-bool Int8OneRowVnniApplies(const NBitsWeights& w) {
-  return w.g.bits == 4 && w.g.block_size == 32 && w.float_zero_points == nullptr;
-}
-
-namespace {
-
 // Columns [begin, end) of the one-row product.
 void OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row, const RowQuads& rq,
                    int64_t begin, int64_t end, float* y) {
@@ -312,6 +304,10 @@ void OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row, c
 constexpr int64_t kOneThreadBytes = 128 << 10;
 
 }  // namespace
+
+bool Int8OneRowVnniApplies(const NBitsWeights& w) {
+  return w.g.bits == 4 && w.g.block_size == 32 && w.float_zero_points == nullptr;
+}
 
 void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
                     int threads) {
