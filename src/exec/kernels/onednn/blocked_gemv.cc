@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/common/weight_stream.h"
 #include "exec/kernels/onednn/dnnl.h"
 #include "exec/kernels/onednn/weight_format.h"
 
@@ -28,21 +28,11 @@ int64_t RoundUp(int64_t v, int64_t to) {
 
 #if defined(__AVX512F__)
 
-// How far ahead of the loads the weights are prefetched (non-temporal: a token's weights would
-// otherwise push the activations out of the caches), as in the int4 decode kernel.
-constexpr int64_t kPrefetchBytes = 4096;
-
-// always_inline, as GCC 12 may drop the prefetch of a plain inline function in a loop (see
-// nbits_gemm_vnni.cc).
-__attribute__((always_inline)) inline void Prefetch(const void* p) {
-  _mm_prefetch(static_cast<const char*>(p), _MM_HINT_NTA);
-}
-
-// The four cache lines of a block's row (64 columns: 256 bytes in both layouts) kPrefetchBytes
-// ahead.
+// The four cache lines of a block's row (64 columns: 256 bytes in both layouts), as far ahead as
+// weight_stream.h says.
 __attribute__((always_inline)) inline void PrefetchRow(const void* row) {
-  const char* ahead = static_cast<const char*>(row) + kPrefetchBytes;
-  for (int line = 0; line < 4; ++line) Prefetch(ahead + 64 * line);
+  const char* ahead = static_cast<const char*>(row) + kStreamPrefetchBytes;
+  for (int line = 0; line < 4; ++line) PrefetchStream(ahead + 64 * line);
 }
 
 // y[c] for the columns of blocks [b0, b1) (float32 weights).
@@ -118,19 +108,6 @@ std::vector<uint32_t> Bf16Pairs(const float* x, int64_t k) {
 
 #endif  // __AVX512BF16__
 
-// Weights under this many bytes take one thread (splitting costs more than it brings).
-constexpr int64_t kOneThreadBytes = 128 << 10;
-
-template <typename Fn>
-void SplitBlocks(int64_t blocks, int64_t bytes, int threads, Fn&& fn) {
-  const int workers = bytes < kOneThreadBytes
-                          ? 1
-                          : static_cast<int>(std::min<int64_t>(std::max(threads, 1), blocks));
-  ParallelFor(workers, workers, [&](int64_t part, int) {
-    fn(blocks * part / workers, blocks * (part + 1) / workers);
-  });
-}
-
 }  // namespace
 
 GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n) {
@@ -182,7 +159,7 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const f
   switch (layout) {
 #if defined(__AVX512F__)
     case GemvLayout::kFloat32Blocked:
-      SplitBlocks(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
+      SplitStream(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
         GemvF32(static_cast<const float*>(w), k, n, x, y, b0, b1);
       });
       break;
@@ -190,7 +167,7 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const f
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
     case GemvLayout::kBf16Blocked: {
       const std::vector<uint32_t> pairs = Bf16Pairs(x, k);
-      SplitBlocks(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
+      SplitStream(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
         GemvBf16(static_cast<const uint16_t*>(w), k, n, pairs.data(), y, b0, b1);
       });
       break;

@@ -58,14 +58,6 @@ class DnnlMatMulKernel final : public Kernel {
     EPCTX_ASSIGN_OR_RETURN(Tensor * y,
                            ctx.AllocateOutput(0, DataType::kFloat32, matmul_.OutputShape(as)));
     if (y->element_count() == 0) return Status::Ok();
-    const int threads = ctx.num_threads();
-    if (g.m == 1 && gemv_ != GemvLayout::kNone) return RunOneRow(*a, *w, b, r, g, *y, threads);
-    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
-                           matmul_.PrimitiveFor(as, g, threads));
-    if (w->dtype() != weight_type() || w->byte_size() != prim->weights.get_size()) {
-      return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
-                         w->byte_size(), prim->weights.get_size());
-    }
     if (b != nullptr && (b->dtype() != DataType::kFloat32 || b->element_count() != g.n)) {
       return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
                          ShapeToString(b->shape()), g.n);
@@ -74,13 +66,38 @@ class DnnlMatMulKernel final : public Kernel {
       return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
                          ShapeToString(r->shape()), ShapeToString(y->shape()));
     }
+    const int threads = ctx.num_threads();
+    if (g.m == 1 && gemv_ != GemvLayout::kNone) {
+      EPCTX_RETURN_IF_ERROR(RunOneRow(*a, *w, b, r, g, *y, threads));
+    } else {
+      EPCTX_RETURN_IF_ERROR(RunPrimitive(*a, *w, b, r, g, *y, threads));
+    }
+    ApplyTrailingPostOps(config().post_ops, y->mutable_data_as<float>(), y->element_count(),
+                         threads);
+    return Status::Ok();
+  }
+
+  std::string_view implementation() const override { return matmul_.implementation(); }
+  void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
+    matmul_.Prepare(shapes, threads);
+  }
+
+ private:
+  Status RunPrimitive(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,
+                      const MatMulGeometry& g, Tensor& y, int threads) {
+    EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
+                           matmul_.PrimitiveFor(a.shape(), g, threads));
+    if (w.dtype() != weight_type() || w.byte_size() != prim->weights.get_size()) {
+      return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
+                         w.byte_size(), prim->weights.get_size());
+    }
     std::unordered_map<int, dnnl::memory> args;
     try {
       using tag = dnnl::memory::format_tag;
-      args.emplace(DNNL_ARG_SRC, Wrap(PlainDesc({g.m, g.k}, tag::ab), a->data()));
-      args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w->data()));
+      args.emplace(DNNL_ARG_SRC, Wrap(PlainDesc({g.m, g.k}, tag::ab), a.data()));
+      args.emplace(DNNL_ARG_WEIGHTS, Wrap(prim->weights, w.data()));
       if (b != nullptr) args.emplace(DNNL_ARG_BIAS, Wrap(PlainDesc({1, g.n}, tag::ab), b->data()));
-      args.emplace(DNNL_ARG_DST, Wrap(PlainDesc({g.m, g.n}, tag::ab), y->data()));
+      args.emplace(DNNL_ARG_DST, Wrap(PlainDesc({g.m, g.n}, tag::ab), y.data()));
       if (r != nullptr) {
         args.emplace(
             DNNL_ARG_ATTR_MULTIPLE_POST_OP(ResidualIndex(config().post_ops)) | DNNL_ARG_SRC_1,
@@ -89,29 +106,15 @@ class DnnlMatMulKernel final : public Kernel {
     } catch (const dnnl::error& e) {
       return FromDnnlError(e, "preparing a matmul");
     }
-    EPCTX_RETURN_IF_ERROR(ExecutePrimitive(*prim, args, threads, "a matmul"));
-    ApplyTrailingPostOps(config().post_ops, y->mutable_data_as<float>(), y->element_count(),
-                         threads);
-    return Status::Ok();
+    return ExecutePrimitive(*prim, args, threads, "a matmul");
   }
 
-  std::string_view implementation() const override { return matmul_.implementation(); }
-
- private:
   Status RunOneRow(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,
                    const MatMulGeometry& g, Tensor& y, int threads) const {
     if (w.dtype() != weight_type() ||
         static_cast<int64_t>(w.byte_size()) != GemvWeightBytes(gemv_, g.k, g.n)) {
       return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
                          w.byte_size(), GemvWeightBytes(gemv_, g.k, g.n));
-    }
-    if (b != nullptr && (b->dtype() != DataType::kFloat32 || b->element_count() != g.n)) {
-      return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
-                         ShapeToString(b->shape()), g.n);
-    }
-    if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y.shape())) {
-      return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
-                         ShapeToString(r->shape()), ShapeToString(y.shape()));
     }
     if (r == nullptr && ResidualIndex(config().post_ops) >= 0) {
       return EPCTX_ERROR(kInvalidArgument, "post_ops add a residual, but input R is absent");
@@ -121,12 +124,7 @@ class DnnlMatMulKernel final : public Kernel {
                 b != nullptr ? b->data_as<float>() : nullptr, out, threads);
     ApplyPrimitivePostOps(config().post_ops, out, r != nullptr ? r->data_as<float>() : nullptr,
                           g.n);
-    ApplyTrailingPostOps(config().post_ops, out, g.n, threads);
     return Status::Ok();
-  }
-
-  void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
-    matmul_.Prepare(shapes, threads);
   }
 
   DnnlMatMulKernel() = default;

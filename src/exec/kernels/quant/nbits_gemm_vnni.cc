@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/common/weight_stream.h"
 
 namespace epctx::exec::kernels::nbits_detail {
 namespace {
@@ -218,18 +219,9 @@ float ZeroPointCorrection(const NBitsWeights& w, const float* row_sums, int64_t 
 // The columns are taken one at a time, all of a column's quads before the next column: the
 // columns lie one after the other in the blob, so the codes are read as one sequential stream
 // and the scales as another, which the prefetchers follow best (four columns at a time, four
-// interleaved streams, read 11-16 GB/s here against 19-22). Both streams are also prefetched in
-// software this far ahead of the loads (the bytes the memory delivers while a load waits, ~100 ns
-// at ~20 GB/s; the scales a quarter of it, as they are a quarter of the bytes), with the
-// non-temporal hint: a token's weights would otherwise push the activations and the executor's
-// own data out of the caches.
-constexpr int64_t kPrefetchBytes = 4096;
-
-// always_inline: GCC 12 inlines a plain inline function here but drops its prefetch inside the
-// loop (the loop then reads 11-13 GB/s).
-__attribute__((always_inline)) inline void Prefetch(const void* p) {
-  _mm_prefetch(static_cast<const char*>(p), _MM_HINT_NTA);
-}
+// interleaved streams, read 11-16 GB/s here against 19-22). Both are also prefetched in software
+// (weight_stream.h), the scales a quarter as far ahead, as they are a quarter of the bytes.
+constexpr int64_t kPrefetchBytes = kStreamPrefetchBytes;
 
 // One quad (4 blocks, 128 weights) of a column into acc. kMasked: the last, partial quad, whose
 // codes and scales are loaded under the masks (the next column's follow them).
@@ -249,8 +241,8 @@ __attribute__((always_inline)) inline __m512 QuadStep(const uint8_t* codes, cons
     raw = _mm512_maskz_loadu_epi8(code_mask, src);
     sb4 = _mm512_maskz_loadu_ps(scale_mask, sb_src);
   } else {
-    Prefetch(src + kPrefetchBytes);
-    Prefetch(sb_src + kPrefetchBytes / 4 / sizeof(float));
+    PrefetchStream(src + kPrefetchBytes);
+    PrefetchStream(sb_src + kPrefetchBytes / 4 / sizeof(float));
     raw = _mm512_loadu_si512(src);
     sb4 = _mm512_castps128_ps512(_mm_loadu_ps(sb_src));
   }
@@ -290,18 +282,15 @@ void OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row, c
   // The first kPrefetchBytes of both streams, which the loop's prefetches do not ask for.
   const auto* codes = reinterpret_cast<const char*>(w.codes + begin * w.g.blocks * 16);
   const auto* codes_end = reinterpret_cast<const char*>(w.codes + end * w.g.blocks * 16);
-  for (const char* p = codes; p < codes_end && p < codes + kPrefetchBytes; p += 64) Prefetch(p);
+  for (const char* p = codes; p < codes_end && p < codes + kPrefetchBytes; p += 64)
+    PrefetchStream(p);
   const auto* scales = reinterpret_cast<const char*>(w.scales + begin * w.g.blocks);
   const auto* scales_end = reinterpret_cast<const char*>(w.scales + end * w.g.blocks);
   for (const char* p = scales; p < scales_end && p < scales + kPrefetchBytes / 4; p += 64) {
-    Prefetch(p);
+    PrefetchStream(p);
   }
   for (int64_t n = begin; n < end; ++n) OneRowColumn(w, q, row, rq, n, y);
 }
-
-// Weights below this many bytes take one thread: splitting them costs more than the second
-// thread's bandwidth brings (a SmolLM-shaped k_proj, 69 KB: 4.4 us on one thread, 6.2 on two).
-constexpr int64_t kOneThreadBytes = 128 << 10;
 
 }  // namespace
 
@@ -313,13 +302,8 @@ void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, 
                     int threads) {
   const RowQuads rq = QuadRow(w.g, q, row, w.zero_points == nullptr);
   const int64_t bytes = w.g.code_bytes() + w.g.block_count() * static_cast<int64_t>(sizeof(float));
-  const int workers = bytes < kOneThreadBytes
-                          ? 1
-                          : static_cast<int>(std::min<int64_t>(std::max(threads, 1), w.g.n));
-  // One even share of the columns per thread: each is one stream the prefetches keep ahead of.
-  ParallelFor(workers, workers, [&](int64_t part, int) {
-    OneRowColumns(w, q, row, rq, w.g.n * part / workers, w.g.n * (part + 1) / workers, y);
-  });
+  SplitStream(w.g.n, bytes, threads,
+              [&](int64_t begin, int64_t end) { OneRowColumns(w, q, row, rq, begin, end, y); });
 }
 
 namespace {

@@ -55,7 +55,8 @@ void ConcatByteRange(const std::vector<const Tensor*>& inputs,
   }
 }
 
-// ConcatBlocks for fixed-size elements, split over up to `threads` threads by output bytes.
+// ConcatBlocks for fixed-size elements, as bytes, split over up to `threads` threads by output
+// bytes from kParallelConcatBytes on.
 void ConcatBytes(const std::vector<const Tensor*>& inputs, size_t axis, int64_t outer, size_t inner,
                  std::byte* out, int threads) {
   std::vector<size_t> block_bytes;
@@ -65,12 +66,11 @@ void ConcatBytes(const std::vector<const Tensor*>& inputs, size_t axis, int64_t 
     row_bytes += block_bytes.back();
   }
   const size_t total = row_bytes * static_cast<size_t>(outer);
-  if (threads <= 1 || total < kParallelConcatBytes) {
-    ConcatBlocks(inputs, axis, outer, inner, out);
-    return;
-  }
-  const int64_t chunks = static_cast<int64_t>(
-      std::min<size_t>(static_cast<size_t>(threads), total / kConcatChunkBytes));
+  const int64_t chunks =
+      total < kParallelConcatBytes
+          ? 1
+          : static_cast<int64_t>(std::clamp<size_t>(total / kConcatChunkBytes, 1,
+                                                    static_cast<size_t>(std::max(threads, 1))));
   ParallelFor(threads, chunks, [&](int64_t c, int) {
     const size_t c0 = static_cast<size_t>(c);
     ConcatByteRange(inputs, block_bytes, row_bytes, out, total * c0 / static_cast<size_t>(chunks),
