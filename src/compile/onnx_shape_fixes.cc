@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -104,15 +105,22 @@ constexpr WeightedOp kWeightedOps[] = {
 // A check that fails the node's inference (fail_shape_inference) before onnx's runs.
 using Precheck = std::function<void(onnx::InferenceContext&)>;
 
-void CheckWeightRank(WeightedOp op, onnx::InferenceContext& ctx) {
-  const size_t w = static_cast<size_t>(op.weight_input);
-  for (size_t input : {size_t{0}, w}) {
+// Fails when one of `inputs` has a type other than a dense tensor (onnx's inference reads a sparse
+// tensor's shape as a dense one's, past the checks below).
+void RequireDenseInputs(const char* op, onnx::InferenceContext& ctx,
+                        std::initializer_list<size_t> inputs) {
+  for (size_t input : inputs) {
     const onnx::TypeProto* type = input < ctx.getNumInputs() ? ctx.getInputType(input) : nullptr;
     if (type != nullptr && type->value_case() != onnx::TypeProto::kTensorType &&
         type->value_case() != onnx::TypeProto::VALUE_NOT_SET) {
-      fail_shape_inference(op.op, ": input ", input, " is not a dense tensor");
+      fail_shape_inference(op, ": input ", input, " is not a dense tensor");
     }
   }
+}
+
+void CheckWeightRank(WeightedOp op, onnx::InferenceContext& ctx) {
+  const size_t w = static_cast<size_t>(op.weight_input);
+  RequireDenseInputs(op.op, ctx, {size_t{0}, w});
   if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, w) &&
       ctx.getInputType(0)->has_tensor_type() && ctx.getInputType(w)->has_tensor_type()) {
     const int x_rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
@@ -126,11 +134,13 @@ void CheckWeightRank(WeightedOp op, onnx::InferenceContext& ctx) {
 
 // Recurrent layers: onnx 1.12's inference for RNN and LSTM 1-6 and GRU 3-6 (RNNShapeInference1)
 // reads the input's first two dims without checking its rank; an input of rank 1 read past the
-// end (SIGSEGV, found by tests/fuzz/run_fuzzer). Ours refuses an input whose rank is not 3, then
-// runs onnx's.
+// end (SIGSEGV, found by tests/fuzz/run_fuzzer). Ours refuses an input that is not a dense tensor
+// of rank 3, then runs onnx's.
 constexpr const char* kRecurrentOps[] = {"RNN", "GRU", "LSTM"};
 
 void CheckRecurrentInputRank(const char* op, onnx::InferenceContext& ctx) {
+  // A sparse X of rank 1 took the same path (compile_fuzzer, an LSTM-5).
+  RequireDenseInputs(op, ctx, {size_t{0}});
   if (onnx::hasInputShape(ctx, 0) && ctx.getInputType(0)->has_tensor_type()) {
     const int rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
     if (rank != 3) {

@@ -263,6 +263,32 @@ TEST(HostileShapes, RecurrentInputOfAnotherRankInfersNothing) {
   }
 }
 
+// Found by tests/fuzz/compile_fuzzer (corpus/onnx_import/lstm_sparse_input_rank1.onnx): the same
+// recurrent inference read a sparse X of rank 1 as a dense one (SIGSEGV). That node's inference
+// now fails, and the import goes on to refuse the sparse input with its reason.
+TEST(HostileShapes, RecurrentInputThatIsNotADenseTensorIsRefused) {
+  for (const char* op : {"RNN", "GRU", "LSTM"}) {
+    const int gates = std::string(op) == "LSTM" ? 4 : std::string(op) == "GRU" ? 3 : 1;
+    onnx::ModelProto model = Parse(fmt::format(
+        "<ir_version: 3, opset_import: [\"\" : 5]>\nagraph (float[2] x, float[1, {0}, 2] w, "
+        "float[1, {0}, 3] r) => (float[1, 1, N] y_h) {{\n  y, y_h = {1}<hidden_size = 3>(x, w, "
+        "r)\n}}\n",
+        3 * gates, op));
+    onnx::TypeProto& x = *model.mutable_graph()->mutable_input(0)->mutable_type();
+    onnx::TypeProto::SparseTensor sparse;
+    sparse.set_elem_type(x.tensor_type().elem_type());
+    *sparse.mutable_shape() = x.tensor_type().shape();
+    *x.mutable_sparse_tensor_type() = sparse;
+    auto imported = Import(model);
+    ASSERT_FALSE(imported.ok()) << op;
+    EXPECT_EQ(imported.status().code(), StatusCode::kUnsupported) << op;
+    EXPECT_EQ(imported.status().message(),
+              "'hostile.onnx': value 'x' is not a tensor, a sequence of tensors or an optional of "
+              "either (maps, sparse tensors and nested sequences are not supported)")
+        << op;
+  }
+}
+
 // Found on a Llama-style graph whose MatMuls are com.microsoft MatMulNBits: onnx 1.12 gives the
 // output of an operator it has no schema for no type, and the inference of a Shape two nodes
 // later read that missing type (SIGSEGV). Such operators and every node after them get no onnx
