@@ -290,6 +290,18 @@ TEST(Passes, Float16MatMulWeightsAreLiftedWhenWritten) {
       ASSERT_NEAR(a[i], b[i], 1e-4f) << "output " << o << " element " << i;
     }
   }
+  // The deferred weight is stored as float16 again where the kernels read it (AVX-512 builds),
+  // the one lifted at once as float32.
+  std::vector<DataType> weight_types;
+  for (const IrNode& n : g.nodes) {
+    if (n.op_type != "DnnlMatMul") continue;
+    weight_types.push_back(g.values[static_cast<size_t>(n.inputs[1])].constant->dtype);
+  }
+#if defined(__AVX512F__)
+  EXPECT_EQ(weight_types, (std::vector<DataType>{DataType::kFloat16, DataType::kFloat32}));
+#else
+  EXPECT_EQ(weight_types, (std::vector<DataType>{DataType::kFloat32, DataType::kFloat32}));
+#endif
 }
 
 }  // namespace

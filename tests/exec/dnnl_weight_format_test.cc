@@ -164,7 +164,7 @@ std::vector<Corruption> Corruptions() {
       {"version_0", [](V e) { return e[0] = 0, e; }, "encoding version 0 (expected 1)"},
       {"kind_0", [](V e) { return e[1] = 0, e; }, "unknown kind 0"},
       {"kind_3", [](V e) { return e[1] = 3, e; }, "unknown kind 3"},
-      {"data_type_1_f16", [](V e) { return e[2] = 1, e; }, "data type 1"},
+      {"data_type_4_s32", [](V e) { return e[2] = 4, e; }, "data type 4"},
       {"ndims_0", [](V e) { return e[3] = 0, e; }, "0 dims"},
       {"ndims_negative", [](V e) { return e[3] = -4, e; }, "-4 dims"},
       {"ndims_13", [](V e) { return e[3] = DNNL_MAX_NDIMS + 1, e; }, "13 dims"},

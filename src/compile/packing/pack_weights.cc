@@ -8,6 +8,7 @@
 #include "exec/kernels/nn/window.h"
 #include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/isa.h"
+#include "exec/kernels/onednn/post_ops.h"
 #include "exec/kernels/onednn/runtime.h"
 #include "exec/kernels/onednn/weight_format.h"
 #include "exec/kernels/onednn/weight_packing.h"
@@ -263,11 +264,26 @@ Result<bool> PackDnnlMatMul(IrGraph& graph, IrNode& n) {
                             [&] { return onednn::PlanMatMulWeights(geometry, config); });
   }
   EPCTX_ASSIGN_OR_RETURN(onednn::PackedWeightPlan plan, std::move(planned));
+  // A float16 model's weight stays float16 where our kernels read it (computing in float32 all
+  // the same): half the bytes in the blob, and half the bytes a decode step streams.
+  bool narrow = false;
+  if (!config.bf16 && w.constant->float16_values &&
+      onednn::PrimitivePostOpsArePlain(config.post_ops)) {
+    Result<onednn::PackedWeightPlan> half = onednn::Float16FormOf(plan, geometry.k, geometry.n);
+    if (half.ok()) {
+      plan = std::move(*half);
+      narrow = true;
+    } else {
+      Logger().debug("{}: float16 weight stays float32: {}", n.name, half.status().message());
+    }
+  }
   Logger().debug("{}: weight {} to be packed for {} as {}", n.name, ShapeToString(w.shape),
                  plan.implementation, onednn::DescribeWeightFormat(plan.format));
-  AttachPacked(graph, n, plan, [geometry, config](const std::byte* b) {
-    return onednn::PackMatMulWeights(geometry, config, reinterpret_cast<const float*>(b), false,
-                                     1.0f);
+  AttachPacked(graph, n, plan, [geometry, config, narrow](const std::byte* b) {
+    Result<onednn::PackedWeight> packed =
+        onednn::PackMatMulWeights(geometry, config, reinterpret_cast<const float*>(b), false, 1.0f);
+    if (!narrow || !packed.ok()) return packed;
+    return onednn::NarrowToFloat16(std::move(*packed));
   });
   return true;
 }

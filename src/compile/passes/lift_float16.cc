@@ -51,7 +51,10 @@ std::shared_ptr<ConstantData> DeferredFloat32(std::shared_ptr<const ConstantData
     from->ReleasePages();
     return Tensor::View(DataType::kFloat32, from->shape, values->data(), values);
   };
-  return ConstantData::Deferred(DataType::kFloat32, shape, layout, std::move(make));
+  std::shared_ptr<ConstantData> lifted =
+      ConstantData::Deferred(DataType::kFloat32, shape, layout, std::move(make));
+  lifted->float16_values = true;
+  return lifted;
 }
 
 // Values of `graph` that every reader takes as the weight (input 1) of a MatMul or Gemm, which

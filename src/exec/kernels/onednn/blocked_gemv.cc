@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "exec/kernels/common/weight_stream.h"
+#include "exec/kernels/elementwise/element_types.h"
 #include "exec/kernels/onednn/dnnl.h"
 #include "exec/kernels/onednn/weight_format.h"
 
@@ -28,11 +29,22 @@ int64_t RoundUp(int64_t v, int64_t to) {
 
 #if defined(__AVX512F__)
 
-// The four cache lines of a block's row (64 columns: 256 bytes in both layouts), as far ahead as
-// weight_stream.h says.
+// The `lines` cache lines of a block's row (64 columns: 256 bytes in the float32 and bfloat16
+// layouts, 128 in float16's), as far ahead as weight_stream.h says.
+template <int lines = 4>
 __attribute__((always_inline)) inline void PrefetchRow(const void* row) {
   const char* ahead = static_cast<const char*>(row) + kStreamPrefetchBytes;
-  for (int line = 0; line < 4; ++line) PrefetchStream(ahead + 64 * line);
+  for (int line = 0; line < lines; ++line) PrefetchStream(ahead + 64 * line);
+}
+
+// Stores the 64 sums of a block's columns from c0, those below n.
+__attribute__((always_inline)) inline void StoreColumns(const __m512 (&acc)[4], int64_t c0,
+                                                        int64_t n, float* y) {
+  for (int j = 0; j < 4; ++j) {
+    const int64_t left = std::min<int64_t>(16, n - c0 - 16 * j);
+    if (left <= 0) break;
+    _mm512_mask_storeu_ps(y + c0 + 16 * j, static_cast<__mmask16>((1u << left) - 1), acc[j]);
+  }
 }
 
 // y[c] for the columns of blocks [b0, b1) (float32 weights).
@@ -51,12 +63,28 @@ void GemvF32(const float* w, int64_t k, int64_t n, const float* x, float* y, int
         acc[j] = _mm512_fmadd_ps(xr, _mm512_loadu_ps(row + 16 * j), acc[j]);
       }
     }
-    const int64_t c0 = b * kColumns;
-    for (int j = 0; j < 4; ++j) {
-      const int64_t left = std::min<int64_t>(16, n - c0 - 16 * j);
-      if (left <= 0) break;
-      _mm512_mask_storeu_ps(y + c0 + 16 * j, static_cast<__mmask16>((1u << left) - 1), acc[j]);
+    StoreColumns(acc, b * kColumns, n, y);
+  }
+}
+
+// y[c] for the columns of blocks [b0, b1) (float16 weights, widened exactly to float32).
+void GemvF16(const uint16_t* w, int64_t k, int64_t n, const float* x, float* y, int64_t b0,
+             int64_t b1) {
+  const int64_t block_halves = RoundUp(k, kRows) * kColumns;
+  for (int64_t b = b0; b < b1; ++b) {
+    const uint16_t* wb = w + b * block_halves;
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
+                     _mm512_setzero_ps()};
+    for (int64_t r = 0; r < k; ++r) {
+      const uint16_t* row = wb + r * kColumns;
+      PrefetchRow<2>(row);
+      const __m512 xr = _mm512_set1_ps(x[r]);
+      for (int j = 0; j < 4; ++j) {
+        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 16 * j));
+        acc[j] = _mm512_fmadd_ps(xr, _mm512_cvtph_ps(h), acc[j]);
+      }
     }
+    StoreColumns(acc, b * kColumns, n, y);
   }
 }
 
@@ -83,12 +111,7 @@ void GemvBf16(const uint16_t* w, int64_t k, int64_t n, const uint32_t* pairs, fl
         acc[j] = _mm512_dpbf16_ps(acc[j], wj, xr);
       }
     }
-    const int64_t c0 = b * kColumns;
-    for (int j = 0; j < 4; ++j) {
-      const int64_t left = std::min<int64_t>(16, n - c0 - 16 * j);
-      if (left <= 0) break;
-      _mm512_mask_storeu_ps(y + c0 + 16 * j, static_cast<__mmask16>((1u << left) - 1), acc[j]);
-    }
+    StoreColumns(acc, b * kColumns, n, y);
   }
 }
 
@@ -130,6 +153,11 @@ GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n) {
       blk.inner_idxs[1] == 1) {
     return GemvLayout::kFloat32Blocked;
   }
+  if (md.data_type == dnnl_f16 && blocked_by(kRows) && blk.inner_nblks == 2 &&
+      blk.inner_blks[0] == kRows && blk.inner_blks[1] == kColumns && blk.inner_idxs[0] == 0 &&
+      blk.inner_idxs[1] == 1) {
+    return GemvLayout::kFloat16Blocked;
+  }
 #endif
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
   if (md.data_type == dnnl_bf16 && blocked_by(kBf16Rows) && blk.inner_nblks == 3 &&
@@ -147,6 +175,8 @@ int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n) {
       return RoundUp(n, kColumns) * RoundUp(k, kRows) * 4;
     case GemvLayout::kBf16Blocked:
       return RoundUp(n, kColumns) * RoundUp(k, kBf16Rows) * 2;
+    case GemvLayout::kFloat16Blocked:
+      return RoundUp(n, kColumns) * RoundUp(k, kRows) * 2;
     default:
       return 0;
   }
@@ -161,6 +191,11 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const f
     case GemvLayout::kFloat32Blocked:
       SplitStream(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
         GemvF32(static_cast<const float*>(w), k, n, x, y, b0, b1);
+      });
+      break;
+    case GemvLayout::kFloat16Blocked:
+      SplitStream(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
+        GemvF16(static_cast<const uint16_t*>(w), k, n, x, y, b0, b1);
       });
       break;
 #endif
@@ -179,6 +214,17 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const f
   if (bias != nullptr) {
     for (int64_t c = 0; c < n; ++c) y[c] += bias[c];
   }
+}
+
+void WidenFloat16(const uint16_t* from, int64_t count, float* to) {
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= count; i += 16) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i));
+    _mm512_storeu_ps(to + i, _mm512_cvtph_ps(h));
+  }
+#endif
+  for (; i < count; ++i) to[i] = elementwise::HalfToFloat(elementwise::Half{from[i]});
 }
 
 }  // namespace epctx::exec::kernels::onednn

@@ -3,7 +3,9 @@
 // of weights on a Zen 4 core; this reads the same bytes as one prefetched stream per thread.
 // Only the two layouts oneDNN packs [K, N] matmul weights in on AVX-512 are read (float32
 // "BA16a64b", bfloat16 "BA16a64b2a": blocks of 64 columns outermost, each [K padded to 16 or 32]
-// [64], bfloat16 in pairs of rows); anything else keeps oneDNN's primitive.
+// [64], bfloat16 in pairs of rows), and float16 in float32's layout, which the compiler stores
+// for a float16 model's weights (oneDNN has no float16 matmul on these CPUs: the products are
+// float32's, the weight's bytes half); anything else keeps oneDNN's primitive.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@ enum class GemvLayout {
   kNone,            // not read here
   kFloat32Blocked,  // [N / 64][K padded to 16][64] float32
   kBf16Blocked,     // [N / 64][K padded to 32 / 2][64][2] bfloat16
+  kFloat16Blocked,  // [N / 64][K padded to 16][64] float16, multiplied in float32
 };
 
 // The layout of an encoded weight format (weight_format.h) of a [k, n] weight, when this file
@@ -29,5 +32,9 @@ int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n);
 // summed in float32.
 void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const float* x,
                  const float* bias, float* y, int threads);
+
+// `count` float16 values widened (exactly) to float32: a run of a kFloat16Blocked weight's column
+// blocks becomes the same blocks in kFloat32Blocked.
+void WidenFloat16(const uint16_t* from, int64_t count, float* to);
 
 }  // namespace epctx::exec::kernels::onednn

@@ -3,18 +3,23 @@
 // [M, K]; bias, activations and a residual addition fused as post-ops. The output is
 // [..., N] (A's leading dims).
 //
-// Inputs: A, W (the packed bytes as float32 [n], or bfloat16 [n] with compute_type "bf16"), B
-// (optional bias [N]), R (the residual, present when post_ops adds one; the output's shape).
+// Inputs: A, W (the packed bytes as float32 [n], bfloat16 [n] with compute_type "bf16", or
+// float16 [n] when weights_format is float16's: a float16 model's weight, multiplied in float32
+// by our own kernels, blocked_gemv.h and half_weight_gemm.h), B (optional bias [N]), R (the
+// residual, present when post_ops adds one; the output's shape).
 #include <memory>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/blocked_gemv.h"
 #include "exec/kernels/onednn/compute_type.h"
+#include "exec/kernels/onednn/half_weight_gemm.h"
 #include "exec/kernels/onednn/packed_matmul.h"
 #include "exec/kernels/onednn/runtime.h"
+#include "exec/kernels/onednn/weight_format.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -40,6 +45,7 @@ class DnnlMatMulKernel final : public Kernel {
     if (PrimitivePostOpsArePlain(config.post_ops)) {
       k->gemv_ = GemvLayoutOf(k->matmul_.format(), k->matmul_.k(), k->matmul_.n());
     }
+    EPCTX_RETURN_IF_ERROR(k->CheckFloat16Weights());
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, k->weight_type(), "W"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 2, DataType::kFloat32, "B"));
@@ -69,6 +75,8 @@ class DnnlMatMulKernel final : public Kernel {
     const int threads = ctx.num_threads();
     if (g.m == 1 && gemv_ != GemvLayout::kNone) {
       EPCTX_RETURN_IF_ERROR(RunOneRow(*a, *w, b, r, g, *y, threads));
+    } else if (half_) {
+      EPCTX_RETURN_IF_ERROR(RunHalfRows(*a, *w, b, r, g, *y, threads));
     } else {
       EPCTX_RETURN_IF_ERROR(RunPrimitive(*a, *w, b, r, g, *y, threads));
     }
@@ -77,12 +85,36 @@ class DnnlMatMulKernel final : public Kernel {
     return Status::Ok();
   }
 
-  std::string_view implementation() const override { return matmul_.implementation(); }
+  std::string_view implementation() const override {
+    return half_ ? "epctx:float16-weights" : matmul_.implementation();
+  }
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
-    matmul_.Prepare(shapes, threads);
+    if (!half_) matmul_.Prepare(shapes, threads);  // no primitive reads float16 weights
   }
 
  private:
+  // Float16 weights (weights_format's element type) are read by our kernels only: in the one
+  // layout they read, with the post-ops they apply, computing in float32.
+  Status CheckFloat16Weights() {
+    auto desc = DecodeBlockedWeightFormat(matmul_.format());
+    half_ = desc.ok() && desc->data.data_type == dnnl_f16;
+    if (!half_) return Status::Ok();
+    if (config().bf16) {
+      return EPCTX_ERROR(kInvalidArgument, "float16 weights with compute_type bf16");
+    }
+    if (!PrimitivePostOpsArePlain(config().post_ops)) {
+      return EPCTX_ERROR(kUnsupported,
+                         "float16 weights with post-ops the float16 kernels do not apply");
+    }
+    if (gemv_ != GemvLayout::kFloat16Blocked) {
+      return EPCTX_ERROR(kUnsupported,
+                         "float16 weights in layout {} (this build reads float16 weights only in "
+                         "64-column blocks, with AVX-512)",
+                         DescribeWeightFormat(matmul_.format()));
+    }
+    return Status::Ok();
+  }
+
   Status RunPrimitive(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,
                       const MatMulGeometry& g, Tensor& y, int threads) {
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
@@ -109,8 +141,8 @@ class DnnlMatMulKernel final : public Kernel {
     return ExecutePrimitive(*prim, args, threads, "a matmul");
   }
 
-  Status RunOneRow(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,
-                   const MatMulGeometry& g, Tensor& y, int threads) const {
+  // W and R as the kernels that compute without the primitive read them.
+  Status CheckOwnKernelInputs(const Tensor& w, const Tensor* r, const MatMulGeometry& g) const {
     if (w.dtype() != weight_type() ||
         static_cast<int64_t>(w.byte_size()) != GemvWeightBytes(gemv_, g.k, g.n)) {
       return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
@@ -119,6 +151,32 @@ class DnnlMatMulKernel final : public Kernel {
     if (r == nullptr && ResidualIndex(config().post_ops) >= 0) {
       return EPCTX_ERROR(kInvalidArgument, "post_ops add a residual, but input R is absent");
     }
+    return Status::Ok();
+  }
+
+  // Rows times float16 weights: the product, then bias and post-ops row by row.
+  Status RunHalfRows(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,
+                     const MatMulGeometry& g, Tensor& y, int threads) const {
+    EPCTX_RETURN_IF_ERROR(CheckOwnKernelInputs(w, r, g));
+    float* out = y.mutable_data_as<float>();
+    EPCTX_RETURN_IF_ERROR(HalfWeightGemm(static_cast<const uint16_t*>(w.data()), g.m, g.k, g.n,
+                                         a.data_as<float>(), out, threads));
+    const float* bias = b != nullptr ? b->data_as<float>() : nullptr;
+    const float* residual = r != nullptr ? r->data_as<float>() : nullptr;
+    ParallelFor(threads, g.m, [&](int64_t row, int) {
+      float* y_row = out + row * g.n;
+      if (bias != nullptr) {
+        for (int64_t c = 0; c < g.n; ++c) y_row[c] += bias[c];
+      }
+      ApplyPrimitivePostOps(config().post_ops, y_row,
+                            residual != nullptr ? residual + row * g.n : nullptr, g.n);
+    });
+    return Status::Ok();
+  }
+
+  Status RunOneRow(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,
+                   const MatMulGeometry& g, Tensor& y, int threads) const {
+    EPCTX_RETURN_IF_ERROR(CheckOwnKernelInputs(w, r, g));
     float* out = y.mutable_data_as<float>();
     BlockedGemv(gemv_, w.data(), g.k, g.n, a.data_as<float>(),
                 b != nullptr ? b->data_as<float>() : nullptr, out, threads);
@@ -130,10 +188,13 @@ class DnnlMatMulKernel final : public Kernel {
   DnnlMatMulKernel() = default;
 
   const MatMulConfig& config() const { return matmul_.config(); }
-  DataType weight_type() const { return PackedFloatWeightType(config().bf16); }
+  DataType weight_type() const {
+    return half_ ? DataType::kFloat16 : PackedFloatWeightType(config().bf16);
+  }
 
   PackedWeightMatMul matmul_;
   GemvLayout gemv_ = GemvLayout::kNone;
+  bool half_ = false;  // float16 weights (CheckFloat16Weights)
 };
 
 }  // namespace

@@ -49,7 +49,8 @@ Status Malformed(std::string_view why) {
 
 Result<std::vector<int64_t>> EncodeWeightFormat(const dnnl::memory::desc& desc) {
   const dnnl_memory_desc_t& md = desc.data;
-  if (md.data_type != dnnl_f32 && md.data_type != dnnl_bf16 && md.data_type != dnnl_s8) {
+  if (md.data_type != dnnl_f32 && md.data_type != dnnl_bf16 && md.data_type != dnnl_f16 &&
+      md.data_type != dnnl_s8) {
     return EPCTX_ERROR(kUnsupported, "packed weights of oneDNN data type {} are not supported",
                        static_cast<int>(md.data_type));
   }
@@ -104,10 +105,10 @@ Result<dnnl::memory::desc> DecodeBlockedWeightFormat(std::span<const int64_t> en
                        "a Winograd weight layout only serves the input shape it was packed for");
   }
   if (kind != kKindBlocked) return Malformed(fmt::format("unknown kind {}", kind));
-  if (dtype != dnnl_f32 && dtype != dnnl_bf16 && dtype != dnnl_s8) {
+  if (dtype != dnnl_f32 && dtype != dnnl_bf16 && dtype != dnnl_f16 && dtype != dnnl_s8) {
     return Malformed(fmt::format("data type {}", dtype));
   }
-  const int64_t element_bytes = dtype == dnnl_f32 ? 4 : dtype == dnnl_bf16 ? 2 : 1;
+  const int64_t element_bytes = dtype == dnnl_f32 ? 4 : dtype == dnnl_s8 ? 1 : 2;
   if (ndims < 1 || ndims > DNNL_MAX_NDIMS) return Malformed(fmt::format("{} dims", ndims));
 
   dnnl_memory_desc_t md;
@@ -194,6 +195,7 @@ Result<dnnl::memory::desc> StoredWeightLayout(std::span<const int64_t> format,
                        DescribeWeightFormat(format),
                        type == dnnl::memory::data_type::s8     ? "an int8"
                        : type == dnnl::memory::data_type::bf16 ? "a bfloat16"
+                       : type == dnnl::memory::data_type::f16  ? "a float16"
                                                                : "a float32");
   }
   return stored;
@@ -206,7 +208,10 @@ std::string DescribeWeightFormat(std::span<const int64_t> encoding) {
   const size_t shown = std::min(static_cast<size_t>(ndims), encoding.size() - kHeader);
   const std::string dims = fmt::format("{}", fmt::join(encoding.subspan(kHeader, shown), ","));
   if (kind == kKindWinograd) return fmt::format("onednn-winograd [{}]", dims);
-  const char* type = encoding[2] == dnnl_s8 ? " int8" : encoding[2] == dnnl_bf16 ? " bf16" : "";
+  const char* type = encoding[2] == dnnl_s8     ? " int8"
+                     : encoding[2] == dnnl_bf16 ? " bf16"
+                     : encoding[2] == dnnl_f16  ? " f16"
+                                                : "";
   if (kind != kKindBlocked) return "malformed";
   auto decoded = DecodeBlockedWeightFormat(encoding);
   if (!decoded.ok()) return "malformed";

@@ -21,8 +21,8 @@ namespace epctx::exec::kernels::onednn {
 // Encoding version: the first element of every encoding.
 inline constexpr int64_t kWeightFormatVersion = 1;
 
-// kUnsupported for descriptor kinds the blob cannot record (anything but f32, bf16 or s8 blocked
-// and f32 Winograd layouts, or with extra flags).
+// kUnsupported for descriptor kinds the blob cannot record (anything but f32, bf16, f16 or s8
+// blocked and f32 Winograd layouts, or with extra flags).
 Result<std::vector<int64_t>> EncodeWeightFormat(const dnnl::memory::desc& desc);
 
 // The descriptor of a blocked encoding; kCorrupt when it is malformed or not dense, kUnsupported

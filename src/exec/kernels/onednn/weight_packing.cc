@@ -1,14 +1,18 @@
 #include "exec/kernels/onednn/weight_packing.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <span>
 
+#include "exec/kernels/elementwise/element_types.h"
+#include "exec/kernels/onednn/blocked_gemv.h"
 #include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/isa.h"
 #include "exec/kernels/onednn/runtime.h"
 #include "exec/kernels/onednn/weight_format.h"
 #include "format/target.h"
+#include "util/cpu_features.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -162,6 +166,56 @@ Result<PackedWeight> PackIntegerMatMulWeights(const MatMulGeometry& g, const Mat
   const dnnl::memory::desc source({g.k, g.n}, dnnl::memory::data_type::s8,
                                   dnnl::memory::format_tag::ab);
   return PackInto(pd, DataType::kInt8, Int8WeightCpuFeatures(weights), source, b, "integer matmul");
+}
+
+namespace {
+
+// The element type slot of an encoded format (weight_format.h: version, kind, type, ...).
+constexpr size_t kFormatTypeSlot = 2;
+
+// What our float16 kernels need of a CPU (vcvtph2ps on 512 bits is AVX-512F's).
+constexpr uint64_t kFloat16WeightCpuFeatures = cpu::kAvx512F | cpu::kF16c;
+
+}  // namespace
+
+Result<PackedWeightPlan> Float16FormOf(const PackedWeightPlan& plan, int64_t k, int64_t n) {
+  if (plan.dtype != DataType::kFloat32 ||
+      GemvLayoutOf(plan.format, k, n) != GemvLayout::kFloat32Blocked) {
+    return EPCTX_ERROR(kUnsupported, "the weight's layout {} has no float16 form read here",
+                       DescribeWeightFormat(plan.format));
+  }
+  PackedWeightPlan half = plan;
+  half.format[kFormatTypeSlot] = dnnl_f16;
+  half.dtype = DataType::kFloat16;
+  half.implementation = "epctx:float16-weights";
+  half.required_cpu_features |= kFloat16WeightCpuFeatures;
+  if (GemvLayoutOf(half.format, k, n) != GemvLayout::kFloat16Blocked) {
+    return EPCTX_ERROR(kUnsupported, "this build reads no float16 weights");
+  }
+  return half;
+}
+
+Result<PackedWeight> NarrowToFloat16(PackedWeight packed) {
+  if (packed.bytes.dtype() != DataType::kFloat32 || packed.format.size() <= kFormatTypeSlot) {
+    return EPCTX_ERROR(kInternal, "only packed float32 weights narrow to float16");
+  }
+  const int64_t count = packed.bytes.element_count();
+  EPCTX_ASSIGN_OR_RETURN(Tensor half, Tensor::Allocate(DataType::kFloat16, {count}));
+  const float* from = packed.bytes.data_as<float>();
+  uint16_t* to = static_cast<uint16_t*>(half.mutable_data());
+  for (int64_t i = 0; i < count; ++i) {
+    const elementwise::Half h = elementwise::FloatToHalf(from[i]);
+    if (std::bit_cast<uint32_t>(elementwise::HalfToFloat(h)) != std::bit_cast<uint32_t>(from[i])) {
+      return EPCTX_ERROR(kInternal, "packed weight element {} ({}) is not a float16 value", i,
+                         from[i]);
+    }
+    to[i] = h.bits;
+  }
+  packed.bytes = std::move(half);
+  packed.format[kFormatTypeSlot] = dnnl_f16;
+  packed.implementation = "epctx:float16-weights";
+  packed.required_cpu_features |= kFloat16WeightCpuFeatures;
+  return packed;
 }
 
 }  // namespace epctx::exec::kernels::onednn

@@ -44,6 +44,16 @@ Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
 Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
                                        const float* b, bool transposed, float alpha);
 
+// A float16 model's matmul weight [k, n], whose float32 values are all float16 values, stored as
+// float16 in the layout `plan` (float32) has, which our kernels read (blocked_gemv.h's
+// kFloat16Blocked: half the bytes of a decode step's weight stream); kUnsupported when `plan`'s
+// layout is another or this build cannot read it (the weight then stays float32).
+Result<PackedWeightPlan> Float16FormOf(const PackedWeightPlan& plan, int64_t k, int64_t n);
+
+// `packed` (float32 in the layout Float16FormOf accepted) in that float16 form; kInternal when a
+// value is not a float16 value.
+Result<PackedWeight> NarrowToFloat16(PackedWeight packed);
+
 // `oihw`: an int8 filter [M, C/group, k...], for a convolution with c.integer set. Weights that
 // oneDNN's int8 kernels here would not multiply exactly (Int8ProductsExact) are refused
 // (kUnsupported): the compiler keeps such products on its exact kernels.
