@@ -37,8 +37,9 @@ struct ConstantData {
   // CPU features the packed bytes' kernel needs beyond the target's (VNNI for int8 weights that
   // only VNNI multiplies exactly): the blob's fingerprint requires them.
   uint64_t required_cpu_features = 0;
-  // Set when every value is a float16 value widened to float32 (LiftFloat16's deferred weights):
-  // the packing may store them as float16 again, without loss.
+  // Set when every value is a float16 value widened to float32 (LiftFloat16's constants): the
+  // packing may store them as float16 again, without loss, and a pattern whose constants they are
+  // is matched within float16's precision (a float16 GELU's 1.4140625 is sqrt(2)).
   bool float16_values = false;
   // Set when `bytes` lie in this read-only file mapping (kept alive by `owner`): external data,
   // or an initializer read in place from the model file.

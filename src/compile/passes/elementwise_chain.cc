@@ -11,6 +11,11 @@ namespace {
 using exec::kernels::onednn::PostOp;
 using exec::kernels::onednn::PostOpKind;
 
+// How close a chain's outputs must be to the activation's, relative to 1 + |f(x)|: float32's
+// rounding in the chain's steps; a float16 model's chain, float16's (the nodes' own precision).
+constexpr double kChainTolerance = 2e-5;
+constexpr double kFloat16ChainTolerance = 1e-3;
+
 // How far past the producer a chain may reach, and how long it may be.
 constexpr size_t kMaxChainNodes = 16;
 constexpr size_t kSearchWindow = 48;
@@ -100,14 +105,31 @@ double Reference(PostOpKind kind, double x) {
   }
 }
 
-std::optional<PostOp> Identify(const std::vector<float>& xs, const std::vector<float>& ys) {
+// Whether every constant the chain's nodes read is a float16 value (a lifted float16 model's).
+bool ReadsFloat16Constants(const IrGraph& g, const std::vector<size_t>& nodes, int input) {
+  bool any = false;
+  for (size_t k : nodes) {
+    for (int i : g.nodes[k].inputs) {
+      if (i < 0 || i == input) continue;
+      const IrValue& v = g.values[static_cast<size_t>(i)];
+      if (!v.constant) continue;
+      if (!v.constant->float16_values) return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
+// `tolerance`: relative to 1 + |f(x)|.
+std::optional<PostOp> Identify(const std::vector<float>& xs, const std::vector<float>& ys,
+                               double tolerance) {
   for (PostOpKind kind :
        {PostOpKind::kGeluErf, PostOpKind::kGeluTanh, PostOpKind::kSwish, PostOpKind::kHardSwish,
         PostOpKind::kSigmoid, PostOpKind::kTanh, PostOpKind::kRelu}) {
     bool match = true;
     for (size_t i = 0; i < xs.size() && match; ++i) {
       const double ref = Reference(kind, xs[i]);
-      match = std::abs(ys[i] - ref) <= 2e-5 * (1 + std::abs(ref));
+      match = std::abs(ys[i] - ref) <= tolerance * (1 + std::abs(ref));
     }
     if (match) return PostOp{kind, kind == PostOpKind::kSwish ? 1.0f : 0.0f, 0.0f};
   }
@@ -163,7 +185,11 @@ std::optional<ElementwiseChain> FindElementwiseChain(const IrGraph& graph, size_
     std::vector<size_t> prefix(nodes.begin(), nodes.begin() + static_cast<long>(it->first));
     std::optional<std::vector<float>> ys = Evaluate(graph, prefix, value, it->second, xs);
     if (!ys) continue;
-    if (std::optional<PostOp> f = Identify(xs, *ys)) {
+    // float32 arithmetic on the chain's constants; a float16 model's constants carry float16's
+    // rounding (its own arithmetic is no closer: 2^-11 relative).
+    const double tolerance =
+        ReadsFloat16Constants(graph, prefix, value) ? kFloat16ChainTolerance : kChainTolerance;
+    if (std::optional<PostOp> f = Identify(xs, *ys, tolerance)) {
       return ElementwiseChain{*f, std::move(prefix), it->second};
     }
   }

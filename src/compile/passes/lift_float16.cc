@@ -33,6 +33,7 @@ std::vector<float> Float32Values(std::span<const std::byte> bytes) {
 std::shared_ptr<ConstantData> ToFloat32(const ConstantData& c) {
   auto out = ConstantData::FromVector<float>(DataType::kFloat32, c.shape, Float32Values(c.bytes));
   out->layout = c.layout;
+  out->float16_values = true;
   return out;
 }
 
