@@ -17,10 +17,11 @@ import numpy as np
 import epctx
 
 
-def rss_bytes():
+def rss_bytes(field="VmRSS"):
+    """A resident-memory line of /proc/self/status in bytes: VmRSS (all), RssAnon (private)."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) * 1024
     return 0
 
@@ -67,6 +68,7 @@ def main():
     out["decode_ms"] = steps
     out["tokens"] = tokens
     out["rss_after_generation"] = rss_bytes()
+    out["anon_after_generation"] = rss_bytes("RssAnon")
 
     out["at"] = {}
     for length in [int(x) for x in a.at.split(",") if x]:

@@ -7,7 +7,7 @@
 //   - --tokens decode steps, each feeding the previous step's presents as its pasts
 //   - per-token time at given past lengths (--at 16,256,1024): decode steps on pasts of that
 //     length (seeded values), --at-runs of them each
-//   - the RSS after creating the sessions and after the generation
+//   - the RSS after creating the sessions and after the generation (VmRSS, and RssAnon: private)
 // Prints one JSON object on stdout. Session options: CPU provider, optimization level all,
 // --threads intra-op threads, sequential execution.
 //
@@ -48,8 +48,9 @@ function readInt64Npy(file) {
   return {shape, data: new BigInt64Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength))};
 }
 
-function rssBytes() {
-  const m = fs.readFileSync('/proc/self/status', 'latin1').match(/VmRSS:\s+(\d+) kB/);
+// A resident-memory line of /proc/self/status in bytes: VmRSS (all), RssAnon (private).
+function rssBytes(field = 'VmRSS') {
+  const m = fs.readFileSync('/proc/self/status', 'latin1').match(new RegExp(`${field}:\\s+(\\d+) kB`));
   return m ? Number(m[1]) * 1024 : 0;
 }
 
@@ -98,6 +99,7 @@ async function main() {
   out.decode_ms = steps;
   out.tokens = tokens;
   out.rss_after_generation = rssBytes();
+  out.anon_after_generation = rssBytes('RssAnon');
 
   // Per-token time at fixed past lengths, on seeded pasts.
   out.at = {};

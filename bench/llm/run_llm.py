@@ -11,7 +11,9 @@ Per variant: the pair compiled into one blob (`epctx compile -m prefill -m decod
 bytes against the two originals'; then per thread count, one fresh process of each engine in
 turn (bench/llm/ort_llm.js, bench/llm/epctx_llm.py): creation of the two sessions, prefill of a
 128-token prompt, --tokens greedy decode steps (median and mean ms/token), per-token time at
-past lengths 16, 256 and 1024, RSS, and whether the two engines' greedy tokens agree.
+past lengths 16, 256 and 1024, RSS after creating the sessions and after the generation (and
+its private part, RssAnon: a mapped blob's pages are shared page cache), and whether the two
+engines' greedy tokens agree.
 
 Writes bench/results/llm.json and docs/BENCHMARKS_LLM.md (one table per CPU: earlier CPUs'
 tables are kept). Refuses to measure when the 1-minute load average is 1 or more unless --force.
@@ -107,7 +109,9 @@ def summary(r):
         "decode_median_ms": statistics.median(d),
         "decode_mean_ms": statistics.mean(d),
         "at": {k: statistics.median(v) for k, v in r["at"].items()},
+        "rss_creation_mib": r["rss_after_creation"] / 2**20,
         "rss_mib": r["rss_after_generation"] / 2**20,
+        "anon_mib": r.get("anon_after_generation", 0) / 2**20,
     }
 
 
@@ -120,16 +124,18 @@ def write_doc(report):
              "tokens; ratios epctx / ORT (below 1: epctx faster or smaller).", "",
              "| variant | threads | TTFT ms (ratio) | prefill ms (ratio) | decode median ms (ratio) "
              "| decode mean ms (ratio) | ms/token at past 16 / 256 / 1024 (epctx; ORT) | RSS MiB "
+             "after creation (ratio) | RSS MiB after generation (ratio) | of which private "
              "(ratio) | blob / originals | tokens equal |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["rows"]:
         e, o = row["epctx"], row["ort"]
         r = lambda k: f"{e[k]:.1f} / {o[k]:.1f} ({e[k] / o[k]:.2f})"  # noqa: E731
+        mib = lambda k: f"{e[k]:.0f} / {o[k]:.0f} ({e[k] / max(o[k], 1e-9):.2f})"  # noqa: E731
         at = " / ".join(f"{e['at'].get(k, 0):.1f}" for k in ("16", "256", "1024"))
         at_o = " / ".join(f"{o['at'].get(k, 0):.1f}" for k in ("16", "256", "1024"))
         lines.append(f"| {row['variant']} | {row['threads']} | {r('ttft_ms')} | {r('prefill_ms')} | "
                      f"{r('decode_median_ms')} | {r('decode_mean_ms')} | {at}; {at_o} | "
-                     f"{e['rss_mib']:.0f} / {o['rss_mib']:.0f} ({e['rss_mib'] / o['rss_mib']:.2f}) | "
+                     f"{mib('rss_creation_mib')} | {mib('rss_mib')} | {mib('anon_mib')} | "
                      f"{row['blob_bytes'] / 2**20:.0f} / {row['original_bytes'] / 2**20:.0f} MiB | "
                      f"{row['tokens_equal']} |")
     section = "\n".join(lines) + "\n"
