@@ -21,7 +21,6 @@ CPUs' sections are kept). Refuses a busy machine (1-minute load average >= 1) un
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
