@@ -1,6 +1,7 @@
 // Float16 models run in float32: every float16 value inside the graph becomes float32 (constants
 // converted, Cast targets and typed attributes changed), and only the graph's own float16 inputs
-// and outputs stay float16, behind one Cast each. This is what ONNX Runtime's CPU provider does
+// and outputs stay float16, behind one Cast each, and embedding tables, whose Gather is followed
+// by a Cast of the rows it picks. This is what ONNX Runtime's CPU provider does
 // for the operators it has no float16 kernel for (it inserts Casts around them); here it is done
 // once for the whole graph, so the float32 kernels (oneDNN's included) run every node and no Cast
 // is left between two of them. Results are float32's, at least as precise as float16's: a Cast
@@ -86,6 +87,27 @@ std::vector<bool> ReadOnlyAsMatMulWeight(const IrGraph& graph) {
   return weight_only;
 }
 
+// Values of `graph` that only Gather nodes read, as their data (input 0): embedding tables. None
+// in a graph with subgraphs.
+std::vector<bool> ReadOnlyAsGatherData(const IrGraph& graph) {
+  std::vector<bool> gathered(graph.values.size(), false);
+  std::vector<bool> other_reader(graph.values.size(), false);
+  for (const IrNode& n : graph.nodes) {
+    if (n.has_bodies()) return std::vector<bool>(graph.values.size(), false);
+    const bool gather = n.domain.empty() && n.op_type == "Gather";
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const int in = n.inputs[i];
+      if (in < 0) continue;
+      (gather && i == 0 ? gathered : other_reader)[static_cast<size_t>(in)] = true;
+    }
+  }
+  for (int out : graph.outputs) other_reader[static_cast<size_t>(out)] = true;
+  for (size_t i = 0; i < gathered.size(); ++i) {
+    if (other_reader[i]) gathered[i] = false;
+  }
+  return gathered;
+}
+
 // A new value like `like` (a copy: adding values moves the graph's), of `dtype`.
 int AddCastValue(IrGraph& graph, IrValue like, DataType dtype, const std::string& suffix) {
   IrValue v = std::move(like);
@@ -165,6 +187,36 @@ int Lift(IrGraph& graph, bool main_graph) {
     }
   }
   keep.resize(graph.values.size(), false);
+  // An embedding table stays float16: its Gather picks float16 rows and a Cast after it widens
+  // only those (a float16 LLM's table would otherwise be stored and mapped at twice its bytes).
+  std::vector<std::pair<size_t, IrNode>> gather_casts;  // (the Gather's index, its Cast)
+  if (main_graph) {
+    const std::vector<bool> gathered = ReadOnlyAsGatherData(graph);
+    for (size_t k = 0; k < graph.nodes.size(); ++k) {
+      IrNode& n = graph.nodes[k];
+      if (!n.domain.empty() || n.op_type != "Gather" || n.inputs.empty() || n.outputs.size() != 1)
+        continue;
+      const int table = n.inputs[0], out = n.outputs[0];
+      if (table < 0 || out < 0 || !gathered[static_cast<size_t>(table)] ||
+          keep[static_cast<size_t>(out)]) {
+        continue;
+      }
+      const IrValue& t = graph.values[static_cast<size_t>(table)];
+      if (!t.constant || t.dtype != DataType::kFloat16 ||
+          t.constant->bytes.size() < kDeferredLiftMinBytes ||
+          graph.values[static_cast<size_t>(out)].dtype != DataType::kFloat16) {
+        continue;
+      }
+      const int rows = AddCastValue(graph, ValueOf(graph, out), DataType::kFloat16, "_float16");
+      graph.nodes[k].outputs[0] = rows;
+      gather_casts.emplace_back(
+          k, CastNode(graph, graph.values[static_cast<size_t>(out)].name + "_to_float32", rows, out,
+                      kOnnxFloat));
+      keep.resize(graph.values.size(), false);
+      keep[static_cast<size_t>(table)] = true;
+      keep[static_cast<size_t>(rows)] = true;
+    }
+  }
   const std::vector<bool> weight_only =
       main_graph ? ReadOnlyAsMatMulWeight(graph) : std::vector<bool>(graph.values.size(), false);
   for (size_t i = 0; i < graph.values.size(); ++i) {
@@ -184,9 +236,16 @@ int Lift(IrGraph& graph, bool main_graph) {
       if (a.body) changed += Lift(*a.body, false);
     }
   }
-  if (!input_casts.empty() || !output_casts.empty()) {
+  if (!input_casts.empty() || !output_casts.empty() || !gather_casts.empty()) {
     std::vector<IrNode> nodes = std::move(input_casts);
-    for (IrNode& n : graph.nodes) nodes.push_back(std::move(n));
+    size_t next_cast = 0;
+    for (size_t k = 0; k < graph.nodes.size(); ++k) {
+      nodes.push_back(std::move(graph.nodes[k]));
+      if (next_cast < gather_casts.size() && gather_casts[next_cast].first == k) {
+        nodes.push_back(std::move(gather_casts[next_cast++].second));
+        ++changed;
+      }
+    }
     for (IrNode& n : output_casts) nodes.push_back(std::move(n));
     graph.nodes = std::move(nodes);
   }
