@@ -83,6 +83,13 @@ Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,
     return EPCTX_ERROR(kInternal, "arena of {} bytes is smaller than the planned {}", arena.size(),
                        arena_bytes_);
   }
+  // However the run ends, the pool's idle buffers are aged (ValueBufferPool::EndRun).
+  struct EndOfRun {
+    ValueBufferPool* pool;
+    ~EndOfRun() {
+      if (pool != nullptr) pool->EndRun();
+    }
+  } end_of_run{buffers_.get()};
   std::vector<Tensor> values(weights_);
   std::vector<uint8_t> heap_owned(values.size(), 0);
   bool shapes_as_declared = true;

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstdlib>
 #include <limits>
+#include <vector>
 
 #include "util/overflow.h"
 
@@ -13,7 +14,7 @@ std::shared_ptr<ValueBufferPool> ValueBufferPool::Create(uint64_t max_retained_b
 }
 
 ValueBufferPool::~ValueBufferPool() {
-  for (auto& [bytes, buffer] : free_) std::free(buffer);
+  for (auto& [bytes, free] : free_) std::free(free.buffer);
 }
 
 uint64_t ValueBufferPool::SizeClass(uint64_t bytes) {
@@ -38,7 +39,7 @@ Result<Tensor> ValueBufferPool::Allocate(DataType type, std::vector<int64_t> sha
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = free_.find(size_class);
     if (it != free_.end()) {
-      buffer = it->second;
+      buffer = it->second.buffer;
       retained_ -= size_class;
       free_.erase(it);
     }
@@ -67,12 +68,30 @@ void ValueBufferPool::Release(void* buffer, uint64_t bytes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (retained_ + bytes <= max_retained_) {
-      free_.emplace(bytes, buffer);
+      free_.emplace(bytes, FreeBuffer{buffer, runs_});
       retained_ += bytes;
       return;
     }
   }
   std::free(buffer);
+}
+
+void ValueBufferPool::EndRun() {
+  std::vector<void*> idle;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++runs_;
+    for (auto it = free_.begin(); it != free_.end();) {
+      if (it->second.released_at + kIdleRuns < runs_) {
+        idle.push_back(it->second.buffer);
+        retained_ -= it->first;
+        it = free_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (void* buffer : idle) std::free(buffer);
 }
 
 uint64_t ValueBufferPool::retained_bytes() const {

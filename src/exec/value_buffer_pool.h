@@ -3,6 +3,11 @@
 // run allocated them anew from the C heap, which hands large blocks back to the kernel between
 // runs: BERT-base at sequence 128 took about 2000 page faults per run, zero-filling the same
 // 8 MiB every time.
+//
+// A free buffer no run took for two whole runs is freed when the next one ends (EndRun): the
+// values whose shapes grow from run to run (a decode loop's key and value caches, a size class
+// further every ~20 tokens) would otherwise leave every class they outgrew in the pool, up to its
+// limit (the SmolLM-shaped int4 pair's private memory grew ~1 MB a token, to 196 MB after 128).
 #pragma once
 
 #include <cstddef>
@@ -33,6 +38,10 @@ class ValueBufferPool : public std::enable_shared_from_this<ValueBufferPool> {
   // buffer of its size class when there is one. The tensor may outlive the pool.
   Result<Tensor> Allocate(DataType type, std::vector<int64_t> shape);
 
+  // Marks the end of a run of the program the pool serves: frees the buffers that stayed free
+  // through the two runs before this one.
+  void EndRun();
+
   // Bytes of free buffers held now.
   uint64_t retained_bytes() const;
 
@@ -44,10 +53,19 @@ class ValueBufferPool : public std::enable_shared_from_this<ValueBufferPool> {
   explicit ValueBufferPool(uint64_t max_retained_bytes) : max_retained_(max_retained_bytes) {}
   void Release(void* buffer, uint64_t bytes);
 
+  // Whole runs a free buffer may stay untaken before EndRun frees it.
+  static constexpr uint64_t kIdleRuns = 2;
+
+  struct FreeBuffer {
+    void* buffer;
+    uint64_t released_at;  // runs_ when it was released
+  };
+
   const uint64_t max_retained_;
   mutable std::mutex mutex_;
-  std::multimap<uint64_t, void*> free_;  // by size class
+  std::multimap<uint64_t, FreeBuffer> free_;  // by size class
   uint64_t retained_ = 0;
+  uint64_t runs_ = 0;  // EndRun calls so far
 };
 
 }  // namespace epctx::exec

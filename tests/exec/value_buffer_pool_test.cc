@@ -74,6 +74,36 @@ TEST(ValueBufferPool, KeepsNoMoreThanItsLimit) {
   EXPECT_EQ(pool->retained_bytes(), 2u * kFloats * 4);
 }
 
+// A buffer each run takes again stays; one no run took for two whole runs is freed when the
+// next ends (a decode loop's caches outgrowing their size class).
+TEST(ValueBufferPool, BuffersNoRunTakesAreFreedAfterTwoRuns) {
+  auto pool = ValueBufferPool::Create(uint64_t{1} << 30);
+  for (int run = 0; run < 5; ++run) {
+    auto t = pool->Allocate(DataType::kFloat32, {kFloats});
+    ASSERT_TRUE(t.ok());
+    *t = Tensor();
+    pool->EndRun();
+    EXPECT_EQ(pool->retained_bytes(), kFloats * 4u) << "run " << run;
+  }
+  {
+    auto larger = pool->Allocate(DataType::kFloat32, {2 * kFloats});  // another class
+    ASSERT_TRUE(larger.ok());
+  }
+  EXPECT_EQ(pool->retained_bytes(), 3u * kFloats * 4);
+  pool->EndRun();  // the smaller class's buffer has been free through this one run
+  EXPECT_EQ(pool->retained_bytes(), 3u * kFloats * 4);
+  {
+    auto again = pool->Allocate(DataType::kFloat32, {2 * kFloats});  // the larger class's buffer
+    ASSERT_TRUE(again.ok());
+  }
+  pool->EndRun();  // and through a second: freed; the larger one is free again
+  EXPECT_EQ(pool->retained_bytes(), 2u * kFloats * 4);
+  pool->EndRun();
+  EXPECT_EQ(pool->retained_bytes(), 2u * kFloats * 4);
+  pool->EndRun();
+  EXPECT_EQ(pool->retained_bytes(), 0u);
+}
+
 TEST(ValueBufferPool, ATensorMayOutliveItsPool) {
   auto pool = ValueBufferPool::Create(uint64_t{1} << 30);
   auto t = pool->Allocate(DataType::kFloat32, {kFloats});
