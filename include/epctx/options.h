@@ -19,7 +19,8 @@ namespace epctx {
 //   epctx.allow_external_paths ("0" | "1"),
 //   epctx.load_mode ("auto" | "mmap" | "populate" | "prefetch" | "read"),
 //   epctx.profile_file (a path: profile the session, see Session::EndProfiling),
-//   epctx.max_loop_iterations (0 = no limit), session.intra_op_num_threads (0 = all cores).
+//   epctx.max_loop_iterations (0 = no limit), epctx.max_value_bytes (0 = no limit),
+//   session.intra_op_num_threads (0 = all cores).
 class SessionOptions {
  public:
   SessionOptions& AddConfigEntry(std::string key, std::string value);

@@ -52,11 +52,14 @@ struct NodeInfo {
   const BodyBinder* bind_body = nullptr;
 };
 
-// What bounds one run: a flag another thread may set to stop it (RunOptions::SetTerminate), and
-// the most iterations one Loop may run, so that no model can keep a process busy forever.
+// What bounds one run: a flag another thread may set to stop it (RunOptions::SetTerminate), the
+// most iterations one Loop may run, so that no model can keep a process busy forever, and the
+// most bytes one value made at run time may take, so that a small model cannot ask for any amount
+// of memory (a ReduceSum over an empty axis of [0, 2^32] keeps 2^32 zeros).
 struct RunControl {
   const std::atomic<bool>* terminate = nullptr;
   int64_t max_loop_iterations = 0;  // 0: no limit
+  int64_t max_value_bytes = 0;      // 0: no limit
 
   bool terminated() const {
     return terminate != nullptr && terminate->load(std::memory_order_relaxed);

@@ -66,6 +66,15 @@ class BoundProgram::RunContext final : public KernelContext {
       values_[v] = Tensor::View(type, std::move(shape), arena_.data() + slot.arena_offset, nullptr);
       heap_owned_[v] = 0;
     } else {
+      if (control_.max_value_bytes > 0 && DataTypeSize(type) > 0 &&
+          CheckedByteSize(shape, DataTypeSize(type), &bytes) &&
+          bytes > static_cast<uint64_t>(control_.max_value_bytes)) {
+        return EPCTX_ERROR(kCancelled,
+                           "output '{}' of shape {} would take {} bytes, more than the {} "
+                           "epctx.max_value_bytes allows",
+                           program_.ValueName(static_cast<int32_t>(v)), ShapeToString(shape), bytes,
+                           control_.max_value_bytes);
+      }
       EPCTX_ASSIGN_OR_RETURN(values_[v], program_.buffers_->Allocate(type, std::move(shape)));
       heap_owned_[v] = 1;
     }

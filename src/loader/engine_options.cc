@@ -101,6 +101,20 @@ std::vector<OptionKey<EngineOptions>> LoaderKeys() {
          o.max_loop_iterations = n;
          return Status::Ok();
        }},
+      {"epctx.max_value_bytes", "0",
+       "bytes one value made at run time may take before the run stops with an error; 0 = no "
+       "limit",
+       [](const std::string& v, EngineOptions& o) {
+         int64_t n = -1;
+         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || p != v.data() + v.size() || n < 0) {
+           return EPCTX_ERROR(kInvalidArgument,
+                              "option epctx.max_value_bytes must be an integer >= 0, got \"{}\"",
+                              v);
+         }
+         o.max_value_bytes = n;
+         return Status::Ok();
+       }},
       {"session.intra_op_num_threads", "0", "threads for kernels; 0 = all cores",
        [](const std::string& v, EngineOptions& o) {
          int n = -1;

@@ -46,6 +46,7 @@ struct EngineOptions {
   LoadMode load_mode = LoadMode::kAuto;              // epctx.load_mode
   int intra_op_num_threads = 0;                      // session.intra_op_num_threads (0: all cores)
   int64_t max_loop_iterations = kDefaultMaxLoopIterations;  // epctx.max_loop_iterations
+  int64_t max_value_bytes = 0;                              // epctx.max_value_bytes (0: no limit)
   std::string profile_file;                                 // epctx.profile_file ("": no profiling)
   PrepareKernels prepare_kernels = PrepareKernels::kBackground;  // epctx.prepare_kernels
 };

@@ -44,6 +44,7 @@ Result<std::unique_ptr<SessionImpl>> BindSession(std::shared_ptr<const LoadedBlo
                                  options.prepare_kernels);
       }));
   impl->set_max_loop_iterations(options.max_loop_iterations);
+  impl->set_max_value_bytes(options.max_value_bytes);
   return impl;
 }
 

@@ -175,6 +175,7 @@ Result<std::vector<Tensor>> SessionImpl::RunProgram(std::span<const Tensor> inpu
   if (blob_->known_damaged()) return Damaged(blob_->CheckIntact());
   exec::RunControl control;
   control.max_loop_iterations = max_loop_iterations_;
+  control.max_value_bytes = max_value_bytes_;
   if (run_options != nullptr) control.terminate = run_options->terminate_.get();
   std::span<std::byte> arena = arena_.mutable_bytes();
   loader::Profiler::Clock::time_point start = loader::Profiler::Clock::now();

@@ -29,6 +29,8 @@ class SessionImpl {
                                                    int num_threads, loader::PrepareKernels prepare);
   // epctx.max_loop_iterations (0: no limit).
   void set_max_loop_iterations(int64_t limit) { max_loop_iterations_ = limit; }
+  // epctx.max_value_bytes (0: no limit).
+  void set_max_value_bytes(int64_t limit) { max_value_bytes_ = limit; }
 
   const std::vector<ValueInfo>& inputs() const { return inputs_; }
   const std::vector<ValueInfo>& outputs() const { return outputs_; }
@@ -74,6 +76,7 @@ class SessionImpl {
   ModelMetadata metadata_;
   std::string partition_name_;
   int64_t max_loop_iterations_ = 0;
+  int64_t max_value_bytes_ = 0;
   std::mutex run_mutex_;
   AnonymousMemory arena_;                       // allocated at creation, mapped ahead
   std::unique_ptr<loader::Profiler> profiler_;  // null unless profiling

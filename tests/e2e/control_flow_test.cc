@@ -225,6 +225,49 @@ TEST(RunLimits, MaxLoopIterationsOptionIsChecked) {
             "option epctx.max_loop_iterations must be an integer >= 0, got \"-1\"");
 }
 
+// A sum over the empty axis of a [0, 262144, 1] input: 262144 zeros, 1 MiB, from a model of a
+// few bytes and an empty input.
+constexpr const char* kEmptyAxisSumModel = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+agraph (float[0, 262144, 1] x) => (float[1, 262144, 1] y)
+<int64[2] axes = {0, 2}>
+{
+  y = ReduceSum<keepdims = 1>(x, axes)
+}
+)";
+
+TEST(RunLimits, AValueOverMaxValueBytesStopsTheRun) {
+  TempDir dir;
+  const std::string model = WriteModel(dir, "empty_axis_sum", kEmptyAxisSumModel);
+  const std::unordered_map<std::string, Tensor> feeds = {
+      {"x", Make<float>(DataType::kFloat32, {0, 262144, 1}, {})}};
+  {
+    auto session = CompileAndLoad(dir, model);  // no limit: the zeros
+    ASSERT_NE(session, nullptr);
+    auto out = session->Run(feeds);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 262144, 1}));
+    EXPECT_EQ(Values<float>((*out)[0]), std::vector<float>(262144, 0.0f));
+  }
+  SessionOptions options;
+  options.AddConfigEntry("epctx.max_value_bytes", "1048575");
+  auto session = CompileAndLoad(dir, model, options);
+  ASSERT_NE(session, nullptr);
+  auto out = session->Run(feeds);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(out.status().message(),
+            "model 'empty_axis_sum': ReduceSum node 'ReduceSum_0': output 'y' of shape "
+            "[1,262144,1] would take 1048576 bytes, more than the 1048575 epctx.max_value_bytes "
+            "allows");
+  SessionOptions bad;
+  bad.AddConfigEntry("epctx.max_value_bytes", "-1");
+  auto refused = Session::Create(ModelPath("resnet18_cls"), bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "option epctx.max_value_bytes must be an integer >= 0, got \"-1\"");
+}
+
 TEST(RunLimits, TerminateStopsARunningLoopFromAnotherThread) {
   TempDir dir;
   SessionOptions options;

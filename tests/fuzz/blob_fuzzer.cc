@@ -118,6 +118,7 @@ void RunOnZeros(const exec::BoundProgram& bound, const fb::Program& main) {
   if (!arena.valid()) return;
   exec::RunControl control;
   control.max_loop_iterations = 1000;
+  control.max_value_bytes = int64_t{1} << 30;  // as run_fuzzer.cc
   (void)bound.Run(inputs, std::span<std::byte>(arena.data(), bound.arena_bytes()), control);
 }
 

@@ -25,7 +25,8 @@ constexpr const char* kAllKeys =
     "epctx.allow_unsupported, "
     "epctx.fallback, "
     "epctx.verify_weights, epctx.allow_external_paths, epctx.load_mode, epctx.profile_file, "
-    "epctx.prepare_kernels, epctx.max_loop_iterations, session.intra_op_num_threads";
+    "epctx.prepare_kernels, epctx.max_loop_iterations, epctx.max_value_bytes, "
+    "session.intra_op_num_threads";
 
 TEST(EngineOptions, UnknownKeyListsEveryKnownKey) {
   SessionOptions o;
@@ -77,7 +78,10 @@ TEST(EngineOptions, BadValuesNameTheKeyAndTheValue) {
 
 TEST(EngineOptions, HelpDescribesEachKeyOnceWithItsDefault) {
   std::string help = DescribeConfigKeys();
-  EXPECT_EQ(std::count(help.begin(), help.end(), '\n'), 18);
+  EXPECT_EQ(std::count(help.begin(), help.end(), '\n'), 19);
+  EXPECT_THAT(help, HasSubstr("  epctx.max_value_bytes (default \"0\"): bytes one value made at "
+                              "run time may take before the run stops with an error; 0 = no "
+                              "limit"));
   EXPECT_THAT(help, HasSubstr("  epctx.precision (default \"fp32\"): fp32: compute in float32"));
   EXPECT_THAT(help, HasSubstr("  epctx.target_isa (default \"native\"): compile: the CPU tier"));
   EXPECT_THAT(help, HasSubstr("  epctx.load_mode (default \"auto\"): how the blob is brought in: "

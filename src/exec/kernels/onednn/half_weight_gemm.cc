@@ -1,6 +1,7 @@
 #include "exec/kernels/onednn/half_weight_gemm.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -43,8 +44,8 @@ int64_t ChunkBlocks(int64_t blocks, int64_t block_bytes, int threads) {
   return best;
 }
 
-// The calling thread's buffer for a widened chunk (the thread scratchpad belongs to the
-// primitive's run).
+// The calling thread's buffer for a widened chunk and its product (the thread scratchpad belongs
+// to the primitive's run), kept for the thread's next product: ~1 MiB and m x 1 MiB / (4 k).
 float* ThreadChunkBuffer(size_t floats) {
   struct Free {
     void operator()(float* p) const { std::free(p); }
