@@ -80,6 +80,49 @@ TEST(FuseAttention, LlamaAttentionWithRepeatedKvHeadsIsOneNode) {
                      "other mask");
 }
 
+// A decode step: the presents are Concat(past, new) on the sequence axis, graph outputs and the
+// attention's keys and values, and a Shape of one is read before the attention (an export sizes
+// its mask so). The Concats move into the Attention (FuseCacheConcatIntoAttention), the Shape
+// becomes Shape(past) + [0, 0, 1, 0]; outputs, presents and the shape as before.
+TEST(FuseAttention, DecodeCacheConcatsMoveIntoTheAttention) {
+  ModelBuilder b(83);
+  const int64_t past = kAttentionSeq - 1;
+  const std::string q = b.Input("q", {1, kAttentionHeads, 1, kAttentionHeadSize});
+  // The past's length symbolic, as an export declares it: Shape(present) is not folded.
+  const std::string past_k =
+      b.Input("past_k", {1, kAttentionKvHeads, -1, kAttentionHeadSize}, {"", "", "past", ""});
+  const std::string new_k = b.Input("new_k", {1, kAttentionKvHeads, 1, kAttentionHeadSize});
+  const std::string past_v =
+      b.Input("past_v", {1, kAttentionKvHeads, -1, kAttentionHeadSize}, {"", "", "past", ""});
+  const std::string new_v = b.Input("new_v", {1, kAttentionKvHeads, 1, kAttentionHeadSize});
+  const std::string mask = b.Input("mask", {1, kAttentionSeq}, {}, onnx::TensorProto::BOOL);
+  const std::string k = b.Node("Concat", {past_k, new_k}, {AttrInt("axis", 2)});
+  const std::string v = b.Node("Concat", {past_v, new_v}, {AttrInt("axis", -2)});
+  const std::string rows = b.Node("Shape", {k});
+  const std::string kt = b.Node("Transpose", {RepeatKv(b, k)}, {AttrInts("perm", {0, 1, 3, 2})});
+  const std::string scores =
+      b.Node("Div", {b.Node("MatMul", {q, kt}),
+                     b.Constant({}, {std::sqrt(static_cast<float>(kAttentionHeadSize))})});
+  const std::string masked =
+      b.Node("Where", {mask, b.Constant({}, {-std::numeric_limits<float>::infinity()}), scores});
+  const std::string p = b.Node("Softmax", {masked}, {AttrInt("axis", -1)});
+  b.Output(b.Node("MatMul", {p, RepeatKv(b, v)}));
+  b.Output(k);
+  b.Output(v);
+  b.Output(b.Node("Cast", {rows}, {AttrInt("to", onnx::TensorProto::FLOAT)}));  // float outputs
+  auto random = [&](int64_t heads, int64_t rows_) {
+    return RandomTensor({1, heads, rows_, kAttentionHeadSize}, b.rng());
+  };
+  const compile::IrGraph g = OptimiseAndCompareWithin(
+      b,
+      {random(kAttentionHeads, 1), random(kAttentionKvHeads, past), random(kAttentionKvHeads, 1),
+       random(kAttentionKvHeads, past), random(kAttentionKvHeads, 1),
+       BoolMatrix({1, kAttentionSeq}, [](int64_t, int64_t c) { return c == 2; })},
+      kRel, "decode step");
+  EXPECT_EQ(CountOps(g, "Attention"), 1);
+  EXPECT_EQ(CountOps(g, "Concat"), 0);
+}
+
 // PyTorch's lowest float as the fill: a row masked whole gets equal weights, as in the nodes.
 TEST(FuseAttention, LowestFloatFillKeepsARowMaskedWhole) {
   ModelBuilder b(82);

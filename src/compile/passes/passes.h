@@ -70,6 +70,9 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph);
 // Attention spelled out node by node (MatMul, scale, mask, Softmax, MatMul, with Hugging Face's
 // repeat_kv for grouped heads) becomes one com.epctx Attention node (fuse_attention.cc).
 Result<PassStats> FuseAttention(IrGraph& graph);
+// A key/value cache update, Concat(past, new) on the sequence axis, moves into the com.epctx
+// Attention reading it, which then makes the present (fuse_cache_concat.cc).
+Result<PassStats> FuseCacheConcatIntoAttention(IrGraph& graph);
 // Chooses which activations stay in oneDNN's channel-blocked layout between convolutions and
 // inserts com.epctx Reorder nodes where the layout changes (plan_layouts.cc).
 Result<PassStats> PlanActivationLayouts(IrGraph& graph);

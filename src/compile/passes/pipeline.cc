@@ -19,6 +19,7 @@ Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph, const PassOptions& o
                     FuseActivations,
                     FuseRmsNorms,
                     FuseAttention,
+                    FuseCacheConcatIntoAttention,
                     LowerConvsToDnnl,
                     LowerMatMulsToDnnl,
                     LowerMatMulIntegersToDnnl,

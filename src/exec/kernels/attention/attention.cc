@@ -7,8 +7,10 @@
 // of mask_fill where masked (FuseAttention takes fills of -1e30 or less, which absorb any score,
 // so that the sum is the fill the Where node would have put there).
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "exec/kernels/attention/attention_op.h"
@@ -73,6 +75,9 @@ class AttentionKernel final : public Kernel {
       EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, i, DataType::kFloat32, "Q, K and V"));
       EPCTX_RETURN_IF_ERROR(ExpectStaticRank(node, i, 4, "Q, K and V"));
     }
+    for (size_t i = 4; i < 6; ++i) {
+      EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, i, DataType::kFloat32, "past K and V"));
+    }
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
@@ -88,7 +93,28 @@ class AttentionKernel final : public Kernel {
     const std::vector<int64_t>& qs = q->shape();
     const std::vector<int64_t>& ks = k->shape();
     const int64_t b = qs[0], n = qs[1], s = qs[2], h = qs[3];
-    const int64_t kvn = ks[1], t = ks[2];
+    const int64_t kvn = ks[1];
+    // With the past (inputs 4 and 5), K and V are the new rows and the presents are made here.
+    const Tensor* past_k = ctx.input(4);
+    const Tensor* past_v = ctx.input(5);
+    if ((past_k == nullptr) != (past_v == nullptr)) {
+      return EPCTX_ERROR(kInvalidArgument, "past K and past V come together");
+    }
+    int64_t past_rows = 0;
+    if (past_k != nullptr) {
+      for (const Tensor* t : {past_k, past_v}) {
+        EPCTX_RETURN_IF_ERROR(ExpectDtype(*t, DataType::kFloat32, "past K and V"));
+        EPCTX_RETURN_IF_ERROR(ExpectRank(*t, 4, "past K and V"));
+      }
+      const std::vector<int64_t>& ps = past_k->shape();
+      if (ps[0] != ks[0] || ps[1] != kvn || ps[3] != ks[3] || past_v->shape() != ps) {
+        return EPCTX_ERROR(kInvalidArgument,
+                           "past K {} and V {} do not extend K {}: [B, kvN, P, H] alike expected",
+                           ShapeToString(ps), ShapeToString(past_v->shape()), ShapeToString(ks));
+      }
+      past_rows = ps[2];
+    }
+    const int64_t t = past_rows + ks[2];
     if (ks[0] != b || ks[3] != h || v->shape() != ks || kvn < 1 || n % kvn != 0) {
       return EPCTX_ERROR(kInvalidArgument,
                          "Q {} with K {} and V {}: K and V must be [B, kvN, T, H] alike, with N "
@@ -104,6 +130,35 @@ class AttentionKernel final : public Kernel {
     const std::vector<int64_t> out_shape =
         heads_first_ ? std::vector<int64_t>{b, n, s, h} : std::vector<int64_t>{b, s, n, h};
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, out_shape));
+    float* present_k = const_cast<float*>(k->data_as<float>());  // read only without the past
+    float* present_v = const_cast<float*>(v->data_as<float>());
+    if (past_k != nullptr) {
+      EPCTX_ASSIGN_OR_RETURN(Tensor * pk,
+                             ctx.AllocateOutput(1, DataType::kFloat32, {b, kvn, t, h}));
+      EPCTX_ASSIGN_OR_RETURN(Tensor * pv,
+                             ctx.AllocateOutput(2, DataType::kFloat32, {b, kvn, t, h}));
+      present_k = pk->mutable_data_as<float>();
+      present_v = pv->mutable_data_as<float>();
+    }
+    // A one-row step copies the past into the presents as the core reads it (and only when
+    // there are rows to read); otherwise the presents are made here first.
+    const bool assemble =
+        past_k != nullptr && s == 1 && ks[2] == 1 && past_rows > 0 && y->element_count() > 0;
+    if (past_k != nullptr) {
+      const int64_t new_rows = ks[2];
+      for (int64_t e = 0; e < b * kvn; ++e) {
+        for (auto [to, past, now] :
+             {std::tuple{present_k, past_k, k}, std::tuple{present_v, past_v, v}}) {
+          float* entry = to + e * t * h;
+          if (!assemble && past_rows > 0) {
+            std::memcpy(entry, past->data_as<float>() + e * past_rows * h,
+                        static_cast<size_t>(past_rows * h) * sizeof(float));
+          }
+          std::memcpy(entry + past_rows * h, now->data_as<float>() + e * new_rows * h,
+                      static_cast<size_t>(new_rows * h) * sizeof(float));
+        }
+      }
+    }
     if (y->element_count() == 0) return Status::Ok();
 
     GqaAttentionF32 p;
@@ -116,9 +171,15 @@ class AttentionKernel final : public Kernel {
     p.query_token_stride = h;
     p.query_head_stride = s * h;
     p.query_batch_stride = n * s * h;
-    p.keys = const_cast<float*>(k->data_as<float>());  // read only: the caches are complete
-    p.values = const_cast<float*>(v->data_as<float>());
+    p.keys = present_k;  // read only unless assembled: the caches are complete
+    p.values = present_v;
     p.cache_rows = t;
+    if (assemble) {
+      p.assemble_caches = true;
+      p.past_keys = past_k->data_as<float>();
+      p.past_values = past_v->data_as<float>();
+      p.past_rows = past_rows;
+    }
     p.output = y->mutable_data_as<float>();
     p.output_heads_first = heads_first_;
     p.scale = scale_;
