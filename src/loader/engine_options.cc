@@ -10,6 +10,17 @@
 namespace epctx::loader {
 namespace {
 
+// `v` as an integer >= 0 into `out`, or the error naming option `key`.
+Status ParseNonNegative(std::string_view key, const std::string& v, int64_t& out) {
+  int64_t n = -1;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n < 0) {
+    return EPCTX_ERROR(kInvalidArgument, "option {} must be an integer >= 0, got \"{}\"", key, v);
+  }
+  out = n;
+  return Status::Ok();
+}
+
 std::vector<OptionKey<EngineOptions>> LoaderKeys() {
   return {
       {"epctx.fallback", "allow",
@@ -90,30 +101,13 @@ std::vector<OptionKey<EngineOptions>> LoaderKeys() {
       {"epctx.max_loop_iterations", "10000000",
        "iterations one Loop may run before the run stops with an error; 0 = no limit",
        [](const std::string& v, EngineOptions& o) {
-         int64_t n = -1;
-         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (ec != std::errc() || p != v.data() + v.size() || n < 0) {
-           return EPCTX_ERROR(kInvalidArgument,
-                              "option epctx.max_loop_iterations must be an integer >= 0, got "
-                              "\"{}\"",
-                              v);
-         }
-         o.max_loop_iterations = n;
-         return Status::Ok();
+         return ParseNonNegative("epctx.max_loop_iterations", v, o.max_loop_iterations);
        }},
       {"epctx.max_value_bytes", "0",
        "bytes one value made at run time may take before the run stops with an error; 0 = no "
        "limit",
        [](const std::string& v, EngineOptions& o) {
-         int64_t n = -1;
-         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (ec != std::errc() || p != v.data() + v.size() || n < 0) {
-           return EPCTX_ERROR(kInvalidArgument,
-                              "option epctx.max_value_bytes must be an integer >= 0, got \"{}\"",
-                              v);
-         }
-         o.max_value_bytes = n;
-         return Status::Ok();
+         return ParseNonNegative("epctx.max_value_bytes", v, o.max_value_bytes);
        }},
       {"session.intra_op_num_threads", "0", "threads for kernels; 0 = all cores",
        [](const std::string& v, EngineOptions& o) {

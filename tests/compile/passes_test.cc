@@ -22,6 +22,11 @@ std::shared_ptr<ConstantData> RandomFloats(std::vector<int64_t> shape, std::mt19
   return ConstantData::FromVector<float>(DataType::kFloat32, std::move(shape), std::move(v));
 }
 
+// A default-domain node of one output.
+IrNode Node(std::string name, std::string op, std::vector<int> in, int out) {
+  return MakeNode(name, op, "", std::move(in), out);
+}
+
 int AddActivation(IrGraph& g, const std::string& name, std::vector<int64_t> shape) {
   IrValue v;
   v.name = name;
@@ -235,17 +240,9 @@ TEST(Passes, Float16MatMulWeightsAreLiftedWhenWritten) {
   const int h = AddActivation(g, "h", {4, 256});
   const int y = AddActivation(g, "y", {4, 256});
   const int z = AddActivation(g, "z", {256, 256});
-  auto node = [](std::string name, std::string op, std::vector<int> in, int out) {
-    IrNode n;
-    n.name = std::move(name);
-    n.op_type = std::move(op);
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    return n;
-  };
-  IrNode mm1 = node("mm1", "MatMul", {x, w_only}, h);
-  IrNode mm2 = node("mm2", "MatMul", {h, w_shared}, y);
-  IrNode add = node("add", "Add", {w_shared, w_shared}, z);
+  IrNode mm1 = Node("mm1", "MatMul", {x, w_only}, h);
+  IrNode mm2 = Node("mm2", "MatMul", {h, w_shared}, y);
+  IrNode add = Node("add", "Add", {w_shared, w_shared}, z);
   g.nodes = {mm1, mm2, add};
   g.outputs = {y, z};
   IrGraph reference = g;
@@ -404,17 +401,9 @@ TEST(Passes, Float16GeluIsFusedWithinFloat16Precision) {
     std::vector<int> v;
     for (const char* name : {"h", "d", "e", "a", "m", "y"})
       v.push_back(AddActivation(g, name, {4, 64}));
-    auto node = [](std::string name, std::string op, std::vector<int> in, int out) {
-      IrNode n;
-      n.name = std::move(name);
-      n.op_type = std::move(op);
-      n.inputs = std::move(in);
-      n.outputs = {out};
-      return n;
-    };
-    g.nodes = {node("mm", "MatMul", {x, w}, v[0]),     node("div", "Div", {v[0], root2}, v[1]),
-               node("erf", "Erf", {v[1]}, v[2]),       node("add", "Add", {v[2], one}, v[3]),
-               node("mul", "Mul", {v[0], v[3]}, v[4]), node("half", "Mul", {v[4], half}, v[5])};
+    g.nodes = {Node("mm", "MatMul", {x, w}, v[0]),     Node("div", "Div", {v[0], root2}, v[1]),
+               Node("erf", "Erf", {v[1]}, v[2]),       Node("add", "Add", {v[2], one}, v[3]),
+               Node("mul", "Mul", {v[0], v[3]}, v[4]), Node("half", "Mul", {v[4], half}, v[5])};
     g.outputs = {v[5]};
     IrGraph reference = g;
     auto passes = RunAllPasses(g);

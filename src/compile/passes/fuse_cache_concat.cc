@@ -37,15 +37,6 @@ bool IsWholeShape(const IrNode& n) {
          n.FindAttr("start") == nullptr && n.FindAttr("end") == nullptr;
 }
 
-IrNode MakeNode(std::string name, std::string op, std::vector<int> inputs, int output) {
-  IrNode n;
-  n.name = std::move(name);
-  n.op_type = std::move(op);
-  n.inputs = std::move(inputs);
-  n.outputs = {output};
-  return n;
-}
-
 int AddShapeValue(IrGraph& graph, const std::string& name) {
   IrValue v;
   v.name = graph.UniqueName(name);
@@ -64,12 +55,7 @@ Result<PassStats> FuseCacheConcatIntoAttention(IrGraph& graph) {
     // Bodies may read outer values without naming them.
     if (n.has_bodies()) return stats;
   }
-  std::vector<int> producers(graph.values.size(), -1);
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    for (int o : graph.nodes[k].outputs) {
-      if (o >= 0) producers[static_cast<size_t>(o)] = static_cast<int>(k);
-    }
-  }
+  const std::vector<int> producers = Producers(graph);
   std::vector<bool> dead(graph.nodes.size(), false);
   // Shape nodes to replace: (node index, past value, new value).
   std::vector<std::tuple<size_t, int, int>> shapes;
@@ -129,12 +115,12 @@ Result<PassStats> FuseCacheConcatIntoAttention(IrGraph& graph) {
       const int past_shape = AddShapeValue(graph, base + "_past");
       const int new_shape = AddShapeValue(graph, base + "_new");
       const int new_rows = AddShapeValue(graph, base + "_new_rows");
-      nodes.push_back(MakeNode(graph.UniqueName(base + "_past"), "Shape", {past}, past_shape));
-      nodes.push_back(MakeNode(graph.UniqueName(base + "_new"), "Shape", {now}, new_shape));
+      nodes.push_back(MakeNode(graph.UniqueName(base + "_past"), "Shape", "", {past}, past_shape));
+      nodes.push_back(MakeNode(graph.UniqueName(base + "_new"), "Shape", "", {now}, new_shape));
       nodes.push_back(
-          MakeNode(graph.UniqueName(base + "_rows"), "Mul", {new_shape, axis_only}, new_rows));
+          MakeNode(graph.UniqueName(base + "_rows"), "Mul", "", {new_shape, axis_only}, new_rows));
       nodes.push_back(
-          MakeNode(graph.UniqueName(base + "_sum"), "Add", {past_shape, new_rows}, out));
+          MakeNode(graph.UniqueName(base + "_sum"), "Add", "", {past_shape, new_rows}, out));
     }
     if (!dead[k]) nodes.push_back(std::move(graph.nodes[k]));
   }

@@ -59,53 +59,39 @@ std::shared_ptr<ConstantData> DeferredFloat32(std::shared_ptr<const ConstantData
   return lifted;
 }
 
-// Values of `graph` that every reader takes as the weight (input 1) of a MatMul or Gemm, which
-// the packing reads only when the blob is written. None in a graph with subgraphs, whose bodies
-// may read outer values too.
-std::vector<bool> ReadOnlyAsMatMulWeight(const IrGraph& graph) {
-  std::vector<bool> weight_only(graph.values.size(), false);
-  std::vector<bool> other_reader(graph.values.size(), false);
-  for (const IrNode& n : graph.nodes) {
-    for (const IrAttribute& a : n.attrs) {
-      if (a.body) return std::vector<bool>(graph.values.size(), false);
-    }
-    const bool matmul = n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm");
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      const int in = n.inputs[i];
-      if (in < 0) continue;
-      if (matmul && i == 1) {
-        weight_only[static_cast<size_t>(in)] = true;
-      } else {
-        other_reader[static_cast<size_t>(in)] = true;
-      }
-    }
-  }
-  for (int out : graph.outputs) other_reader[static_cast<size_t>(out)] = true;
-  for (size_t i = 0; i < weight_only.size(); ++i) {
-    if (other_reader[i]) weight_only[i] = false;
-  }
-  return weight_only;
-}
-
-// Values of `graph` that only Gather nodes read, as their data (input 0): embedding tables. None
-// in a graph with subgraphs.
-std::vector<bool> ReadOnlyAsGatherData(const IrGraph& graph) {
-  std::vector<bool> gathered(graph.values.size(), false);
+// Values of `graph` that every node reading them reads as `takes(node, input index)` says, and
+// no graph output is. None in a graph with subgraphs, whose bodies may read outer values too.
+template <typename Takes>
+std::vector<bool> ReadOnlyAs(const IrGraph& graph, Takes takes) {
+  std::vector<bool> only(graph.values.size(), false);
   std::vector<bool> other_reader(graph.values.size(), false);
   for (const IrNode& n : graph.nodes) {
     if (n.has_bodies()) return std::vector<bool>(graph.values.size(), false);
-    const bool gather = n.domain.empty() && n.op_type == "Gather";
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const int in = n.inputs[i];
-      if (in < 0) continue;
-      (gather && i == 0 ? gathered : other_reader)[static_cast<size_t>(in)] = true;
+      if (in >= 0) (takes(n, i) ? only : other_reader)[static_cast<size_t>(in)] = true;
     }
   }
   for (int out : graph.outputs) other_reader[static_cast<size_t>(out)] = true;
-  for (size_t i = 0; i < gathered.size(); ++i) {
-    if (other_reader[i]) gathered[i] = false;
+  for (size_t i = 0; i < only.size(); ++i) {
+    if (other_reader[i]) only[i] = false;
   }
-  return gathered;
+  return only;
+}
+
+// Values only MatMul and Gemm nodes read, as their weight (input 1): the packing reads them only
+// when the blob is written.
+std::vector<bool> ReadOnlyAsMatMulWeight(const IrGraph& graph) {
+  return ReadOnlyAs(graph, [](const IrNode& n, size_t i) {
+    return i == 1 && n.domain.empty() && (n.op_type == "MatMul" || n.op_type == "Gemm");
+  });
+}
+
+// Values only Gather nodes read, as their data (input 0): embedding tables.
+std::vector<bool> ReadOnlyAsGatherData(const IrGraph& graph) {
+  return ReadOnlyAs(graph, [](const IrNode& n, size_t i) {
+    return i == 0 && n.domain.empty() && n.op_type == "Gather";
+  });
 }
 
 // A new value like `like` (a copy: adding values moves the graph's), of `dtype`.

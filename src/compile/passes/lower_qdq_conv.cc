@@ -107,8 +107,8 @@ IrNode Rewrite(IrGraph& graph, const IrNode& conv, const QdqConv& c) {
   const std::string name = w.name + "_integer_bias";
   const int b = graph.AddConstant(
       name, ConstantData::FromVector<float>(DataType::kFloat32, {m}, std::move(bias)));
-  IrNode out = qdq::MakeNode(conv.name, ops::kDnnlIntegerConv, ops::kDomain, {c.x.q, c.w.q, b},
-                             conv.outputs[0]);
+  IrNode out =
+      MakeNode(conv.name, ops::kDnnlIntegerConv, ops::kDomain, {c.x.q, c.w.q, b}, conv.outputs[0]);
   for (const IrAttribute& a : conv.attrs) {
     if (a.name != "auto_pad") out.attrs.push_back(a);
   }

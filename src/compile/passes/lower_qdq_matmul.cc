@@ -53,8 +53,8 @@ IrNode Rewrite(IrGraph& graph, const IrNode& mm, const QdqMatMul& m) {
   const std::string name = w.name + "_colsum";  // before AddConstant may move graph.values
   const int sums = graph.AddConstant(
       name, ConstantData::FromVector<int32_t>(DataType::kInt32, {cols}, std::move(colsum)));
-  IrNode out = qdq::MakeNode(mm.name, ops::kDnnlMatMulInteger, ops::kDomain,
-                             {m.x.q, m.w.q, m.x.zero, sums}, mm.outputs[0]);
+  IrNode out = MakeNode(mm.name, ops::kDnnlMatMulInteger, ops::kDomain,
+                        {m.x.q, m.w.q, m.x.zero, sums}, mm.outputs[0]);
   IrAttribute scales;
   scales.name = ops::kOutputScales;
   scales.type = exec::AttrType::kFloats;

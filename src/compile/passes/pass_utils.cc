@@ -39,4 +39,15 @@ bool IsGraphOutput(const IrGraph& graph, int value) {
   return std::find(graph.outputs.begin(), graph.outputs.end(), value) != graph.outputs.end();
 }
 
+IrNode MakeNode(const std::string& name, std::string_view op, std::string_view domain,
+                std::vector<int> inputs, int output) {
+  IrNode n;
+  n.name = name;
+  n.op_type = op;
+  n.domain = domain;
+  n.inputs = std::move(inputs);
+  n.outputs = {output};
+  return n;
+}
+
 }  // namespace epctx::compile

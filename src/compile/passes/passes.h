@@ -107,6 +107,9 @@ inline bool IsFloat32Tensor(const IrGraph& graph, int index) {
 }
 // Whether value `index` is a float32 constant of one element; its value in `out`.
 bool ScalarConstant(const IrGraph& graph, int index, float* out);
+// A node of one output.
+IrNode MakeNode(const std::string& name, std::string_view op, std::string_view domain,
+                std::vector<int> inputs, int output);
 // Replaces every node input reading `from` with `to`.
 void ReplaceUses(IrGraph& graph, int from, int to);
 // Erases nodes whose flag is set in `dead` (same size as graph.nodes).

@@ -100,15 +100,4 @@ bool Int8KernelsExactFor(const IrValue& w) {
       std::span<const int8_t>(reinterpret_cast<const int8_t*>(bytes.data()), bytes.size()));
 }
 
-IrNode MakeNode(const std::string& name, std::string_view op, std::string_view domain,
-                std::vector<int> inputs, int output) {
-  IrNode n;
-  n.name = name;
-  n.op_type = op;
-  n.domain = domain;
-  n.inputs = std::move(inputs);
-  n.outputs = {output};
-  return n;
-}
-
 }  // namespace epctx::compile::qdq

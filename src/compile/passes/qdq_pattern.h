@@ -39,7 +39,4 @@ std::optional<QuantizedWeight> MatchWeight(const IrGraph& graph, const IrNode& d
 // kernels (MatMulInteger's own, or the float convolution and matmul of the dequantized values).
 bool Int8KernelsExactFor(const IrValue& w);
 
-IrNode MakeNode(const std::string& name, std::string_view op, std::string_view domain,
-                std::vector<int> inputs, int output);
-
 }  // namespace epctx::compile::qdq

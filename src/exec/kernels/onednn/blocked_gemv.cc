@@ -47,41 +47,30 @@ __attribute__((always_inline)) inline void StoreColumns(const __m512 (&acc)[4], 
   }
 }
 
-// y[c] for the columns of blocks [b0, b1) (float32 weights).
-void GemvF32(const float* w, int64_t k, int64_t n, const float* x, float* y, int64_t b0,
-             int64_t b1) {
-  const int64_t block_floats = RoundUp(k, kRows) * kColumns;
-  for (int64_t b = b0; b < b1; ++b) {
-    const float* wb = w + b * block_floats;
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                     _mm512_setzero_ps()};
-    for (int64_t r = 0; r < k; ++r) {
-      const float* row = wb + r * kColumns;  // the rows of a block follow one another
-      PrefetchRow(row);
-      const __m512 xr = _mm512_set1_ps(x[r]);
-      for (int j = 0; j < 4; ++j) {
-        acc[j] = _mm512_fmadd_ps(xr, _mm512_loadu_ps(row + 16 * j), acc[j]);
-      }
-    }
-    StoreColumns(acc, b * kColumns, n, y);
-  }
+// 16 weights of a row as float32 (float16 ones widened exactly).
+__attribute__((always_inline)) inline __m512 LoadWeights(const float* w) {
+  return _mm512_loadu_ps(w);
+}
+__attribute__((always_inline)) inline __m512 LoadWeights(const uint16_t* w) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
 }
 
-// y[c] for the columns of blocks [b0, b1) (float16 weights, widened exactly to float32).
-void GemvF16(const uint16_t* w, int64_t k, int64_t n, const float* x, float* y, int64_t b0,
-             int64_t b1) {
-  const int64_t block_halves = RoundUp(k, kRows) * kColumns;
+// y[c] for the columns of blocks [b0, b1) (float32 or float16 weights, float32 sums).
+template <typename Weight>
+void GemvBlocks(const Weight* w, int64_t k, int64_t n, const float* x, float* y, int64_t b0,
+                int64_t b1) {
+  constexpr int kRowLines = kColumns * sizeof(Weight) / 64;
+  const int64_t block_elements = RoundUp(k, kRows) * kColumns;
   for (int64_t b = b0; b < b1; ++b) {
-    const uint16_t* wb = w + b * block_halves;
+    const Weight* wb = w + b * block_elements;
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                      _mm512_setzero_ps()};
     for (int64_t r = 0; r < k; ++r) {
-      const uint16_t* row = wb + r * kColumns;
-      PrefetchRow<2>(row);
+      const Weight* row = wb + r * kColumns;  // the rows of a block follow one another
+      PrefetchRow<kRowLines>(row);
       const __m512 xr = _mm512_set1_ps(x[r]);
       for (int j = 0; j < 4; ++j) {
-        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 16 * j));
-        acc[j] = _mm512_fmadd_ps(xr, _mm512_cvtph_ps(h), acc[j]);
+        acc[j] = _mm512_fmadd_ps(xr, LoadWeights(row + 16 * j), acc[j]);
       }
     }
     StoreColumns(acc, b * kColumns, n, y);
@@ -190,12 +179,12 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const f
 #if defined(__AVX512F__)
     case GemvLayout::kFloat32Blocked:
       SplitStream(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
-        GemvF32(static_cast<const float*>(w), k, n, x, y, b0, b1);
+        GemvBlocks(static_cast<const float*>(w), k, n, x, y, b0, b1);
       });
       break;
     case GemvLayout::kFloat16Blocked:
       SplitStream(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
-        GemvF16(static_cast<const uint16_t*>(w), k, n, x, y, b0, b1);
+        GemvBlocks(static_cast<const uint16_t*>(w), k, n, x, y, b0, b1);
       });
       break;
 #endif
