@@ -8,11 +8,12 @@
 //   - per-token time at given past lengths (--at 16,256,1024): decode steps on pasts of that
 //     length (seeded values), --at-runs of them each
 //   - the RSS after creating the sessions and after the generation (VmRSS, and RssAnon: private)
-// Prints one JSON object on stdout. Session options: CPU provider, optimization level all,
-// --threads intra-op threads, sequential execution.
+// Prints one JSON object on stdout. Session options: CPU provider, graph optimization level
+// --optimization (all unless given: disabled, basic, extended, all), --threads intra-op threads,
+// sequential execution.
 //
 // usage: node ort_llm.js --prefill P.onnx --decode D.onnx --prompt IDS.npy [--tokens 32]
-//                        [--threads 1] [--at 16,256,1024] [--at-runs 5]
+//                        [--threads 1] [--at 16,256,1024] [--at-runs 5] [--optimization all]
 'use strict';
 
 const fs = require('fs');
@@ -20,7 +21,7 @@ const path = require('path');
 const ort = require(path.join(__dirname, '..', 'node_modules', 'onnxruntime-node'));
 
 function parseArgs(argv) {
-  const a = {tokens: 32, threads: 1, at: [], atRuns: 5};
+  const a = {tokens: 32, threads: 1, at: [], atRuns: 5, optimization: 'all'};
   for (let i = 2; i < argv.length; i += 2) {
     const v = argv[i + 1];
     switch (argv[i]) {
@@ -31,6 +32,7 @@ function parseArgs(argv) {
       case '--threads': a.threads = parseInt(v, 10); break;
       case '--at': a.at = v.split(',').filter((s) => s).map((s) => parseInt(s, 10)); break;
       case '--at-runs': a.atRuns = parseInt(v, 10); break;
+      case '--optimization': a.optimization = v; break;
       default: throw new Error(`unknown argument ${argv[i]}`);
     }
   }
@@ -69,7 +71,7 @@ function pastNames(session) {
 
 async function main() {
   const a = parseArgs(process.argv);
-  const options = {executionProviders: ['cpu'], graphOptimizationLevel: 'all',
+  const options = {executionProviders: ['cpu'], graphOptimizationLevel: a.optimization,
                    intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential'};
   const prompt = readInt64Npy(a.prompt);
   const out = {engine: 'onnxruntime-node', version: ort.env.versions ? ort.env.versions.common : '1.30.0',

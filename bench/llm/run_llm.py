@@ -5,7 +5,9 @@ layers, 9 heads, 3 KV heads), as a prefill + decode pair in float32, in float16
 (tests/models/convert_float16.py) and in int4 (tests/models/quantize_nbits.py: blocks of 32,
 symmetric, accuracy_level 4 as the GenAI builder writes for CPUs), at 1 and 2 threads. A variant
 with "-bf16" (f32-bf16, f16-bf16) is the same originals compiled with `--precision bf16` (CPUs
-with avx512_bf16), still against ONNX Runtime on the originals.
+with avx512_bf16), still against ONNX Runtime on the originals. Variant int4a0 is the int4 model
+quantized the same way but with accuracy_level 0 (float arithmetic on the dequantized weights, no
+int8 activations): its greedy tokens show whether both engines read the int4 weights alike.
 
 Per variant: the pair compiled into one blob (`epctx compile -m prefill -m decode`), the blob's
 bytes against the two originals'; then per thread count, one fresh process of each engine in
@@ -13,12 +15,16 @@ turn (bench/llm/ort_llm.js, bench/llm/epctx_llm.py): creation of the two session
 128-token prompt, --tokens greedy decode steps (median and mean ms/token), per-token time at
 past lengths 16, 256 and 1024, RSS after creating the sessions and after the generation (and
 its private part, RssAnon: a mapped blob's pages are shared page cache), and whether the two
-engines' greedy tokens agree.
+engines' greedy tokens agree. Where they do not, the position of the first different token, and
+ORT run once more at graph optimization level basic to show where ORT's own tokens leave its
+level-all tokens: with int8 activations (accuracy_level 4) a last-bit difference anywhere can
+move one activation across a rounding boundary, and greedy decoding of a random-weight model then
+follows it.
 
 Writes bench/results/llm.json and docs/BENCHMARKS_LLM.md (one table per CPU: earlier CPUs'
 tables are kept). Refuses to measure when the 1-minute load average is 1 or more unless --force.
 
-usage: bench/llm/run_llm.sh [--variants f32,f16,int4,f32-bf16] [--threads 1,2] [--tokens 128] [--force]
+usage: bench/llm/run_llm.sh [--variants f32,f16,int4,int4a0,f32-bf16] [--threads 1,2] [--tokens 128] [--force]
                            [--build DIR]
 """
 
@@ -59,9 +65,9 @@ def prepare(epctx, variants):
         for stem in ("prefill", "decode"):
             src = f"{base}_{stem}.onnx"
             dst = src if weights == "f32" else f"{base}_{stem}_{weights}.onnx"
-            if weights == "int4" and not os.path.exists(dst):
+            if weights in ("int4", "int4a0") and not os.path.exists(dst):
                 run_shown([PY, os.path.join(MODELS, "quantize_nbits.py"), src, dst,
-                           "--accuracy-level", "4"])
+                           "--accuracy-level", "0" if weights == "int4a0" else "4"])
             if weights == "f16" and not os.path.exists(dst):
                 run_shown([PY, os.path.join(MODELS, "convert_float16.py"), src, dst])
             pair[stem] = dst
@@ -97,7 +103,27 @@ def measure(variant, paths, threads, tokens, at):
     if p.returncode != 0:
         raise CommandFailed(f"epctx_llm.py exited with {p.returncode}:\n{p.stderr[-2000:]}")
     mine = json.loads(p.stdout)
-    return {"ort": ort, "epctx": mine}
+    out = {"ort": ort, "epctx": mine}
+    if mine["tokens"] != ort["tokens"]:
+        log("tokens differ: ORT once more at optimization level basic")
+        basic = run_json([*ort_cmd[:ort_cmd.index("--at")], "--at", "", "--optimization", "basic"])
+        out["ort_basic_tokens"] = basic["tokens"]
+    return out
+
+
+def first_difference(a, b):
+    """Index of the first differing token (0: the prefill's), or None."""
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y),
+                None if len(a) == len(b) else min(len(a), len(b)))
+
+
+def tokens_cell(row):
+    if row["tokens_equal"]:
+        return "True"
+    own = row.get("ort_basic_first_difference")
+    own = "equal" if own is None else f"token {own}"
+    return (f"False (token {row['first_difference']} of {row['token_count']}; ORT basic vs all: "
+            f"{own})")
 
 
 def summary(r):
@@ -125,7 +151,7 @@ def write_doc(report):
              "| variant | threads | TTFT ms (ratio) | prefill ms (ratio) | decode median ms (ratio) "
              "| decode mean ms (ratio) | ms/token at past 16 / 256 / 1024 (epctx; ORT) | RSS MiB "
              "after creation (ratio) | RSS MiB after generation (ratio) | of which private "
-             "(ratio) | blob / originals | tokens equal |",
+             "(ratio) | blob / originals | tokens equal (first difference; ORT's own at level basic) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in report["rows"]:
         e, o = row["epctx"], row["ort"]
@@ -137,7 +163,7 @@ def write_doc(report):
                      f"{r('decode_median_ms')} | {r('decode_mean_ms')} | {at}; {at_o} | "
                      f"{mib('rss_creation_mib')} | {mib('rss_mib')} | {mib('anon_mib')} | "
                      f"{row['blob_bytes'] / 2**20:.0f} / {row['original_bytes'] / 2**20:.0f} MiB | "
-                     f"{row['tokens_equal']} |")
+                     f"{tokens_cell(row)} |")
     section = "\n".join(lines) + "\n"
     head = ("# LLM bench (bench/llm/run_llm.py)\n\nepctx vs ONNX Runtime 1.30 on a Llama-style model "
             "with SmolLM-135M's shapes (random weights, seeded), prefill + decode in one blob. One "
@@ -185,7 +211,12 @@ def main():
                 "variant": v, "threads": t, "epctx": summary(m["epctx"]), "ort": summary(m["ort"]),
                 "blob_bytes": prepared[v]["blob_bytes"],
                 "original_bytes": prepared[v]["original_bytes"],
-                "tokens_equal": m["epctx"]["tokens"] == m["ort"]["tokens"]})
+                "tokens_equal": m["epctx"]["tokens"] == m["ort"]["tokens"],
+                "token_count": len(m["ort"]["tokens"]),
+                "first_difference": first_difference(m["epctx"]["tokens"], m["ort"]["tokens"])})
+            if "ort_basic_tokens" in m:
+                report["rows"][-1]["ort_basic_first_difference"] = first_difference(
+                    m["ort_basic_tokens"], m["ort"]["tokens"])
             log(json.dumps(report["rows"][-1]))
     with open(os.path.join(RESULTS, "llm.json"), "w") as f:
         json.dump(report, f, indent=1)
