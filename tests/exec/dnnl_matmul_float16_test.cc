@@ -1,5 +1,5 @@
 // DnnlMatMul with float16 weights (a float16 model's, kept float16 by the compiler): one row
-// through blocked_gemv.cc, more rows through half_weight_gemm.cc (chunks widened to float32 for
+// through blocked_gemv.cc, more rows through chunked_weight_gemm.cc (chunks widened to float32 for
 // oneDNN's matmul). Against a reference in double and against the same values packed as float32
 // (oneDNN's own primitive), with bias and post-ops, on 1 and 2 threads; and the refusals.
 #include <gtest/gtest.h>

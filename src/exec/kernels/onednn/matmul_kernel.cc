@@ -5,7 +5,7 @@
 //
 // Inputs: A, W (the packed bytes as float32 [n], bfloat16 [n] with compute_type "bf16", or
 // float16 [n] when weights_format is float16's: a float16 model's weight, multiplied in float32
-// by our own kernels, blocked_gemv.h and half_weight_gemm.h), B (optional bias [N]), R (the
+// by our own kernels, blocked_gemv.h and chunked_weight_gemm.h), B (optional bias [N]), R (the
 // residual, present when post_ops adds one; the output's shape).
 #include <memory>
 #include <vector>
@@ -15,8 +15,8 @@
 #include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/blocked_gemv.h"
+#include "exec/kernels/onednn/chunked_weight_gemm.h"
 #include "exec/kernels/onednn/compute_type.h"
-#include "exec/kernels/onednn/half_weight_gemm.h"
 #include "exec/kernels/onednn/packed_matmul.h"
 #include "exec/kernels/onednn/runtime.h"
 #include "exec/kernels/onednn/weight_format.h"

@@ -71,9 +71,8 @@ class MatMulNBitsPackedKernel final : public Kernel {
     y_shape.push_back(g_.n);
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
     if (y->element_count() == 0) return Status::Ok();
-    NBitsMatMul(w, a->data_as<float>(), a->element_count() / g_.k, y->mutable_data_as<float>(),
-                int8_activations_, ctx.num_threads());
-    return Status::Ok();
+    return NBitsMatMul(w, a->data_as<float>(), a->element_count() / g_.k,
+                       y->mutable_data_as<float>(), int8_activations_, ctx.num_threads());
   }
 
  private:

@@ -4,18 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <optional>
 #include <vector>
-
-#include <dnnl.h>
 
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 #include <immintrin.h>
 #endif
 
 #include "exec/kernels/common/parallel_for.h"
-#include "exec/kernels/onednn/runtime.h"
+#include "exec/kernels/onednn/chunked_weight_gemm.h"
+#include "util/status_macros.h"
 
 namespace epctx::exec::kernels {
 namespace nbits_detail {
@@ -298,40 +296,28 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
 
 namespace {
 
-// From this many rows on, the panel path (dequantized weights, float GEMM) is taken.
+// From this many rows on, the weights are dequantized a chunk of columns at a time and
+// multiplied by oneDNN's float32 matmul (chunked_weight_gemm.h).
 constexpr int64_t kPanelRows = 8;
-// Columns dequantized at a time: a panel of about this many bytes stays in L2 while the GEMM
-// reads it once per block of rows.
-constexpr int64_t kPanelBytes = 192 << 10;
 
-void PanelMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, int threads) {
-  const NBitsGeometry& g = w.g;
-  const int64_t columns = std::clamp<int64_t>(
-      kPanelBytes / (g.k * static_cast<int64_t>(sizeof(float))) / 8 * 8, 8, g.n);
-  const int64_t panels = (g.n + columns - 1) / columns;
-  const int workers = std::max(1, threads);
-  std::vector<std::unique_ptr<float[]>> scratch(static_cast<size_t>(workers));
-  ParallelFor(threads, panels, [&](int64_t p, int worker) {
-    std::unique_ptr<float[]>& panel = scratch[static_cast<size_t>(worker)];
-    if (!panel) panel.reset(new float[static_cast<size_t>(columns * g.k)]);
-    const int64_t n0 = p * columns;
-    const int64_t count = std::min(columns, g.n - n0);
-    for (int64_t c = 0; c < count; ++c)
-      nbits_detail::DequantizeColumn(w, n0 + c, panel.get() + c * g.k);
-    // oneDNN's GEMM takes OpenMP's thread count: one, the one this loop hands the panel to (with
-    // all threads, every panel's GEMM would wait for the idle threads of a team per call).
-    onednn::ThreadBudget one_thread(1);
-    dnnl_sgemm('N', 'T', m, count, g.k, 1.f, a, g.k, panel.get(), g.k, 0.f, y + n0, g.n);
-  });
+Status DequantizedMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, int threads) {
+  return onednn::ChunkedWeightGemm(
+      m, w.g.k, w.g.n, onednn::ChunkLayout::kColumns,
+      [&](int64_t first, int64_t count, float* out) {
+        for (int64_t c = 0; c < count; ++c) {
+          nbits_detail::DequantizeColumn(w, first + c, out + c * w.g.k);
+        }
+      },
+      a, y, threads);
 }
 
 }  // namespace
 
-void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, bool int8_activations,
-                 int threads) {
+Status NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y,
+                   bool int8_activations, int threads) {
   using namespace nbits_detail;
   const NBitsGeometry& g = w.g;
-  if (m <= 0) return;
+  if (m <= 0) return Status::Ok();
   bool int8_panels = false;  // as in SmallMatMul: no reference to VNNI code in other builds
   if constexpr (kHasInt8Panels) {
     int8_panels = m >= kPanelRows && int8_activations && Int8PanelsApply(w);
@@ -349,7 +335,7 @@ void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
         RoundRowsToInt8Grid(g, a, begin, end, grid.data());
       });
     }
-    PanelMatMul(w, int8_activations ? grid.data() : a, m, y, threads);
+    EPCTX_RETURN_IF_ERROR(DequantizedMatMul(w, int8_activations ? grid.data() : a, m, y, threads));
   } else {
     SmallMatMul(w, a, m, y, int8_activations, threads);
   }
@@ -358,6 +344,7 @@ void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
       for (int64_t n = 0; n < g.n; ++n) y[r * g.n + n] += w.bias[n];
     }
   }
+  return Status::Ok();
 }
 
 }  // namespace epctx::exec::kernels

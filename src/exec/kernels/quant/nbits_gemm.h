@@ -13,6 +13,8 @@
 
 #include <cstdint>
 
+#include "epctx/status.h"
+
 #include "exec/kernels/quant/nbits_layout.h"
 
 namespace epctx::exec::kernels {
@@ -30,12 +32,13 @@ struct NBitsWeights {
 // Few rows (decode) take the column products below, which read each weight once from the
 // quantized bytes. Many rows (a prompt) at accuracy_level 4 with 4-bit weights take the VNNI
 // integer products where the build has them (Int8PanelMatMul); other prompts dequantize the
-// weights a panel of columns at a time and multiply with oneDNN's float GEMM, whose register
-// blocking beats integer dot products on CPUs without VNNI; for accuracy_level 4 the activations
-// are first rounded to their int8 grid (the codes times the block scale, as floats), so the
-// result is the int8 arithmetic's up to float rounding.
-void NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, bool int8_activations,
-                 int threads);
+// weights a chunk of columns at a time and multiply with oneDNN's float32 matmul
+// (chunked_weight_gemm.h), whose register blocking beats integer dot products on CPUs without
+// VNNI; for accuracy_level 4 the activations are first rounded to their int8 grid (the codes
+// times the block scale, as floats), so the result is the int8 arithmetic's up to float
+// rounding. Fails only when oneDNN cannot make that matmul.
+Status NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y,
+                   bool int8_activations, int threads);
 
 namespace nbits_detail {
 

@@ -1,4 +1,4 @@
-#include "exec/kernels/onednn/half_weight_gemm.h"
+#include "exec/kernels/onednn/chunked_weight_gemm.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -18,8 +18,8 @@
 namespace epctx::exec::kernels::onednn {
 namespace {
 
-constexpr int64_t kBlockColumns = 64;  // the layout's column blocks
-constexpr int64_t kBlockRows = 16;     // K is padded to a multiple
+constexpr int64_t kBlockColumns = 64;  // the blocked layout's column blocks, the chunks' unit
+constexpr int64_t kBlockRows = 16;     // the blocked layout pads K to a multiple
 
 // Float32 bytes of a chunk at most (unless one block is larger): what a core's L2 holds.
 constexpr int64_t kChunkBytes = 1 << 20;
@@ -44,7 +44,7 @@ int64_t ChunkBlocks(int64_t blocks, int64_t block_bytes, int threads) {
   return best;
 }
 
-// The calling thread's buffer for a widened chunk and its product (the thread scratchpad belongs
+// The calling thread's buffer for a float32 chunk and its product (the thread scratchpad belongs
 // to the primitive's run), kept for the thread's next product: ~1 MiB and m x 1 MiB / (4 k).
 float* ThreadChunkBuffer(size_t floats) {
   struct Free {
@@ -60,18 +60,21 @@ float* ThreadChunkBuffer(size_t floats) {
   return buffer.get();
 }
 
-// The matmul of a [m, k] by a widened chunk [k, columns] (float32 BA16a64b) into a dense
-// [m, columns]: for a destination with longer rows oneDNN 2.7 has only its reference matmul.
-// It runs on the one thread that calls it.
-Result<std::shared_ptr<const CachedPrimitive>> ChunkPrimitive(int64_t m, int64_t k,
-                                                              int64_t columns) {
-  const std::string key = fmt::format("f16-chunk matmul t1 m{} k{} c{}", m, k, columns);
+// The matmul of a [m, k] by a float32 chunk [k, columns] into a dense [m, columns]: for a
+// destination with longer rows oneDNN 2.7 has only its reference matmul. It runs on the one
+// thread that calls it.
+Result<std::shared_ptr<const CachedPrimitive>> ChunkPrimitive(int64_t m, int64_t k, int64_t columns,
+                                                              ChunkLayout layout) {
+  const bool blocked = layout == ChunkLayout::kBlocked;
+  const std::string key =
+      fmt::format("chunk matmul t1 m{} k{} c{} {}", m, k, columns, blocked ? "BA16a64b" : "ba");
   return GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
     ThreadBudget budget(1);
     try {
       using dnnl::memory;
       const memory::desc src({m, k}, memory::data_type::f32, memory::format_tag::ab);
-      const memory::desc wei({k, columns}, memory::data_type::f32, memory::format_tag::BA16a64b);
+      const memory::desc wei({k, columns}, memory::data_type::f32,
+                             blocked ? memory::format_tag::BA16a64b : memory::format_tag::ba);
       const memory::desc dst({m, columns}, memory::data_type::f32, memory::format_tag::ab);
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -82,26 +85,28 @@ Result<std::shared_ptr<const CachedPrimitive>> ChunkPrimitive(int64_t m, int64_t
       out.implementation = std::string("onednn:") + pd.impl_info_str();
       out.weights = pd.weights_desc();
       if (out.weights != wei) {
-        return EPCTX_ERROR(kUnsupported, "oneDNN's matmul here does not read BA16a64b weights");
+        return EPCTX_ERROR(kUnsupported, "oneDNN's matmul here does not read {} weights",
+                           blocked ? "BA16a64b" : "ba");
       }
       return out;
     } catch (const dnnl::error& e) {
-      return FromDnnlError(e, "creating a matmul for float16 weights");
+      return FromDnnlError(e, "creating a matmul for a chunk of weights");
     }
   });
 }
 
-// y [m, columns] (rows `ld` apart) = a [m, k] times the chunk's `count` float16 weights, on the
-// calling thread.
-Status MultiplyChunk(const CachedPrimitive& prim, const uint16_t* w, int64_t count, int64_t m,
-                     int64_t k, int64_t columns, const float* a, float* y, int64_t ld) {
-  float* wide = ThreadChunkBuffer(static_cast<size_t>(count + m * columns));
+// y [m, columns] (rows `ld` apart) = a [m, k] times columns [first, first + columns) of the
+// weight, `chunk_floats` floats once filled, on the calling thread.
+Status MultiplyChunk(const CachedPrimitive& prim, const FillChunk& fill, int64_t first,
+                     int64_t chunk_floats, int64_t m, int64_t k, int64_t columns, const float* a,
+                     float* y, int64_t ld) {
+  float* wide = ThreadChunkBuffer(static_cast<size_t>(chunk_floats + m * columns));
   if (wide == nullptr) {
-    return EPCTX_ERROR(kInternal, "out of memory for a {}-float chunk of float16 weights",
-                       count + m * columns);
+    return EPCTX_ERROR(kInternal, "out of memory for a {}-float chunk of weights",
+                       chunk_floats + m * columns);
   }
-  float* out = wide + count;  // the chunk's product, [m, columns]
-  WidenFloat16(w, count, wide);
+  float* out = wide + chunk_floats;  // the chunk's product, [m, columns]
+  fill(first, columns, wide);
   std::unordered_map<int, dnnl::memory> args;
   try {
     using dnnl::memory;
@@ -112,9 +117,9 @@ Status MultiplyChunk(const CachedPrimitive& prim, const uint16_t* w, int64_t cou
         DNNL_ARG_DST,
         Wrap(memory::desc({m, columns}, memory::data_type::f32, memory::format_tag::ab), out));
   } catch (const dnnl::error& e) {
-    return FromDnnlError(e, "preparing a matmul of float16 weights");
+    return FromDnnlError(e, "preparing a matmul of a chunk of weights");
   }
-  EPCTX_RETURN_IF_ERROR(ExecutePrimitive(prim, args, 1, "a matmul of float16 weights"));
+  EPCTX_RETURN_IF_ERROR(ExecutePrimitive(prim, args, 1, "a matmul of a chunk of weights"));
   for (int64_t r = 0; r < m; ++r) {
     std::memcpy(y + r * ld, out + r * columns, static_cast<size_t>(columns) * sizeof(float));
   }
@@ -123,31 +128,32 @@ Status MultiplyChunk(const CachedPrimitive& prim, const uint16_t* w, int64_t cou
 
 }  // namespace
 
-Status HalfWeightGemm(const uint16_t* w, int64_t m, int64_t k, int64_t n, const float* a, float* y,
-                      int threads) {
-  const int64_t padded_k = (k + kBlockRows - 1) / kBlockRows * kBlockRows;
+Status ChunkedWeightGemm(int64_t m, int64_t k, int64_t n, ChunkLayout layout, const FillChunk& fill,
+                         const float* a, float* y, int threads) {
+  const int64_t padded_k =
+      layout == ChunkLayout::kBlocked ? (k + kBlockRows - 1) / kBlockRows * kBlockRows : k;
   const int64_t block_elements = padded_k * kBlockColumns;
   const int64_t blocks = (n + kBlockColumns - 1) / kBlockColumns;
   const int64_t chunk_blocks =
       ChunkBlocks(blocks, block_elements * static_cast<int64_t>(sizeof(float)), threads);
   const int64_t chunk_columns = chunk_blocks * kBlockColumns;
   const int64_t chunks = (blocks + chunk_blocks - 1) / chunk_blocks;
-  // Every chunk is one thread's: the threads run in one parallel region, each widening its own
+  // Every chunk is one thread's: the threads run in one parallel region, each filling its own
   // chunks into its own buffer and multiplying them on one thread. A region per chunk, with the
   // threads woken for each, cost 0.2 ms a chunk on a 2-vCPU VM (a SmolLM prompt has ~900).
   const int64_t last_columns = n - (chunks - 1) * chunk_columns;
   EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> full,
-                         ChunkPrimitive(m, k, chunk_columns));
+                         ChunkPrimitive(m, k, chunk_columns, layout));
   std::shared_ptr<const CachedPrimitive> last = full;
   if (last_columns != chunk_columns) {
-    EPCTX_ASSIGN_OR_RETURN(last, ChunkPrimitive(m, k, last_columns));
+    EPCTX_ASSIGN_OR_RETURN(last, ChunkPrimitive(m, k, last_columns, layout));
   }
   std::mutex mutex;
   Status status;
   ParallelFor(threads, chunks, [&](int64_t chunk, int) {
     const bool is_last = chunk == chunks - 1;
     const int64_t columns = is_last ? last_columns : chunk_columns;
-    Status s = MultiplyChunk(is_last ? *last : *full, w + chunk * chunk_blocks * block_elements,
+    Status s = MultiplyChunk(is_last ? *last : *full, fill, chunk * chunk_columns,
                              chunk_blocks * block_elements, m, k, columns, a,
                              y + chunk * chunk_columns, n);
     if (!s.ok()) {
@@ -156,6 +162,18 @@ Status HalfWeightGemm(const uint16_t* w, int64_t m, int64_t k, int64_t n, const 
     }
   });
   return status;
+}
+
+Status HalfWeightGemm(const uint16_t* w, int64_t m, int64_t k, int64_t n, const float* a, float* y,
+                      int threads) {
+  const int64_t block_elements = (k + kBlockRows - 1) / kBlockRows * kBlockRows * kBlockColumns;
+  return ChunkedWeightGemm(
+      m, k, n, ChunkLayout::kBlocked,
+      [&](int64_t first, int64_t count, float* out) {
+        const int64_t blocks = (count + kBlockColumns - 1) / kBlockColumns;
+        WidenFloat16(w + first / kBlockColumns * block_elements, blocks * block_elements, out);
+      },
+      a, y, threads);
 }
 
 }  // namespace epctx::exec::kernels::onednn
