@@ -49,19 +49,6 @@ struct AttentionMatcher {
   int NodeIndex(const IrNode* n) const { return static_cast<int>(n - graph.nodes.data()); }
 };
 
-std::vector<int64_t> IntsOf(const IrGraph& graph, const IrNode& n, std::string_view attr,
-                            size_t input) {
-  if (const IrAttribute* a = n.FindAttr(attr)) return a->ints;
-  if (input < n.inputs.size() && n.inputs[input] >= 0) {
-    const IrValue& v = ValueOf(graph, n.inputs[input]);
-    if (v.constant && v.constant->dtype == DataType::kInt64) {
-      const auto* p = reinterpret_cast<const int64_t*>(v.constant->bytes.data());
-      return {p, p + v.constant->bytes.size() / sizeof(int64_t)};
-    }
-  }
-  return {};
-}
-
 bool IsPerm(const IrGraph& graph, const IrNode& n, std::vector<int64_t> perm) {
   return IntsOf(graph, n, "perm", 99) == perm;
 }

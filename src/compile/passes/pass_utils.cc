@@ -16,6 +16,20 @@ bool ScalarConstant(const IrGraph& graph, int index, float* out) {
   return true;
 }
 
+std::vector<int64_t> IntsOf(const IrGraph& graph, const IrNode& n, std::string_view attr,
+                            size_t input) {
+  if (const IrAttribute* a = n.FindAttr(attr)) return a->ints;
+  if (input < n.inputs.size() && n.inputs[input] >= 0) {
+    const IrValue& v = ValueOf(graph, n.inputs[input]);
+    if (v.constant && v.constant->dtype == DataType::kInt64) {
+      std::vector<int64_t> out(v.constant->bytes.size() / sizeof(int64_t));
+      std::memcpy(out.data(), v.constant->bytes.data(), out.size() * sizeof(int64_t));
+      return out;
+    }
+  }
+  return {};
+}
+
 void ReplaceUses(IrGraph& graph, int from, int to) {
   for (IrNode& n : graph.nodes) {
     for (int& i : n.inputs) {

@@ -73,6 +73,10 @@ Result<PassStats> FuseAttention(IrGraph& graph);
 // A key/value cache update, Concat(past, new) on the sequence axis, moves into the com.epctx
 // Attention reading it, which then makes the present (fuse_cache_concat.cc).
 Result<PassStats> FuseCacheConcatIntoAttention(IrGraph& graph);
+// PyTorch's rotary embedding, x * cos + rotate_half(x) * sin with rotate_half(x) =
+// Concat(-x[..., s:], x[..., :s]) (two Slices, Neg, Concat, two Muls, Add), becomes one com.epctx
+// RotateHalf, bit for bit (fuse_rotary.cc).
+Result<PassStats> FuseRotateHalf(IrGraph& graph);
 // Chooses which activations stay in oneDNN's channel-blocked layout between convolutions and
 // inserts com.epctx Reorder nodes where the layout changes (plan_layouts.cc).
 Result<PassStats> PlanActivationLayouts(IrGraph& graph);
@@ -105,6 +109,10 @@ inline bool IsFloat32Tensor(const IrGraph& graph, int index) {
   return index >= 0 && ValueOf(graph, index).is_plain_tensor() &&
          ValueOf(graph, index).dtype == DataType::kFloat32;
 }
+// A node's ints: attribute `attr` when it has one, else input `input` when that is an int64
+// constant (opset 13 moved several from attributes to inputs); empty when neither.
+std::vector<int64_t> IntsOf(const IrGraph& graph, const IrNode& n, std::string_view attr,
+                            size_t input);
 // Whether value `index` is a float32 constant of one element; its value in `out`.
 bool ScalarConstant(const IrGraph& graph, int index, float* out);
 // A node of one output.

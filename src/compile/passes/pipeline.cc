@@ -20,6 +20,7 @@ Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph, const PassOptions& o
                     FuseRmsNorms,
                     FuseAttention,
                     FuseCacheConcatIntoAttention,
+                    FuseRotateHalf,
                     LowerConvsToDnnl,
                     LowerMatMulsToDnnl,
                     LowerMatMulIntegersToDnnl,

@@ -25,6 +25,8 @@ inline constexpr std::string_view kMatMulNBitsPacked = "MatMulNBitsPacked";
 inline constexpr std::string_view kStringConstant = "StringConstant";
 // attention/: scaled dot-product attention fused from its ONNX pattern.
 inline constexpr std::string_view kAttention = "Attention";
+// attention/: x * cos + rotate_half(x) * sin, PyTorch's rotary embedding (rotate_half.cc).
+inline constexpr std::string_view kRotateHalf = "RotateHalf";
 // onednn/: oneDNN primitives on weights the compiler packed.
 inline constexpr std::string_view kChannelAffine = "ChannelAffine";
 inline constexpr std::string_view kConcatChannelAffine = "ConcatChannelAffine";

@@ -104,9 +104,10 @@ KernelCreateFn CreateAdagrad, CreateAdam, CreateMomentum;
 
 // attention/: ONNX Runtime GenAI's attention operators with ONNX Runtime's CPU semantics:
 // com.microsoft GroupQueryAttention (with its KV cache and rotary embedding) and RotaryEmbedding;
-// and com.epctx Attention, the attention of PyTorch exports on the same core (attention_op.h)
+// and com.epctx Attention, the attention of PyTorch exports on the same core (attention_op.h), and
+// com.epctx RotateHalf, their rotary embedding
 namespace attention {
-KernelCreateFn CreateAttention, CreateGroupQueryAttention, CreateRotaryEmbedding;
+KernelCreateFn CreateAttention, CreateGroupQueryAttention, CreateRotaryEmbedding, CreateRotateHalf;
 }  // namespace attention
 
 // onednn/: the com.epctx ops the compiler lowers to oneDNN primitives, on weights it packed. The

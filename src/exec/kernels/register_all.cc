@@ -240,6 +240,7 @@ constexpr KernelEntry kAttentionKernels[] = {
     {"GroupQueryAttention", 1, CreateGroupQueryAttention, kDomain},
     {"RotaryEmbedding", 1, CreateRotaryEmbedding, kDomain},
     {ops::kAttention, ops::kOpsetVersion, CreateAttention, ops::kDomain},
+    {ops::kRotateHalf, ops::kOpsetVersion, CreateRotateHalf, ops::kDomain},
 };
 }  // namespace attention
 

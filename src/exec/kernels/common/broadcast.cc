@@ -5,6 +5,17 @@
 
 namespace epctx::exec::kernels {
 
+std::vector<int64_t> BroadcastStrides(std::span<const int64_t> shape,
+                                      std::span<const int64_t> out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = shape.size(); i-- > 0;) {
+    strides[out.size() - shape.size() + i] = shape[i] == 1 ? 0 : stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
 Result<std::vector<int64_t>> BroadcastShapes(std::span<const int64_t> a,
                                              std::span<const int64_t> b) {
   const size_t rank = std::max(a.size(), b.size());

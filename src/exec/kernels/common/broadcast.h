@@ -18,6 +18,10 @@ namespace epctx::exec::kernels {
 Result<std::vector<int64_t>> BroadcastShapes(std::span<const int64_t> a,
                                              std::span<const int64_t> b);
 
+// Element strides of a tensor of `shape` read as one of `out` (right-aligned, 0 on the dims it
+// is broadcast along), one per dim of `out`. `out` must be a broadcast of `shape`.
+std::vector<int64_t> BroadcastStrides(std::span<const int64_t> shape, std::span<const int64_t> out);
+
 // `out` broadcast from `a` and `b` as collapsed dims (innermost last, never empty) with each
 // operand's element strides, 0 where the operand is broadcast. Innermost strides are 0 or 1.
 struct BroadcastPlan {

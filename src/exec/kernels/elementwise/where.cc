@@ -15,20 +15,6 @@
 namespace epctx::exec::kernels::elementwise {
 namespace {
 
-// Element strides of `in` broadcast to `out` (0 on broadcast dims), aligned to out's rank.
-std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& in,
-                                      const std::vector<int64_t>& out) {
-  std::vector<int64_t> strides(out.size(), 0);
-  int64_t stride = 1;
-  for (size_t k = 0; k < in.size(); ++k) {
-    const size_t di = in.size() - 1 - k;
-    const size_t d = out.size() - 1 - k;
-    strides[d] = in[di] == 1 ? 0 : stride;
-    stride *= in[di];
-  }
-  return strides;
-}
-
 template <typename T>
 Status WhereApply(const Tensor& c, const Tensor& x, const Tensor& yv, Tensor& out) {
   const std::vector<int64_t>& shape = out.shape();

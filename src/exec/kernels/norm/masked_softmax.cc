@@ -23,19 +23,6 @@
 namespace epctx::exec::kernels {
 namespace {
 
-// Element strides of a tensor of `shape` read as `out` (right-aligned, 0 where broadcast).
-std::vector<int64_t> BroadcastStrides(const std::vector<int64_t>& shape,
-                                      const std::vector<int64_t>& out) {
-  std::vector<int64_t> strides(out.size(), 0);
-  int64_t s = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    const size_t o = out.size() - shape.size() + i;
-    strides[o] = shape[i] == 1 ? 0 : s;
-    s *= shape[i];
-  }
-  return strides;
-}
-
 // One broadcast operand: its data and strides over the output's dims.
 template <typename T>
 struct Operand {
