@@ -21,16 +21,15 @@ struct AttentionGraph {
 };
 
 // Hugging Face's repeat_kv: [B, kvN, T, H] -> [B, N, T, H], each KV head kAttentionHeads /
-// kAttentionKvHeads times.
-std::string RepeatKv(ModelBuilder& b, const std::string& x) {
+// kAttentionKvHeads times; T = `rows`.
+std::string RepeatKv(ModelBuilder& b, const std::string& x, int64_t rows = kAttentionSeq) {
   const int64_t group = kAttentionHeads / kAttentionKvHeads;
   const std::string unsqueezed = b.Node("Unsqueeze", {x, b.Int64Constant({1}, {2})});
-  const std::string expanded =
-      b.Node("Expand", {unsqueezed, b.Int64Constant({5}, {1, kAttentionKvHeads, group,
-                                                          kAttentionSeq, kAttentionHeadSize})});
-  return b.Node(
-      "Reshape",
-      {expanded, b.Int64Constant({4}, {1, kAttentionHeads, kAttentionSeq, kAttentionHeadSize})});
+  const std::string expanded = b.Node(
+      "Expand",
+      {unsqueezed, b.Int64Constant({5}, {1, kAttentionKvHeads, group, rows, kAttentionHeadSize})});
+  return b.Node("Reshape",
+                {expanded, b.Int64Constant({4}, {1, kAttentionHeads, rows, kAttentionHeadSize})});
 }
 
 // softmax(where(mask, fill, Q·Kᵀ / sqrt(H))) · V, as [B, S, N, H]; the mask true where masked.
@@ -84,9 +83,11 @@ TEST(FuseAttention, LlamaAttentionWithRepeatedKvHeadsIsOneNode) {
 // attention's keys and values, and a Shape of one is read before the attention (an export sizes
 // its mask so). The Concats move into the Attention (FuseCacheConcatIntoAttention), the Shape
 // becomes Shape(past) + [0, 0, 1, 0]; outputs, presents and the shape as before.
-TEST(FuseAttention, DecodeCacheConcatsMoveIntoTheAttention) {
-  ModelBuilder b(83);
-  const int64_t past = kAttentionSeq - 1;
+// A decode step over `total` keys (a past of total - 1): the cache Concats move into the
+// Attention, and it computes what the nodes do.
+void CheckDecodeStep(uint32_t seed, int64_t total, int threads) {
+  ModelBuilder b(seed);
+  const int64_t past = total - 1;
   const std::string q = b.Input("q", {1, kAttentionHeads, 1, kAttentionHeadSize});
   // The past's length symbolic, as an export declares it: Shape(present) is not folded.
   const std::string past_k =
@@ -95,18 +96,19 @@ TEST(FuseAttention, DecodeCacheConcatsMoveIntoTheAttention) {
   const std::string past_v =
       b.Input("past_v", {1, kAttentionKvHeads, -1, kAttentionHeadSize}, {"", "", "past", ""});
   const std::string new_v = b.Input("new_v", {1, kAttentionKvHeads, 1, kAttentionHeadSize});
-  const std::string mask = b.Input("mask", {1, kAttentionSeq}, {}, onnx::TensorProto::BOOL);
+  const std::string mask = b.Input("mask", {1, total}, {}, onnx::TensorProto::BOOL);
   const std::string k = b.Node("Concat", {past_k, new_k}, {AttrInt("axis", 2)});
   const std::string v = b.Node("Concat", {past_v, new_v}, {AttrInt("axis", -2)});
   const std::string rows = b.Node("Shape", {k});
-  const std::string kt = b.Node("Transpose", {RepeatKv(b, k)}, {AttrInts("perm", {0, 1, 3, 2})});
+  const std::string kt =
+      b.Node("Transpose", {RepeatKv(b, k, total)}, {AttrInts("perm", {0, 1, 3, 2})});
   const std::string scores =
       b.Node("Div", {b.Node("MatMul", {q, kt}),
                      b.Constant({}, {std::sqrt(static_cast<float>(kAttentionHeadSize))})});
   const std::string masked =
       b.Node("Where", {mask, b.Constant({}, {-std::numeric_limits<float>::infinity()}), scores});
   const std::string p = b.Node("Softmax", {masked}, {AttrInt("axis", -1)});
-  b.Output(b.Node("MatMul", {p, RepeatKv(b, v)}));
+  b.Output(b.Node("MatMul", {p, RepeatKv(b, v, total)}));
   b.Output(k);
   b.Output(v);
   b.Output(b.Node("Cast", {rows}, {AttrInt("to", onnx::TensorProto::FLOAT)}));  // float outputs
@@ -117,10 +119,20 @@ TEST(FuseAttention, DecodeCacheConcatsMoveIntoTheAttention) {
       b,
       {random(kAttentionHeads, 1), random(kAttentionKvHeads, past), random(kAttentionKvHeads, 1),
        random(kAttentionKvHeads, past), random(kAttentionKvHeads, 1),
-       BoolMatrix({1, kAttentionSeq}, [](int64_t, int64_t c) { return c == 2; })},
-      kRel, "decode step");
+       BoolMatrix({1, total}, [](int64_t, int64_t c) { return c == 2; })},
+      kRel, "decode step over " + std::to_string(total) + " keys", threads);
   EXPECT_EQ(CountOps(g, "Attention"), 1);
   EXPECT_EQ(CountOps(g, "Concat"), 0);
+}
+
+TEST(FuseAttention, DecodeCacheConcatsMoveIntoTheAttention) {
+  CheckDecodeStep(83, kAttentionSeq, 1);
+}
+
+// A past of several 256-row blocks: those of the past alone are streamed into the present and
+// attended to from the past, the last one copied and read from the present (1 and 2 threads).
+TEST(FuseAttention, DecodeStepOverALongPast) {
+  for (int threads : {1, 2}) CheckDecodeStep(84, 601, threads);
 }
 
 // PyTorch's lowest float as the fill: a row masked whole gets equal weights, as in the nodes.

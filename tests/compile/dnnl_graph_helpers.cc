@@ -185,7 +185,7 @@ Result<compile::IrGraph> ImportGraph(const ModelBuilder& builder) {
 
 compile::IrGraph OptimiseAndCompareWithin(const ModelBuilder& builder,
                                           const std::vector<Tensor>& inputs, double rel,
-                                          const std::string& what) {
+                                          const std::string& what, int threads) {
   auto reference = ImportGraph(builder);
   EXPECT_TRUE(reference.ok()) << reference.status().ToString();
   if (!reference.ok()) return {};
@@ -193,7 +193,7 @@ compile::IrGraph OptimiseAndCompareWithin(const ModelBuilder& builder,
   auto stats = compile::RunAllPasses(optimised);
   EXPECT_TRUE(stats.ok()) << what << ": " << stats.status().ToString();
   const std::vector<Tensor> want = Evaluate(*reference, inputs);
-  const std::vector<Tensor> got = Evaluate(optimised, inputs);
+  const std::vector<Tensor> got = Evaluate(optimised, inputs, threads);
   EXPECT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
     ExpectMatches(got[i], want[i], rel, Cat(what, " output ", i));

@@ -85,10 +85,11 @@ constexpr double kRel = 1e-5;
 
 // Runs every pass on the graph `builder` makes, checks that the optimised graph computes what the
 // unoptimised one does on `inputs` (ExpectMatches within `rel`), and returns it (empty after an
-// import failure). `what` names the case in failure messages.
+// import failure). `what` names the case in failure messages; the optimised graph's kernels run
+// on `threads` threads, the reference on one.
 compile::IrGraph OptimiseAndCompareWithin(const ModelBuilder& builder,
                                           const std::vector<Tensor>& inputs, double rel,
-                                          const std::string& what);
+                                          const std::string& what, int threads = 1);
 
 // A bool tensor of `shape`, true where `value(row, column)` holds (the last two dims).
 template <typename Value>

@@ -3,9 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "exec/kernels/attention/attention_f32.h"
 #include "exec/kernels/attention/rotary_f32.h"
@@ -39,6 +44,36 @@ constexpr int64_t kMinDecodeBlockRows = 32;
 // multiply-adds) stays on one thread: waking the others costs more.
 constexpr int64_t kMinParallelDecode = int64_t{1} << 17;
 constexpr int64_t kMinParallelPromptMacs = int64_t{1} << 18;
+
+// Copies n floats, the whole 64-byte lines of dst with stores that bypass the caches (the
+// ends with memcpy). A decode step copies a past of tens of MB into the present caches and reads
+// it from the past: ordinary stores would first read every present line from memory and push
+// the past out of the cache.
+void CopyPastStreaming(float* dst, const float* src, int64_t n) {
+#if defined(__AVX__)
+#if defined(__AVX512F__)
+  constexpr int64_t kLanes = 16;
+#else
+  constexpr int64_t kLanes = 8;
+#endif
+  const int64_t misaligned = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) % 64);
+  int64_t head = misaligned == 0 ? 0 : (64 - misaligned) / static_cast<int64_t>(sizeof(float));
+  if (misaligned % sizeof(float) != 0 || head >= n) head = n;  // nothing to stream
+  std::memcpy(dst, src, static_cast<size_t>(head) * sizeof(float));
+  int64_t i = head;
+  for (; i + kLanes <= n; i += kLanes) {
+#if defined(__AVX512F__)
+    _mm512_stream_ps(dst + i, _mm512_loadu_ps(src + i));
+#else
+    _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
+#endif
+  }
+  std::memcpy(dst + i, src + i, static_cast<size_t>(n - i) * sizeof(float));
+  _mm_sfence();  // the streamed lines are visible before the step's results are
+#else
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+#endif
+}
 
 // Up to kMaxQueryGroup query rows of one KV head that are computed together.
 struct QuerySet {
@@ -78,9 +113,14 @@ class Attention {
 
   // Scores of the set's rows over keys [lo, hi), their softmax and weighted sum: written to
   // out[i] scaled to probabilities (partial == null), or left unnormalized with their softmax
-  // state in partial[i].
-  Status Attend(int64_t b, int64_t kvh, const QuerySet& set, const int64_t* lo, const int64_t* hi,
-                float* const* out, Partial* partial);
+  // state in partial[i]. keys and values: row 0 of the KV head's cache (the present's, or the
+  // past's for rows the step copies from it).
+  Status Attend(int64_t b, const QuerySet& set, const int64_t* lo, const int64_t* hi,
+                const float* keys, const float* values, float* const* out, Partial* partial);
+  // Row 0 of the present caches of (b, kvh).
+  int64_t UnitOffset(int64_t b, int64_t kvh) const {
+    return (b * p_.kv_heads + kvh) * p_.cache_rows * p_.head_size;
+  }
 
   const float* QueryRow(int64_t b, int64_t s, int64_t n) const {
     if (p_.query_head_stride != 0) {
@@ -101,8 +141,9 @@ class Attention {
   int64_t ld_ = 0;
 };
 
-Status Attention::Attend(int64_t b, int64_t kvh, const QuerySet& set, const int64_t* lo,
-                         const int64_t* hi, float* const* out, Partial* partial) {
+Status Attention::Attend(int64_t b, const QuerySet& set, const int64_t* lo, const int64_t* hi,
+                         const float* keys, const float* values, float* const* out,
+                         Partial* partial) {
   const int64_t h = p_.head_size;
   // The keys any row of the set sees: [first, last).
   int64_t first = std::numeric_limits<int64_t>::max(), last = 0;
@@ -135,9 +176,7 @@ Status Attention::Attend(int64_t b, int64_t kvh, const QuerySet& set, const int6
       q[i] = rotated + i * h;
     }
   }
-  const int64_t kv_offset = (b * p_.kv_heads + kvh) * p_.cache_rows * h;
-  AttentionScoresF32(q, set.count, p_.keys + kv_offset + first * h, count, h, p_.scale, scores,
-                     ld_);
+  AttentionScoresF32(q, set.count, keys + first * h, count, h, p_.scale, scores, ld_);
 
   float factor[kMaxQueryGroup];
   for (int i = 0; i < set.count; ++i) {
@@ -176,8 +215,7 @@ Status Attention::Attend(int64_t b, int64_t kvh, const QuerySet& set, const int6
       factor[i] = 1.0f / l;
     }
   }
-  AttentionWeightedSumF32(scores, ld_, set.count, p_.values + kv_offset + first * h, count, h,
-                          factor, out);
+  AttentionWeightedSumF32(scores, ld_, set.count, values + first * h, count, h, factor, out);
   return Status::Ok();
 }
 
@@ -196,7 +234,8 @@ Status Attention::RunRows(int64_t b, int64_t kvh, int64_t s0, int64_t s1) {
       p_.KeyRange(b, set.s[i], &lo[i], &hi[i]);
       out[i] = OutputRow(b, set.s[i], set.n[i]);
     }
-    EPCTX_RETURN_IF_ERROR(Attend(b, kvh, set, lo, hi, out, nullptr));
+    EPCTX_RETURN_IF_ERROR(Attend(b, set, lo, hi, p_.keys + UnitOffset(b, kvh),
+                                 p_.values + UnitOffset(b, kvh), out, nullptr));
   }
   return Status::Ok();
 }
@@ -209,17 +248,27 @@ Status Attention::RunBlock(int64_t b, int64_t kvh, int64_t block, int64_t blocks
   const int64_t h = p_.head_size;
   const int64_t r0 = block * block_rows;
   const int64_t r1 = std::min(p_.cache_rows, r0 + block_rows);
+  const float* keys = p_.keys + UnitOffset(b, kvh);
+  const float* values = p_.values + UnitOffset(b, kvh);
   if (p_.assemble_caches) {
     const int64_t before = p_.RowsBefore(b);
     const int64_t after = before + p_.seq;
     const int64_t unit = b * p_.kv_heads + kvh;
-    float* k = p_.keys + unit * p_.cache_rows * h;
-    float* v = p_.values + unit * p_.cache_rows * h;
+    float* k = p_.keys + UnitOffset(b, kvh);
+    float* v = p_.values + UnitOffset(b, kvh);
+    const float* past_k = p_.past_keys + unit * p_.past_rows * h;
+    const float* past_v = p_.past_values + unit * p_.past_rows * h;
     const int64_t copy_end = std::min(r1, before);
-    if (r0 < copy_end) {
+    if (r1 <= before) {
+      // A block of the past only: streamed into the present, and attended to from the past.
+      CopyPastStreaming(k + r0 * h, past_k + r0 * h, (r1 - r0) * h);
+      CopyPastStreaming(v + r0 * h, past_v + r0 * h, (r1 - r0) * h);
+      keys = past_k;
+      values = past_v;
+    } else if (r0 < copy_end) {
       const size_t bytes = static_cast<size_t>((copy_end - r0) * h) * sizeof(float);
-      std::memcpy(k + r0 * h, p_.past_keys + (unit * p_.past_rows + r0) * h, bytes);
-      std::memcpy(v + r0 * h, p_.past_values + (unit * p_.past_rows + r0) * h, bytes);
+      std::memcpy(k + r0 * h, past_k + r0 * h, bytes);
+      std::memcpy(v + r0 * h, past_v + r0 * h, bytes);
     }
     const int64_t zero_from = std::max(r0, after);
     if (zero_from < r1) {
@@ -245,7 +294,7 @@ Status Attention::RunBlock(int64_t b, int64_t kvh, int64_t block, int64_t blocks
       his[i] = hi;
       out[i] = partials + ((b * p_.heads + set.n[i]) * blocks + block) * stride + 2;
     }
-    EPCTX_RETURN_IF_ERROR(Attend(b, kvh, set, los, his, out, state));
+    EPCTX_RETURN_IF_ERROR(Attend(b, set, los, his, keys, values, out, state));
     for (int i = 0; i < set.count; ++i) {
       out[i][-2] = state[i].m;
       out[i][-1] = state[i].l;
