@@ -278,6 +278,12 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
     if constexpr (kHasInt8Panels) Int8OneRowVnni(w, quantized->rows, 0, y, threads);
     return;
   }
+  if constexpr (kHasFloatOneRowAvx512) {
+    if (!int8_activations && m == 1 && FloatOneRowAvx512Applies(w)) {  // a decode step
+      FloatOneRowAvx512(w, padded.rows.data(), padded.block_sums.data(), y, threads);
+      return;
+    }
+  }
   ParallelForRanges(threads, g.n, kColumnGrain, [&](int64_t begin, int64_t end) {
     for (int64_t row0 = 0; row0 < m; row0 += kRowTile) {
       const int rows = static_cast<int>(std::min<int64_t>(kRowTile, m - row0));

@@ -92,6 +92,19 @@ bool Int8OneRowVnniApplies(const NBitsWeights& w);
 void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
                     int threads);
 
+// The float arithmetic for one row (a decode step at accuracy_level 0-3) on AVX-512
+// (nbits_gemv_float_avx512.cc): y [n] from a [blocks * 32] (zero past k) and its block sums, for
+// 4-bit weights in blocks of 32 with any zero points (FloatOneRowAvx512Applies). Built only for
+// CPUs with AVX-512 BW (kHasFloatOneRowAvx512).
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+inline constexpr bool kHasFloatOneRowAvx512 = true;
+#else
+inline constexpr bool kHasFloatOneRowAvx512 = false;
+#endif
+bool FloatOneRowAvx512Applies(const NBitsWeights& w);
+void FloatOneRowAvx512(const NBitsWeights& w, const float* a, const float* block_sums, float* y,
+                       int threads);
+
 // The zero point of block b of column n, as a float in the packed layout's terms.
 inline float ZeroPointOf(const NBitsWeights& w, int64_t n, int64_t b) {
   const int64_t i = n * w.g.blocks + b;
