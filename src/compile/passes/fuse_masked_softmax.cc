@@ -43,18 +43,9 @@ Result<PassStats> FuseMaskedSoftmax(IrGraph& graph) {
   PassStats stats{"fuse-masked-softmax", 0};
   // Add and Div broadcast as numpy does from opset 7 on (before it, only B, and by attribute).
   if (graph.OpsetOf("") < 7) return stats;
-  const std::vector<int> uses = CountUses(graph);
-  const std::vector<int> producer = Producers(graph);
-  std::vector<bool> dead(graph.nodes.size(), false);
-  // The ONNX node making `v` when only the next step of the chain reads `v`, else null.
-  auto sole_producer = [&](int v, const char* op) -> int {
-    if (v < 0 || uses[static_cast<size_t>(v)] != 1 || IsGraphOutput(graph, v)) return -1;
-    const int p = producer[static_cast<size_t>(v)];
-    if (p < 0 || dead[static_cast<size_t>(p)]) return -1;
-    const IrNode& n = graph.nodes[static_cast<size_t>(p)];
-    if (!n.domain.empty() || n.op_type != op || n.outputs.size() != 1) return -1;
-    return p;
-  };
+  ChainMatcher m(graph);
+  std::vector<bool>& dead = m.dead();
+  auto sole_producer = [&](int v, const char* op) { return m.SoleProducer(v, op); };
 
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
     IrNode& softmax = graph.nodes[k];

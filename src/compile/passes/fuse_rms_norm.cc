@@ -73,24 +73,9 @@ bool MeanOverLastAxis(const IrGraph& g, const IrNode& n, int64_t rank) {
   return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
 }
 
-class Matcher {
+class Matcher : public ChainMatcher {
  public:
-  explicit Matcher(IrGraph& graph)
-      : g_(graph),
-        uses_(CountUses(graph)),
-        producer_(Producers(graph)),
-        dead_(graph.nodes.size(), false) {}
-
-  // Index of the ONNX node `op` making `v` when only the next step of a chain reads `v`, else -1.
-  int SoleProducer(int v, const char* op) const {
-    if (v < 0 || uses_[static_cast<size_t>(v)] != 1 || IsGraphOutput(g_, v)) return -1;
-    const int p = producer_[static_cast<size_t>(v)];
-    if (p < 0 || dead_[static_cast<size_t>(p)]) return -1;
-    const IrNode& n = g_.nodes[static_cast<size_t>(p)];
-    if (!n.domain.empty() || n.op_type != op || n.outputs.size() != 1) return -1;
-    return p;
-  }
-  const IrNode& node(int k) const { return g_.nodes[static_cast<size_t>(k)]; }
+  explicit Matcher(IrGraph& graph) : ChainMatcher(graph) {}
 
   // The chain behind `normed` (x times 1 / root, or x over root) for input `x` of rank `rank`:
   // its epsilon and nodes, or false.
@@ -253,10 +238,6 @@ class Matcher {
     return g_.AddConstant(ValueOf(g_, w).name, std::move(flat));
   }
 
-  IrGraph& g_;
-  std::vector<int> uses_;
-  std::vector<int> producer_;
-  std::vector<bool> dead_;
   int changed_ = 0;
 };
 

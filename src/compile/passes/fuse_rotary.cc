@@ -19,25 +19,9 @@ namespace {
 // Slice ends meaning "to the end" whatever the dim: PyTorch writes INT64_MAX.
 constexpr int64_t kToTheEnd = int64_t{1} << 31;
 
-class RotaryMatcher {
+class RotaryMatcher : public ChainMatcher {
  public:
-  explicit RotaryMatcher(IrGraph& graph)
-      : g_(graph),
-        uses_(CountUses(graph)),
-        producer_(Producers(graph)),
-        dead_(graph.nodes.size(), false) {}
-
-  std::vector<bool>& dead() { return dead_; }
-
-  // The ONNX node `op` making `v` when only one node reads `v`, else -1.
-  int Sole(int v, const char* op) const {
-    if (v < 0 || uses_[static_cast<size_t>(v)] != 1 || IsGraphOutput(g_, v)) return -1;
-    const int p = producer_[static_cast<size_t>(v)];
-    if (p < 0 || dead_[static_cast<size_t>(p)]) return -1;
-    const IrNode& n = g_.nodes[static_cast<size_t>(p)];
-    if (!n.domain.empty() || n.op_type != op || n.outputs.size() != 1) return -1;
-    return p;
-  }
+  explicit RotaryMatcher(IrGraph& graph) : ChainMatcher(graph) {}
 
   // Whether `axis` names the last axis of x.
   bool LastAxis(int x, int64_t axis) const {
@@ -99,10 +83,10 @@ class RotaryMatcher {
   bool RotateHalf(int concat, int* x, int* split, std::vector<int>* fused) const {
     const IrNode& c = g_.nodes[static_cast<size_t>(concat)];
     if (c.inputs.size() != 2) return false;
-    const int neg = Sole(c.inputs[0], "Neg");
-    const int head = Sole(c.inputs[1], "Slice");
+    const int neg = SoleProducer(c.inputs[0], "Neg");
+    const int head = SoleProducer(c.inputs[1], "Slice");
     if (neg < 0 || head < 0 || g_.nodes[static_cast<size_t>(neg)].inputs.size() != 1) return false;
-    const int tail = Sole(g_.nodes[static_cast<size_t>(neg)].inputs[0], "Slice");
+    const int tail = SoleProducer(g_.nodes[static_cast<size_t>(neg)].inputs[0], "Slice");
     if (tail < 0) return false;
     const int source = g_.nodes[static_cast<size_t>(tail)].inputs[0];
     if (!IsFloat32Tensor(g_, source) || !LastAxis(source, IntAttr(c, "axis", 0))) return false;
@@ -126,11 +110,6 @@ class RotaryMatcher {
     std::memcpy(out.data(), v.constant->bytes.data(), out.size() * sizeof(int64_t));
     return out;
   }
-
-  IrGraph& g_;
-  std::vector<int> uses_;
-  std::vector<int> producer_;
-  std::vector<bool> dead_;
 };
 
 }  // namespace
@@ -145,8 +124,8 @@ Result<PassStats> FuseRotateHalf(IrGraph& graph) {
       continue;
     }
     for (int side = 0; side < 2; ++side) {
-      const int cos_mul = m.Sole(add.inputs[side], "Mul");
-      const int sin_mul = m.Sole(add.inputs[1 - side], "Mul");
+      const int cos_mul = m.SoleProducer(add.inputs[side], "Mul");
+      const int sin_mul = m.SoleProducer(add.inputs[1 - side], "Mul");
       if (cos_mul < 0 || sin_mul < 0) continue;
       const IrNode& sm = graph.nodes[static_cast<size_t>(sin_mul)];
       const IrNode& cm = graph.nodes[static_cast<size_t>(cos_mul)];
@@ -154,7 +133,7 @@ Result<PassStats> FuseRotateHalf(IrGraph& graph) {
       int x = -1, split = -1, sin = -1;
       std::vector<int> fused = {cos_mul, sin_mul};
       for (int s = 0; s < 2 && x < 0; ++s) {
-        const int concat = m.Sole(sm.inputs[s], "Concat");
+        const int concat = m.SoleProducer(sm.inputs[s], "Concat");
         if (concat >= 0 && m.RotateHalf(concat, &x, &split, &fused)) sin = sm.inputs[1 - s];
       }
       if (x < 0) continue;

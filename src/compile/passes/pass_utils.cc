@@ -49,6 +49,21 @@ void EraseNodes(IrGraph& graph, const std::vector<bool>& dead) {
   graph.nodes.resize(out);
 }
 
+ChainMatcher::ChainMatcher(IrGraph& graph)
+    : g_(graph),
+      uses_(CountUses(graph)),
+      producer_(Producers(graph)),
+      dead_(graph.nodes.size(), false) {}
+
+int ChainMatcher::SoleProducer(int v, std::string_view op) const {
+  if (v < 0 || uses_[static_cast<size_t>(v)] != 1 || IsGraphOutput(g_, v)) return -1;
+  const int p = producer_[static_cast<size_t>(v)];
+  if (p < 0 || dead_[static_cast<size_t>(p)]) return -1;
+  const IrNode& n = g_.nodes[static_cast<size_t>(p)];
+  if (!n.domain.empty() || n.op_type != op || n.outputs.size() != 1) return -1;
+  return p;
+}
+
 bool IsGraphOutput(const IrGraph& graph, int value) {
   return std::find(graph.outputs.begin(), graph.outputs.end(), value) != graph.outputs.end();
 }

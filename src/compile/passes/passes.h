@@ -92,6 +92,25 @@ struct PassOptions {
   bool compute_bf16 = false;  // epctx.precision=bf16: ComputeInBf16 runs before PackWeights
 };
 
+// Matching a pattern backwards from its last node, along values only the next step reads: the
+// graph's uses and producers, and the nodes the pass has fused so far (erase them with
+// EraseNodes(graph, dead()) when it is done).
+class ChainMatcher {
+ public:
+  explicit ChainMatcher(IrGraph& graph);
+  // The default-domain node `op` (of one output) making `v`, when one node only reads `v`, it is
+  // no graph output, and the node is not fused yet; else -1.
+  int SoleProducer(int v, std::string_view op) const;
+  const IrNode& node(int k) const { return g_.nodes[static_cast<size_t>(k)]; }
+  std::vector<bool>& dead() { return dead_; }
+
+ protected:
+  IrGraph& g_;
+  std::vector<int> uses_;
+  std::vector<int> producer_;
+  std::vector<bool> dead_;
+};
+
 // The standard pipeline, in order (pipeline.cc).
 Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph, const PassOptions& options = {});
 

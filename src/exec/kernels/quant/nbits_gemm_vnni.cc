@@ -279,16 +279,10 @@ void OneRowColumn(const NBitsWeights& w, const QuantizedRows& q, int64_t row, co
 // Columns [begin, end) of the one-row product.
 void OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row, const RowQuads& rq,
                    int64_t begin, int64_t end, float* y) {
-  // The first kPrefetchBytes of both streams, which the loop's prefetches do not ask for.
-  const auto* codes = reinterpret_cast<const char*>(w.codes + begin * w.g.blocks * 16);
-  const auto* codes_end = reinterpret_cast<const char*>(w.codes + end * w.g.blocks * 16);
-  for (const char* p = codes; p < codes_end && p < codes + kPrefetchBytes; p += 64)
-    PrefetchStream(p);
-  const auto* scales = reinterpret_cast<const char*>(w.scales + begin * w.g.blocks);
-  const auto* scales_end = reinterpret_cast<const char*>(w.scales + end * w.g.blocks);
-  for (const char* p = scales; p < scales_end && p < scales + kPrefetchBytes / 4; p += 64) {
-    PrefetchStream(p);
-  }
+  PrefetchStreamStart(w.codes + begin * w.g.blocks * 16, w.codes + end * w.g.blocks * 16,
+                      kPrefetchBytes);
+  PrefetchStreamStart(w.scales + begin * w.g.blocks, w.scales + end * w.g.blocks,
+                      kPrefetchBytes / 4);
   for (int64_t n = begin; n < end; ++n) OneRowColumn(w, q, row, rq, n, y);
 }
 

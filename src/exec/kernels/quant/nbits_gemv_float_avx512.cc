@@ -90,16 +90,10 @@ void FloatColumn(const NBitsWeights& w, const float* a, const float* block_sums,
 
 void FloatColumns(const NBitsWeights& w, const float* a, const float* block_sums, int64_t begin,
                   int64_t end, float* y) {
-  // The first kStreamPrefetchBytes of both streams, which the loop's prefetches do not ask for.
-  const auto* codes = reinterpret_cast<const char*>(w.codes + begin * w.g.blocks * kBlockBytes);
-  const auto* codes_end = reinterpret_cast<const char*>(w.codes + end * w.g.blocks * kBlockBytes);
-  for (const char* p = codes; p < codes_end && p < codes + kStreamPrefetchBytes; p += 64)
-    PrefetchStream(p);
-  const auto* scales = reinterpret_cast<const char*>(w.scales + begin * w.g.blocks);
-  const auto* scales_end = reinterpret_cast<const char*>(w.scales + end * w.g.blocks);
-  for (const char* p = scales; p < scales_end && p < scales + kStreamPrefetchBytes / 4; p += 64) {
-    PrefetchStream(p);
-  }
+  PrefetchStreamStart(w.codes + begin * w.g.blocks * kBlockBytes,
+                      w.codes + end * w.g.blocks * kBlockBytes, kStreamPrefetchBytes);
+  PrefetchStreamStart(w.scales + begin * w.g.blocks, w.scales + end * w.g.blocks,
+                      kStreamPrefetchBytes / 4);
   for (int64_t n = begin; n < end; ++n) FloatColumn(w, a, block_sums, n, y);
 }
 
