@@ -15,7 +15,6 @@
 // values of one shape (rank 2 or 3, its last dim the scale's [H]) becomes
 // SkipSimplifiedLayerNormalization(a, b, scale), at the Add's place in the node order (its inputs
 // exist there); its input_skip_bias_sum output is the Add's output when anything else reads it.
-#include <cstring>
 
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/passes/passes.h"
@@ -61,15 +60,7 @@ bool SameShape(const IrGraph& g, int a, int b) {
 bool MeanOverLastAxis(const IrGraph& g, const IrNode& n, int64_t rank) {
   const IrAttribute* keep = n.FindAttr("keepdims");
   if (keep != nullptr && keep->i != 1) return false;
-  std::vector<int64_t> axes;
-  if (const IrAttribute* a = n.FindAttr("axes")) {
-    axes = a->ints;
-  } else if (n.inputs.size() > 1 && n.inputs[1] >= 0) {  // opset 18: axes as an input
-    const IrValue& v = ValueOf(g, n.inputs[1]);
-    if (!v.constant || v.constant->dtype != DataType::kInt64) return false;
-    axes.resize(v.constant->bytes.size() / sizeof(int64_t));
-    std::memcpy(axes.data(), v.constant->bytes.data(), axes.size() * sizeof(int64_t));
-  }
+  const std::vector<int64_t> axes = IntsOf(g, n, "axes", 1);  // opset 18: axes as an input
   return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
 }
 

@@ -7,7 +7,6 @@
 // halved, from a Shape); both Slices must take it from the same value, or from Unsqueezes of the
 // same value, or be the same constant, so that the Concat is as long as x's last dim. Each
 // intermediate must be read by the next step only. Either operand order of the Muls and the Add.
-#include <cstring>
 #include <vector>
 
 #include "compile/passes/passes.h"
@@ -54,7 +53,7 @@ class RotaryMatcher : public ChainMatcher {
     const IrValue& va = ValueOf(g_, a);
     const IrValue& vb = ValueOf(g_, b);
     if (va.constant && vb.constant) {
-      const std::vector<int64_t> ia = ConstantInts(va), ib = ConstantInts(vb);
+      const std::vector<int64_t> ia = Int64Values(va), ib = Int64Values(vb);
       return ia.size() == 1 && ia == ib;
     }
     const int pa = producer_[static_cast<size_t>(a)], pb = producer_[static_cast<size_t>(b)];
@@ -72,7 +71,7 @@ class RotaryMatcher : public ChainMatcher {
 
   // Whether a Slice end reaches the end of x's last dim whatever it is at run time.
   bool ToTheEnd(int x, int ends) const {
-    const std::vector<int64_t> e = ConstantInts(ValueOf(g_, ends));
+    const std::vector<int64_t> e = Int64Values(ValueOf(g_, ends));
     if (e.size() != 1) return false;
     const IrValue& v = ValueOf(g_, x);
     const int64_t dim = v.shape_known && !v.shape.empty() ? v.shape.back() : -1;
@@ -93,7 +92,7 @@ class RotaryMatcher : public ChainMatcher {
     int tail_starts, tail_ends, head_starts, head_ends;
     if (!SliceOfX(tail, source, &tail_starts, &tail_ends) ||
         !SliceOfX(head, source, &head_starts, &head_ends) || !ToTheEnd(source, tail_ends) ||
-        ConstantInts(ValueOf(g_, head_starts)) != std::vector<int64_t>{0} ||
+        Int64Values(ValueOf(g_, head_starts)) != std::vector<int64_t>{0} ||
         !SameBound(tail_starts, head_ends)) {
       return false;
     }
@@ -101,14 +100,6 @@ class RotaryMatcher : public ChainMatcher {
     *split = tail_starts;
     fused->insert(fused->end(), {concat, neg, tail, head});
     return true;
-  }
-
- private:
-  static std::vector<int64_t> ConstantInts(const IrValue& v) {
-    if (!v.constant || v.constant->dtype != DataType::kInt64) return {};
-    std::vector<int64_t> out(v.constant->bytes.size() / sizeof(int64_t));
-    std::memcpy(out.data(), v.constant->bytes.data(), out.size() * sizeof(int64_t));
-    return out;
   }
 };
 

@@ -20,14 +20,16 @@ std::vector<int64_t> IntsOf(const IrGraph& graph, const IrNode& n, std::string_v
                             size_t input) {
   if (const IrAttribute* a = n.FindAttr(attr)) return a->ints;
   if (input < n.inputs.size() && n.inputs[input] >= 0) {
-    const IrValue& v = ValueOf(graph, n.inputs[input]);
-    if (v.constant && v.constant->dtype == DataType::kInt64) {
-      std::vector<int64_t> out(v.constant->bytes.size() / sizeof(int64_t));
-      std::memcpy(out.data(), v.constant->bytes.data(), out.size() * sizeof(int64_t));
-      return out;
-    }
+    return Int64Values(ValueOf(graph, n.inputs[input]));
   }
   return {};
+}
+
+std::vector<int64_t> Int64Values(const IrValue& v) {
+  if (!v.constant || v.constant->dtype != DataType::kInt64) return {};
+  std::vector<int64_t> out(v.constant->bytes.size() / sizeof(int64_t));
+  std::memcpy(out.data(), v.constant->bytes.data(), out.size() * sizeof(int64_t));
+  return out;
 }
 
 void ReplaceUses(IrGraph& graph, int from, int to) {

@@ -128,6 +128,8 @@ inline bool IsFloat32Tensor(const IrGraph& graph, int index) {
   return index >= 0 && ValueOf(graph, index).is_plain_tensor() &&
          ValueOf(graph, index).dtype == DataType::kFloat32;
 }
+// The values of an int64 constant; empty for any other value.
+std::vector<int64_t> Int64Values(const IrValue& v);
 // A node's ints: attribute `attr` when it has one, else input `input` when that is an int64
 // constant (opset 13 moved several from attributes to inputs); empty when neither.
 std::vector<int64_t> IntsOf(const IrGraph& graph, const IrNode& n, std::string_view attr,
