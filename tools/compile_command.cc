@@ -1,6 +1,6 @@
 // `epctx compile MODEL.onnx [-o OUT_ctx.onnx | --output-dir DIR] [-C KEY|VALUE]... [-i
 // KEY|VALUE]...` `epctx compile -m A.onnx -m B.onnx --output-dir DIR`  (several models, one shared
-// blob) `epctx compile --list`                                (targets and packing layouts)
+// blob) `epctx compile --list`                  (targets, packing layouts and operators)
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -132,6 +132,17 @@ Status ListTargets() {
   std::printf("  usable on this CPU:    %s\n", t.usable_on_this_cpu ? "yes" : "no");
   std::printf("pack layouts:\n");
   for (const std::string& l : PackLayoutDescriptions()) std::printf("  %s\n", l.c_str());
+  std::vector<std::string> ops = SupportedOperatorLines();
+  std::printf(
+      "operators (%zu; a node whose model imports an older opset of the domain is refused):\n",
+      ops.size());
+  for (const std::string& l : ops) std::printf("  %s\n", l.c_str());
+  std::printf(
+      "element types: each kernel checks the types of its node's values when the model is "
+      "compiled, and a type it does not compute is refused there, naming the node, the value and "
+      "the type (epctx.allow_unsupported=1 writes the context model all the same); float16 models "
+      "compute in float32 (docs/KERNELS.md, \"Weight-only int4/int8 (MatMulNBits) and float16 "
+      "models\")\n");
   return Status::Ok();
 }
 
@@ -237,7 +248,9 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
                                               {"never", ProgressMode::kNever}}))
       ->default_str("auto");
   app->add_flag("-q,--quiet", args->quiet, "No progress display (same as --progress never)");
-  app->add_flag("--list", args->list, "Show what this build compiles for: target and pack layouts");
+  app->add_flag(
+      "--list", args->list,
+      "Show what this build compiles for: target, pack layouts, and the operators its kernels run");
   app->parse_complete_callback([args] { CheckUsage(*args); });
   app->footer("Options for -C and -i (defaults in parentheses):\n" + DescribeConfigKeys() +
               "\nEvery output is written atomically; parent directories are created. With several "

@@ -120,6 +120,10 @@ struct CompileTarget {
 CompileTarget CurrentCompileTarget();
 // "id name: meaning" lines of the weight packing layouts.
 std::vector<std::string> PackLayoutDescriptions();
+// "domain op_type from opset N" lines of every operator a model may hold (the ONNX domain shown
+// as ai.onnx): those this build's kernels run, and Constant, sorted; epctx's own com.epctx
+// operators last.
+std::vector<std::string> SupportedOperatorLines();
 // "key (default "v"): meaning" lines of every SessionOptions key, for --help texts.
 std::string DescribeConfigKeys();
 

@@ -1,12 +1,15 @@
 // Public descriptions of the compile target and packing layouts.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "compile/compile_model.h"
 #include "compile/packing/layouts.h"
 #include "epctx/compiler.h"
 #include "epctx_build_info.h"
+#include "exec/kernel.h"
+#include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/onednn/isa.h"
 #include "format/target.h"
 #include "util/cpu_features.h"
@@ -44,6 +47,27 @@ std::vector<std::string> PackLayoutDescriptions() {
                   "j + 16 of a group of 32 (int8 codes as code - 128)",
                   static_cast<int>(PackLayout::kNBitsCodes)),
   };
+}
+
+std::vector<std::string> SupportedOperatorLines() {
+  // Constant nodes become constants when a model is imported: no kernel runs them.
+  std::vector<std::string> models = {"ai.onnx Constant from opset 1 (made a constant at import)"};
+  std::vector<std::string> own;
+  for (const exec::RegisteredOp& op : exec::KernelRegistry::Global().Ops()) {
+    if (op.domain == ops::kDomain) {
+      own.push_back(
+          fmt::format("{} {} (epctx's own, written by its compile passes)", op.domain, op.op_type));
+      continue;
+    }
+    std::string line = fmt::format("{} {} from opset {}", op.domain.empty() ? "ai.onnx" : op.domain,
+                                   op.op_type, op.since_versions.front());
+    if (op.accepts & exec::kStringTensors) line += "; string tensors too";
+    if (op.accepts & exec::kAnyValueKind) line += "; sequences and optionals too";
+    models.push_back(std::move(line));
+  }
+  std::sort(models.begin(), models.end());
+  models.insert(models.end(), own.begin(), own.end());
+  return models;
 }
 
 }  // namespace epctx

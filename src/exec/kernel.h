@@ -151,6 +151,14 @@ struct KernelEntry {
   uint8_t accepts = kNumericTensors;  // KernelAccepts flags
 };
 
+// One operator of the registry, as `epctx compile --list` shows it.
+struct RegisteredOp {
+  std::string domain;  // "" for the ONNX domain
+  std::string op_type;
+  std::vector<int64_t> since_versions;  // ascending: the first opset of each kernel row
+  uint8_t accepts = kNumericTensors;    // of the newest row
+};
+
 class KernelRegistry {
  public:
   // The registry holding every built-in kernel.
@@ -163,6 +171,8 @@ class KernelRegistry {
   // kUnsupported naming the op, domain and opset when no kernel implements it.
   Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) const;
   bool Supports(std::string_view domain, std::string_view op_type, int64_t opset) const;
+  // Every operator, sorted by domain, then op type.
+  std::vector<RegisteredOp> Ops() const;
 
  private:
   struct Factory {

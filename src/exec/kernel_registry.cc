@@ -78,6 +78,24 @@ bool KernelRegistry::Supports(std::string_view domain, std::string_view op_type,
   return it != factories_.end() && it->second.upper_bound(opset) != it->second.begin();
 }
 
+std::vector<RegisteredOp> KernelRegistry::Ops() const {
+  std::vector<RegisteredOp> ops;
+  ops.reserve(factories_.size());
+  for (const auto& [key, versions] : factories_) {
+    if (versions.empty()) continue;
+    RegisteredOp op;
+    const size_t slash = key.find('/');
+    op.domain = key.substr(0, slash);
+    op.op_type = key.substr(slash + 1);
+    for (const auto& [since, factory] : versions) op.since_versions.push_back(since);
+    op.accepts = versions.rbegin()->second.accepts;
+    ops.push_back(std::move(op));
+  }
+  // The keys sort "domain/op" as strings; '/' sorts before letters, so the ONNX domain ("")
+  // comes first and each domain's ops stay together.
+  return ops;
+}
+
 namespace {
 
 class HeapKernelContext final : public KernelContext {

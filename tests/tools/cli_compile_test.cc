@@ -80,9 +80,30 @@ TEST(CliCompileTest, AFailingModelIsReportedAndNothingIsWritten) {
   EXPECT_TRUE(std::filesystem::is_empty(dir / "out"));
 }
 
-TEST(CliCompileTest, ListShowsTargetAndLayouts) {
+TEST(CliCompileTest, ListShowsTargetLayoutsAndOperators) {
   CommandResult r = RunCli({"compile", "--list"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Operators: the ONNX domain's, the contrib ops the engine implements, and epctx's own last,
+  // one a line, with the opset each runs from.
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Conv from opset 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Cast from opset 6; string tensors too\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx SequenceAt from opset 11; string tensors too; "
+                               "sequences and optionals too\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Constant from opset 1 (made a constant at import)\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft MatMulNBits from opset 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft GroupQueryAttention from opset 1\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("\n  com.epctx DnnlConv (epctx's own, written by its compile passes)\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("Mystery")));
+  EXPECT_LT(r.out.find("com.microsoft MatMulNBits"), r.out.find("com.epctx Attention"));
+  EXPECT_LT(r.out.find("ai.onnx Add from"), r.out.find("ai.onnx Constant from"));
+  EXPECT_LT(r.out.find("ai.onnx Constant from"), r.out.find("ai.onnx Conv from"));
+  const std::vector<std::string> ops = SupportedOperatorLines();
+  EXPECT_GT(ops.size(), 150u);
+  EXPECT_THAT(r.out, HasSubstr(fmt::format("operators ({}; a node whose model imports an older "
+                                           "opset of the domain is refused):",
+                                           ops.size())));
+  EXPECT_THAT(r.out, HasSubstr("element types: each kernel checks the types"));
   EXPECT_THAT(r.out, HasSubstr("hardware_architecture: x86_64:"));
   EXPECT_THAT(r.out, HasSubstr("usable on this CPU:    yes"));
   EXPECT_THAT(r.out, HasSubstr("2 gemm-b-transposed"));
