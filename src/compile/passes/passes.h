@@ -77,6 +77,9 @@ Result<PassStats> FuseCacheConcatIntoAttention(IrGraph& graph);
 // Concat(-x[..., s:], x[..., :s]) (two Slices, Neg, Concat, two Muls, Add), becomes one com.epctx
 // RotateHalf, bit for bit (fuse_rotary.cc).
 Result<PassStats> FuseRotateHalf(IrGraph& graph);
+// A Llama MLP's gate, Mul(Mul(g, Sigmoid(g)), u), where no matmul took the sigmoid as its
+// activation, becomes one com.epctx SwiGlu(g, u), bit for bit (fuse_swiglu.cc).
+Result<PassStats> FuseSwiGlu(IrGraph& graph);
 // Chooses which activations stay in oneDNN's channel-blocked layout between convolutions and
 // inserts com.epctx Reorder nodes where the layout changes (plan_layouts.cc).
 Result<PassStats> PlanActivationLayouts(IrGraph& graph);

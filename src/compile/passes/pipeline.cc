@@ -21,6 +21,7 @@ Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph, const PassOptions& o
                     FuseAttention,
                     FuseCacheConcatIntoAttention,
                     FuseRotateHalf,
+                    FuseSwiGlu,
                     LowerConvsToDnnl,
                     LowerMatMulsToDnnl,
                     LowerMatMulIntegersToDnnl,

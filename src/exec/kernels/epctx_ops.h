@@ -17,6 +17,8 @@ inline constexpr int64_t kOpsetVersion = 1;  // the one opset of kDomain
 // nn/: Conv and Gemm with a fused activation (attributes kActivation, kActivationParams).
 inline constexpr std::string_view kFusedConv = "FusedConv";
 inline constexpr std::string_view kFusedGemm = "FusedGemm";
+// elementwise/: SwiGLU's gate, silu(g) * u = (g * sigmoid(g)) * u (swiglu.cc).
+inline constexpr std::string_view kSwiGlu = "SwiGlu";
 // norm/: attention's scale, mask and Softmax in one.
 inline constexpr std::string_view kMaskedSoftmax = "MaskedSoftmax";
 // quant/: MatMulNBits with its weights repacked for the kernel.

@@ -12,7 +12,7 @@ namespace epctx::exec::kernels {
 // the activations with attributes), Relu, Sigmoid, Clip; the binary ops, all on one broadcasting
 // kernel (arithmetic, Pow, Mod, BitShift, PRelu, comparisons, And/Or/Xor); variadic Sum, Mean, Max,
 // Min; Where, Cast, CastLike, Identity, Dropout; ONNX Runtime's com.microsoft FastGelu, BiasGelu
-// and QuickGelu
+// and QuickGelu; com.epctx SwiGlu
 namespace elementwise {
 KernelCreateFn CreateAbs, CreateAcos, CreateAcosh, CreateAdd, CreateAnd, CreateAsin, CreateAsinh,
     CreateAtan, CreateAtanh, CreateBiasGelu, CreateBitShift, CreateCast, CreateCastLike, CreateCeil,
@@ -23,7 +23,7 @@ KernelCreateFn CreateAbs, CreateAcos, CreateAcosh, CreateAdd, CreateAnd, CreateA
     CreateMul, CreateNeg, CreateNot, CreateOr, CreatePow, CreatePRelu, CreateQuickGelu,
     CreateReciprocal, CreateRelu, CreateRound, CreateSelu, CreateShrink, CreateSigmoid, CreateSign,
     CreateSin, CreateSinh, CreateSoftplus, CreateSoftsign, CreateSqrt, CreateSub, CreateSum,
-    CreateTan, CreateTanh, CreateThresholdedRelu, CreateWhere, CreateXor;
+    CreateSwiGlu, CreateTan, CreateTanh, CreateThresholdedRelu, CreateWhere, CreateXor;
 }  // namespace elementwise
 
 // nn/: convolutions, matrix products and pooling on epctx's own code, BatchNormalization

@@ -78,6 +78,7 @@ constexpr KernelEntry kElementwiseKernels[] = {
     {"BiasGelu", 1, CreateBiasGelu, "com.microsoft"},
     {"FastGelu", 1, CreateFastGelu, "com.microsoft"},
     {"QuickGelu", 1, CreateQuickGelu, "com.microsoft"},
+    {ops::kSwiGlu, ops::kOpsetVersion, CreateSwiGlu, ops::kDomain},
 };
 }  // namespace elementwise
 
