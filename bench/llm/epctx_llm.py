@@ -4,12 +4,18 @@ through epctx's Python module (zero-copy NumPy inputs and outputs), in this fres
 one JSON object on stdout.
 
 usage: epctx_llm.py --prefill P_ctx.onnx --decode D_ctx.onnx --prompt IDS.npy [--tokens 32]
-                    [--threads 1] [--at 16,256,1024] [--at-runs 5]
+                    [--threads 1] [--at 16,256,1024] [--at-runs 5] [--mark-steps]
 (the epctx module must be importable: PYTHONPATH=build/python)
+
+--mark-steps writes a line "epctx_llm: creation", "epctx_llm: prefill", "epctx_llm: step K" to
+stdout before each phase, after flushing C's stdio buffers, so that what the libraries print
+there (oneDNN's ONEDNN_VERBOSE lines) falls between the marks of the phase it happened in.
 """
 
 import argparse
+import ctypes
 import json
+import os
 import time
 
 import numpy as np
@@ -26,6 +32,16 @@ def rss_bytes(field="VmRSS"):
     return 0
 
 
+_LIBC = ctypes.CDLL(None)
+
+
+def mark(enabled, what):
+    """The phase mark of --mark-steps, after whatever C code printed before it."""
+    if enabled:
+        _LIBC.fflush(None)
+        os.write(1, f"epctx_llm: {what}\n".encode())
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--prefill", required=True)
@@ -35,11 +51,13 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--at", default="")
     p.add_argument("--at-runs", type=int, default=5)
+    p.add_argument("--mark-steps", action="store_true")
     a = p.parse_args()
     so = epctx.SessionOptions()
     so.intra_op_num_threads = a.threads
     so.add_session_config_entry("epctx.fallback", "deny")
     out = {"engine": "epctx", "threads": a.threads}
+    mark(a.mark_steps, "creation")
     t = time.perf_counter()
     prefill = epctx.InferenceSession(a.prefill, so)
     out["create_prefill_ms"] = (time.perf_counter() - t) * 1e3
@@ -50,6 +68,7 @@ def main():
 
     prompt = np.load(a.prompt)
     names = [o.name for o in prefill.get_outputs()]
+    mark(a.mark_steps, "prefill")
     t = time.perf_counter()
     result = dict(zip(names, prefill.run(None, {"input_ids": prompt})))
     out["prefill_ms"] = (time.perf_counter() - t) * 1e3
@@ -57,7 +76,8 @@ def main():
     pasts = [i.name for i in decode.get_inputs() if i.name.startswith("past.")]
     dnames = [o.name for o in decode.get_outputs()]
     steps = []
-    for _ in range(a.tokens):
+    for step in range(a.tokens):
+        mark(a.mark_steps, f"step {step + 1}")
         feeds = {"input_ids": np.array([[tokens[-1]]], dtype=np.int64)}
         for name in pasts:
             feeds[name] = result[name.replace("past.", "present.")]
@@ -70,6 +90,7 @@ def main():
     out["rss_after_generation"] = rss_bytes()
     out["anon_after_generation"] = rss_bytes("RssAnon")
 
+    mark(a.mark_steps, "end")
     out["at"] = {}
     for length in [int(x) for x in a.at.split(",") if x]:
         rng = np.random.default_rng(12345)
@@ -84,7 +105,7 @@ def main():
             decode.run(None, feeds)
             times.append((time.perf_counter() - t) * 1e3)
         out["at"][str(length)] = times
-    print(json.dumps(out))
+    print(json.dumps(out), flush=True)
 
 
 if __name__ == "__main__":
