@@ -77,23 +77,6 @@ Uses FindUses(const IrGraph& g) {
   return u;
 }
 
-// Whether two values have the same shape whatever the run: equal static dims, or unknown dims
-// with the same symbolic name.
-bool SameShape(const IrValue& a, const IrValue& b) {
-  if (!a.shape_known || !b.shape_known || a.shape.size() != b.shape.size()) return false;
-  for (size_t i = 0; i < a.shape.size(); ++i) {
-    if (a.shape[i] >= 0 || b.shape[i] >= 0) {
-      if (a.shape[i] != b.shape[i]) return false;
-      continue;
-    }
-    if (i >= a.dim_names.size() || i >= b.dim_names.size() || a.dim_names[i].empty() ||
-        a.dim_names[i] != b.dim_names[i]) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool IsDnnl(const IrNode& n) {
   return n.domain == ops::kDomain &&
          (n.op_type == ops::kDnnlConv || n.op_type == ops::kDnnlMatMul ||
@@ -164,7 +147,7 @@ bool FuseOne(IrGraph& g, size_t k, const Uses& uses, std::vector<bool>& dead) {
     const int r = next.inputs[0] == y ? next.inputs[1] : next.inputs[0];
     if (r == y || r < 0) return false;
     const IrValue& rv = ValueOf(g, r);
-    if (!SameShape(yv, rv) || rv.dtype != DataType::kFloat32) return false;
+    if (!ProvablySameShape(yv, rv) || rv.dtype != DataType::kFloat32) return false;
     AppendPostOp(n, PostOpKind::kAddTensor, 0.0f, 0.0f);
     n.inputs.resize(3, -1);
     n.inputs.push_back(r);

@@ -41,21 +41,6 @@ int64_t StaticLastDim(const IrGraph& g, int v) {
   return x.shape.back();
 }
 
-// Whether values `a` and `b` have one shape: every dim the same number, or unknown in both under
-// the same symbolic name.
-bool SameShape(const IrGraph& g, int a, int b) {
-  const IrValue& x = ValueOf(g, a);
-  const IrValue& y = ValueOf(g, b);
-  if (!x.shape_known || !y.shape_known || x.shape.size() != y.shape.size()) return false;
-  for (size_t d = 0; d < x.shape.size(); ++d) {
-    if (x.shape[d] >= 0 && x.shape[d] == y.shape[d]) continue;
-    const bool named = x.shape[d] < 0 && y.shape[d] < 0 && d < x.dim_names.size() &&
-                       d < y.dim_names.size() && !x.dim_names[d].empty();
-    if (!named || x.dim_names[d] != y.dim_names[d]) return false;
-  }
-  return true;
-}
-
 // Whether a ReduceMean keeps the dims and reduces exactly the last axis of its rank-`rank` input.
 bool MeanOverLastAxis(const IrGraph& g, const IrNode& n, int64_t rank) {
   const IrAttribute* keep = n.FindAttr("keepdims");
@@ -185,8 +170,9 @@ class Matcher : public ChainMatcher {
     const IrNode& add = node(p);
     if (!add.domain.empty() || add.op_type != "Add" || add.inputs.size() != 2 ||
         add.outputs.size() != 1 || !IsFloat32Tensor(g_, add.inputs[0]) ||
-        !IsFloat32Tensor(g_, add.inputs[1]) || !SameShape(g_, add.inputs[0], add.inputs[1]) ||
-        !SameShape(g_, add.inputs[0], x)) {
+        !IsFloat32Tensor(g_, add.inputs[1]) ||
+        !ProvablySameShape(ValueOf(g_, add.inputs[0]), ValueOf(g_, add.inputs[1])) ||
+        !ProvablySameShape(ValueOf(g_, add.inputs[0]), ValueOf(g_, x))) {
       return false;
     }
     const bool sum_read_elsewhere = uses_[static_cast<size_t>(x)] > 1 || IsGraphOutput(g_, x);

@@ -8,31 +8,12 @@
 // product must be read by the next step only; g and u must be of one shape, proven at compile
 // time (equal dims, or unknown dims of one symbolic name), as the fused kernel does not
 // broadcast. Either operand order of both Muls.
-#include <string>
 #include <vector>
 
 #include "compile/passes/passes.h"
 #include "exec/kernels/epctx_ops.h"
 
 namespace epctx::compile {
-namespace {
-
-// Whether values a and b have one shape whatever the model's inputs are.
-bool ProvablySameShape(const IrValue& a, const IrValue& b) {
-  if (!a.shape_known || !b.shape_known || a.shape.size() != b.shape.size()) return false;
-  for (size_t i = 0; i < a.shape.size(); ++i) {
-    if (a.shape[i] >= 0 || b.shape[i] >= 0) {
-      if (a.shape[i] != b.shape[i]) return false;
-      continue;
-    }
-    const std::string& na = i < a.dim_names.size() ? a.dim_names[i] : std::string();
-    const std::string& nb = i < b.dim_names.size() ? b.dim_names[i] : std::string();
-    if (na.empty() || na != nb) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 Result<PassStats> FuseSwiGlu(IrGraph& graph) {
   PassStats stats{"fuse-swiglu", 0};

@@ -5,6 +5,21 @@
 
 namespace epctx::compile {
 
+bool ProvablySameShape(const IrValue& a, const IrValue& b) {
+  if (!a.shape_known || !b.shape_known || a.shape.size() != b.shape.size()) return false;
+  for (size_t i = 0; i < a.shape.size(); ++i) {
+    if (a.shape[i] >= 0 || b.shape[i] >= 0) {
+      if (a.shape[i] != b.shape[i]) return false;
+      continue;
+    }
+    if (i >= a.dim_names.size() || i >= b.dim_names.size() || a.dim_names[i].empty() ||
+        a.dim_names[i] != b.dim_names[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool ScalarConstant(const IrGraph& graph, int index, float* out) {
   if (index < 0) return false;
   const IrValue& v = ValueOf(graph, index);

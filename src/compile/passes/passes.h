@@ -137,6 +137,9 @@ std::vector<int64_t> Int64Values(const IrValue& v);
 // constant (opset 13 moved several from attributes to inputs); empty when neither.
 std::vector<int64_t> IntsOf(const IrGraph& graph, const IrNode& n, std::string_view attr,
                             size_t input);
+// Whether values a and b have one shape whatever the run: every dim the same number, or unknown
+// in both under the same symbolic name.
+bool ProvablySameShape(const IrValue& a, const IrValue& b);
 // Whether value `index` is a float32 constant of one element; its value in `out`.
 bool ScalarConstant(const IrGraph& graph, int index, float* out);
 // A node of one output.
