@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <set>
 
 #include "compile/passes/passes.h"
@@ -39,10 +40,53 @@ std::shared_ptr<ConstantData> FoldShape(const IrNode& n, const IrValue& input) {
   return ConstantData::FromVector<int64_t>(DataType::kInt64, {count}, std::move(dims));
 }
 
+// Gather(Shape(x), indices) when every dim it picks is static in x, though others are not (a
+// batch or sequence length): a Llama export reads the head size and the new rows' count that way
+// in every layer. Null when it does not apply. `shape` is the Shape node, `gather` the Gather.
+std::shared_ptr<ConstantData> FoldStaticDims(const IrGraph& graph, const IrNode& shape,
+                                             const IrNode& gather) {
+  const IrValue& x = ValueOf(graph, shape.inputs[0]);
+  if (!x.shape_known || gather.inputs.size() != 2 || gather.inputs[1] < 0) return nullptr;
+  const IrAttribute* axis = gather.FindAttr("axis");
+  if (axis != nullptr && axis->i != 0 && axis->i != -1) return nullptr;
+  const IrValue& indices = ValueOf(graph, gather.inputs[1]);
+  const std::vector<int64_t> picked = Int64Values(indices);
+  if (picked.empty() || indices.constant->shape.size() > 1) return nullptr;
+  // The dims Shape gives: x's from start to end (Shape-15).
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t start = 0, end = rank;
+  if (const IrAttribute* a = shape.FindAttr("start")) start = a->i;
+  if (const IrAttribute* a = shape.FindAttr("end")) end = a->i;
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  const int64_t count = end - start;
+  std::vector<int64_t> dims;
+  for (int64_t i : picked) {
+    if (i < 0) i += count;
+    if (i < 0 || i >= count) return nullptr;  // the run reports it
+    const int64_t d = x.shape[static_cast<size_t>(start + i)];
+    if (d < 0) return nullptr;
+    dims.push_back(d);
+  }
+  return ConstantData::FromVector<int64_t>(DataType::kInt64, indices.constant->shape,
+                                           std::move(dims));
+}
+
 std::shared_ptr<ConstantData> FoldSize(const IrValue& input) {
   int64_t count = 1;
   for (int64_t d : input.shape) count *= d;
   return ConstantData::FromVector<int64_t>(DataType::kInt64, {}, {count});
+}
+
+// Makes value `v` the constant `data`.
+void MakeConstant(IrValue& v, std::shared_ptr<ConstantData> data) {
+  v.constant = std::move(data);
+  v.dtype = v.constant->dtype;
+  v.shape_known = true;
+  v.shape = v.constant->shape;
+  v.dim_names.assign(v.shape.size(), "");
 }
 
 }  // namespace
@@ -50,10 +94,31 @@ std::shared_ptr<ConstantData> FoldSize(const IrValue& input) {
 Result<PassStats> FoldConstants(IrGraph& graph) {
   PassStats stats{"fold-constants", 0};
   std::vector<bool> dead(graph.nodes.size(), false);
+  std::vector<int> producer(graph.values.size(), -1);
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    for (int o : graph.nodes[k].outputs) {
+      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(k);
+    }
+  }
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
     const IrNode& n = graph.nodes[k];
     // Bodies are bound only when a program is loaded, so control flow is not folded.
     if (n.outputs.empty() || IsNondeterministic(n) || n.has_bodies()) continue;
+
+    if (n.domain.empty() && n.op_type == "Gather" && n.outputs.size() == 1 && n.outputs[0] >= 0 &&
+        !n.inputs.empty() && n.inputs[0] >= 0) {
+      const int p = producer[static_cast<size_t>(n.inputs[0])];
+      const IrNode* shape = p >= 0 ? &graph.nodes[static_cast<size_t>(p)] : nullptr;
+      if (shape != nullptr && shape->domain.empty() && shape->op_type == "Shape" &&
+          shape->inputs.size() == 1 && shape->inputs[0] >= 0) {
+        if (auto data = FoldStaticDims(graph, *shape, n)) {
+          MakeConstant(graph.values[static_cast<size_t>(n.outputs[0])], std::move(data));
+          dead[k] = true;
+          stats.changed++;
+          continue;
+        }
+      }
+    }
 
     if (n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size") && n.inputs.size() == 1 &&
         n.inputs[0] >= 0 && graph.values[static_cast<size_t>(n.inputs[0])].fully_static() &&
