@@ -24,17 +24,23 @@ bool IsNondeterministic(const IrNode& n) {
   return kOps.count(n.op_type) > 0;
 }
 
-// Shape of a statically shaped value, honouring Shape-15's start/end.
+// The dims [*start, *end) of a rank-`rank` value that Shape node `n` gives (Shape-15's start and
+// end, negative ones from the end, clamped).
+void ShapeRange(const IrNode& n, int64_t rank, int64_t* start, int64_t* end) {
+  *start = 0;
+  *end = rank;
+  if (const IrAttribute* a = n.FindAttr("start")) *start = a->i;
+  if (const IrAttribute* a = n.FindAttr("end")) *end = a->i;
+  if (*start < 0) *start += rank;
+  if (*end < 0) *end += rank;
+  *start = std::clamp<int64_t>(*start, 0, rank);
+  *end = std::clamp<int64_t>(*end, *start, rank);
+}
+
+// Shape of a statically shaped value.
 std::shared_ptr<ConstantData> FoldShape(const IrNode& n, const IrValue& input) {
-  int64_t rank = static_cast<int64_t>(input.shape.size());
-  int64_t start = 0;
-  int64_t end = rank;
-  if (const IrAttribute* a = n.FindAttr("start")) start = a->i;
-  if (const IrAttribute* a = n.FindAttr("end")) end = a->i;
-  if (start < 0) start += rank;
-  if (end < 0) end += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  end = std::clamp<int64_t>(end, start, rank);
+  int64_t start = 0, end = 0;
+  ShapeRange(n, static_cast<int64_t>(input.shape.size()), &start, &end);
   std::vector<int64_t> dims(input.shape.begin() + start, input.shape.begin() + end);
   int64_t count = static_cast<int64_t>(dims.size());
   return ConstantData::FromVector<int64_t>(DataType::kInt64, {count}, std::move(dims));
@@ -52,15 +58,8 @@ std::shared_ptr<ConstantData> FoldStaticDims(const IrGraph& graph, const IrNode&
   const IrValue& indices = ValueOf(graph, gather.inputs[1]);
   const std::vector<int64_t> picked = Int64Values(indices);
   if (picked.empty() || indices.constant->shape.size() > 1) return nullptr;
-  // The dims Shape gives: x's from start to end (Shape-15).
-  const int64_t rank = static_cast<int64_t>(x.shape.size());
-  int64_t start = 0, end = rank;
-  if (const IrAttribute* a = shape.FindAttr("start")) start = a->i;
-  if (const IrAttribute* a = shape.FindAttr("end")) end = a->i;
-  if (start < 0) start += rank;
-  if (end < 0) end += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  end = std::clamp<int64_t>(end, start, rank);
+  int64_t start = 0, end = 0;
+  ShapeRange(shape, static_cast<int64_t>(x.shape.size()), &start, &end);
   const int64_t count = end - start;
   std::vector<int64_t> dims;
   for (int64_t i : picked) {
