@@ -93,12 +93,7 @@ void MakeConstant(IrValue& v, std::shared_ptr<ConstantData> data) {
 Result<PassStats> FoldConstants(IrGraph& graph) {
   PassStats stats{"fold-constants", 0};
   std::vector<bool> dead(graph.nodes.size(), false);
-  std::vector<int> producer(graph.values.size(), -1);
-  for (size_t k = 0; k < graph.nodes.size(); ++k) {
-    for (int o : graph.nodes[k].outputs) {
-      if (o >= 0) producer[static_cast<size_t>(o)] = static_cast<int>(k);
-    }
-  }
+  const std::vector<int> producer = Producers(graph);
   for (size_t k = 0; k < graph.nodes.size(); ++k) {
     const IrNode& n = graph.nodes[k];
     // Bodies are bound only when a program is loaded, so control flow is not folded.
@@ -123,13 +118,8 @@ Result<PassStats> FoldConstants(IrGraph& graph) {
         n.inputs[0] >= 0 && graph.values[static_cast<size_t>(n.inputs[0])].fully_static() &&
         n.outputs[0] >= 0) {
       const IrValue& in = graph.values[static_cast<size_t>(n.inputs[0])];
-      auto data = n.op_type == "Shape" ? FoldShape(n, in) : FoldSize(in);
-      IrValue& out = graph.values[static_cast<size_t>(n.outputs[0])];
-      out.constant = data;
-      out.dtype = data->dtype;
-      out.shape_known = true;
-      out.shape = data->shape;
-      out.dim_names.assign(out.shape.size(), "");
+      MakeConstant(graph.values[static_cast<size_t>(n.outputs[0])],
+                   n.op_type == "Shape" ? FoldShape(n, in) : FoldSize(in));
       dead[k] = true;
       stats.changed++;
       continue;
@@ -184,12 +174,8 @@ Result<PassStats> FoldConstants(IrGraph& graph) {
     if (not_a_weight) continue;
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       if (n.outputs[o] < 0 || o >= outputs->size() || (*outputs)[o].empty()) continue;
-      IrValue& out = graph.values[static_cast<size_t>(n.outputs[o])];
-      out.constant = ConstantData::FromTensor((*outputs)[o]);
-      out.dtype = out.constant->dtype;
-      out.shape_known = true;
-      out.shape = out.constant->shape;
-      out.dim_names.assign(out.shape.size(), "");
+      MakeConstant(graph.values[static_cast<size_t>(n.outputs[o])],
+                   ConstantData::FromTensor((*outputs)[o]));
     }
     dead[k] = true;
     stats.changed++;
