@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
+#include <deque>
 #include <map>
 #include <unordered_map>
 
@@ -98,6 +99,15 @@ struct Expansion {
 // types of the values the graph can see from enclosing graphs.
 Status InlineGraph(onnx::GraphProto& graph, const TypeMap& outer, Expansion& x) {
   TypeMap types = outer;
+  // Initializers' types too: a body may depend on a weight's shape (com.microsoft Attention's).
+  std::deque<onnx::TypeProto> initializer_types;
+  for (const auto& init : graph.initializer()) {
+    onnx::TypeProto& t = initializer_types.emplace_back();
+    t.mutable_tensor_type()->set_elem_type(init.data_type());
+    auto* shape = t.mutable_tensor_type()->mutable_shape();
+    for (int64_t d : init.dims()) shape->add_dim()->set_dim_value(d);
+    types[init.name()] = &t;
+  }
   for (const auto& vi : graph.input()) types[vi.name()] = &vi.type();
   for (const auto& vi : graph.value_info()) types[vi.name()] = &vi.type();
   for (const auto& vi : graph.output()) types[vi.name()] = &vi.type();
@@ -109,7 +119,9 @@ Status InlineGraph(onnx::GraphProto& graph, const TypeMap& outer, Expansion& x) 
     std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     int64_t opset = x.opsets.count(domain) ? x.opsets[domain] : 1;
     onnx::FunctionProto body;
-    if (!domain.empty() || x.has_kernel(domain, node.op_type(), opset) ||
+    // ONNX's function ops, and the contrib ops whose schemas epctx gives a body (contrib/).
+    const bool expandable = domain.empty() || domain == "com.microsoft";
+    if (!expandable || x.has_kernel(domain, node.op_type(), opset) ||
         !BodyFor(node, opset, types, &body)) {
       for (auto& a : *node.mutable_attribute()) {
         if (a.type() == onnx::AttributeProto::GRAPH) {

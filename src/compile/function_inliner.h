@@ -1,6 +1,7 @@
 // Expands ONNX operators that the ONNX schema defines as functions (LayerNormalization,
 // SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Celu, MeanVarianceNormalization, ...) into
-// their bodies when no kernel implements them, so they run on the primitive kernels.
+// their bodies when no kernel implements them, so they run on the primitive kernels; likewise the
+// com.microsoft ops whose schemas epctx registers with a body (Attention, contrib/).
 #pragma once
 
 #include <functional>

@@ -1,4 +1,4 @@
-// ONNX Runtime's GELU-family kernels (com.microsoft FastGelu, BiasGelu, QuickGelu) against
+// ONNX Runtime's GELU-family kernels (com.microsoft FastGelu, BiasGelu, Gelu, QuickGelu) against
 // double-precision references of their formulas, with and without a bias, on one and two
 // threads, and the inputs ONNX Runtime refuses. tests/genai/norm_models.json runs the same ops
 // against ONNX Runtime itself.
@@ -29,12 +29,13 @@ TEST(ContribGeluTest, FormulasWithAndWithoutBias) {
     Tensor x = RandomFloats(shape, rng, -6, 6);
     Tensor bias = RandomFloats({h}, rng, -1, 1);
     const auto xv = FloatsOf(x), bv = FloatsOf(bias);
-    std::vector<double> fast, fast_bias, bias_gelu, quick, quick1;
+    std::vector<double> fast, fast_bias, bias_gelu, gelu, quick, quick1;
     for (size_t i = 0; i < xv.size(); ++i) {
       const double v = xv[i], vb = v + bv[i % static_cast<size_t>(h)];
       fast.push_back(FastGelu(v));
       fast_bias.push_back(FastGelu(vb));
       bias_gelu.push_back(Gelu(vb));
+      gelu.push_back(Gelu(v));
       quick.push_back(v / (1 + std::exp(-1.702 * v)));
       quick1.push_back(v / (1 + std::exp(-v)));
     }
@@ -43,19 +44,21 @@ TEST(ContribGeluTest, FormulasWithAndWithoutBias) {
     const std::string what = ShapeToString(shape);
     for (int threads : {1, 2}) {
       NodeSpec fast_spec("FastGelu", 1, kMs), bias_spec("BiasGelu", 1, kMs),
-          quick_spec("QuickGelu", 1, kMs);
-      fast_spec.threads = bias_spec.threads = quick_spec.threads = threads;
+          gelu_spec("Gelu", 1, kMs), quick_spec("QuickGelu", 1, kMs);
+      fast_spec.threads = bias_spec.threads = gelu_spec.threads = quick_spec.threads = threads;
       auto a = RunNode(fast_spec, none, {&x});
       auto b = RunNode(fast_spec, none, {&x, &bias});
       auto c = RunNode(bias_spec, none, {&x, &bias});
       auto d = RunNode(quick_spec, none, {&x});
       auto e = RunNode(quick_spec, alpha1, {&x});
-      for (auto* r : {&a, &b, &c, &d, &e}) ASSERT_TRUE(r->ok()) << r->status().ToString();
+      auto f = RunNode(gelu_spec, none, {&x});
+      for (auto* r : {&a, &b, &c, &d, &e, &f}) ASSERT_TRUE(r->ok()) << r->status().ToString();
       ExpectClose((*a)[0], shape, fast, 1e-6, 1e-5, "FastGelu " + what);
       ExpectClose((*b)[0], shape, fast_bias, 1e-6, 1e-5, "FastGelu with bias " + what);
       ExpectClose((*c)[0], shape, bias_gelu, 1e-6, 1e-5, "BiasGelu " + what);
       ExpectClose((*d)[0], shape, quick, 1e-6, 1e-5, "QuickGelu " + what);
       ExpectClose((*e)[0], shape, quick1, 1e-6, 1e-5, "QuickGelu alpha 1 " + what);
+      ExpectClose((*f)[0], shape, gelu, 1e-6, 1e-5, "Gelu " + what);
     }
   }
 }

@@ -193,6 +193,39 @@ TEST(CliCompileTest, ModelNoSessionCanRunIsRefusedNamingTheNodes) {
   EXPECT_TRUE(std::filesystem::exists(dir / "out/m_ctx.onnx"));
 }
 
+// com.microsoft Attention runs as the ONNX operators its schema expands it into; where the
+// expansion does not apply, the reason is logged and the node refused like any op no kernel runs.
+TEST(CliCompileTest, AttentionTheExpansionCannotTakeIsRefusedWithTheReason) {
+  TempDir dir;
+  CommandResult made = tools_testing::RunPython(
+      "import numpy as np, onnx\n"
+      "from onnx import helper, numpy_helper, TensorProto\n"
+      "w = numpy_helper.from_array(np.zeros((8, 24), np.float32), 'w')\n"
+      "b = numpy_helper.from_array(np.zeros(24, np.float32), 'b')\n"
+      "def save(name, mask_shape):\n"
+      "    node = helper.make_node('Attention', ['x', 'w', 'b', 'm'], ['y'], name='attn',\n"
+      "                            domain='com.microsoft', num_heads=2)\n"
+      "    g = helper.make_graph([node], 'g',\n"
+      "        [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 3, 8]),\n"
+      "         helper.make_tensor_value_info('m', TensorProto.INT32, mask_shape)],\n"
+      "        [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 3, 8])], [w, b])\n"
+      "    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17),\n"
+      "        helper.make_opsetid('com.microsoft', 1)]), name)\n"
+      "save('megatron.onnx', [1, 1, 3, 3])\n"
+      "save('raw.onnx', [1, 3])\n",
+      dir.path());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  CommandResult r = RunCli({"compile", dir / "megatron.onnx", "-o", dir / "out/m_ctx.onnx"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("com.microsoft.Attention is not expanded into ONNX operators: a "
+                               "4-D (Megatron) mask_index is not supported"));
+  EXPECT_THAT(r.err, HasSubstr("operator com.microsoft.Attention (opset 1) is not supported "
+                               "(node 'attn')"));
+  CommandResult ok = RunCli({"compile", dir / "raw.onnx", "-o", dir / "out/r_ctx.onnx"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_THAT(ok.err, Not(HasSubstr("not expanded")));
+}
+
 // Models over 2 GB keep their weights in external data beside them; they compile from any
 // working directory (the files are found in the model's folder) and a location that leaves the
 // folder is refused.

@@ -17,6 +17,7 @@ void Register() {
   contrib::RegisterNormalizationSchemas();
   contrib::RegisterActivationSchemas();
   contrib::RegisterAttentionSchemas();
+  contrib::RegisterBertAttentionSchemas();
 }
 
 }  // namespace

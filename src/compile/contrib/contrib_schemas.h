@@ -21,6 +21,7 @@ void RegisterQuantizationSchemas();
 void RegisterNormalizationSchemas();
 void RegisterActivationSchemas();
 void RegisterAttentionSchemas();
+void RegisterBertAttentionSchemas();
 }  // namespace contrib
 
 }  // namespace epctx::compile

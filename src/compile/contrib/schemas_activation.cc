@@ -1,4 +1,4 @@
-// Schemas of ONNX Runtime's GELU-family activations (com.microsoft FastGelu, BiasGelu,
+// Schemas of ONNX Runtime's GELU-family activations (com.microsoft FastGelu, BiasGelu, Gelu,
 // QuickGelu): each output has its first input's type and shape.
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/contrib/schema_helpers.h"
@@ -32,6 +32,7 @@ void RegisterActivationSchemas() {
   RegisterOne(Activation("BiasGelu")
                   .Input(0, "A", "", "T")
                   .Input(1, "B", "[last dim of A], added first", "T"));
+  RegisterOne(Activation("Gelu").Input(0, "X", "", "T"));
   RegisterOne(Activation("QuickGelu")
                   .Attr("alpha", "the sigmoid's slope", onnx::AttributeProto::FLOAT, 1.702f)
                   .Input(0, "X", "", "T"));

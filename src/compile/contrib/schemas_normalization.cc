@@ -1,6 +1,7 @@
 // Schemas of ONNX Runtime's normalizations: SimplifiedLayerNormalization (RMS normalization, which
-// ORT registers in the ONNX domain, so the checker refuses it there without a schema), and the
-// com.microsoft residual fusions SkipLayerNormalization and SkipSimplifiedLayerNormalization.
+// ORT registers in the ONNX domain, so the checker refuses it there without a schema), the
+// com.microsoft residual fusions SkipLayerNormalization and SkipSimplifiedLayerNormalization, and
+// EmbedLayerNormalization (a BERT's embeddings and their normalization).
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/contrib/schema_helpers.h"
 
@@ -96,9 +97,65 @@ onnx::OpSchema SkipNormalization(const char* name, bool simplified) {
   return s;
 }
 
+// output and embedding_sum [B, S, H] of the word table's type; mask_index [B] int32.
+void InferEmbedLayerNorm(onnx::InferenceContext& ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 2, 0);
+  if (ctx.getNumOutputs() > 1) onnx::updateOutputElemType(ctx, 1, onnx::TensorProto::INT32);
+  if (ctx.getNumOutputs() > 2) onnx::propagateElemTypeFromInputToOutput(ctx, 2, 2);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const onnx::TensorShapeProto& ids = onnx::getInputShape(ctx, 0);
+  if (ids.dim_size() != 2) fail_shape_inference("input_ids must have rank 2 [batch, sequence]");
+  onnx::TensorShapeProto out;
+  *out.add_dim() = ids.dim(0);
+  *out.add_dim() = ids.dim(1);
+  onnx::TensorShapeProto::Dimension* hidden = out.add_dim();
+  if (onnx::hasInputShape(ctx, 2)) {
+    const onnx::TensorShapeProto& words = onnx::getInputShape(ctx, 2);
+    if (words.dim_size() != 2) fail_shape_inference("word_embedding must have rank 2");
+    *hidden = words.dim(1);
+  }
+  onnx::updateOutputShape(ctx, 0, out);
+  if (ctx.getNumOutputs() > 2) onnx::updateOutputShape(ctx, 2, out);
+  if (ctx.getNumOutputs() > 1) {
+    onnx::TensorShapeProto index;
+    *index.add_dim() = ids.dim(0);
+    onnx::updateOutputShape(ctx, 1, index);
+  }
+}
+
+onnx::OpSchema EmbedLayerNormalization() {
+  using onnx::AttributeProto;
+  using onnx::OpSchema;
+  OpSchema s;
+  s.SetName("EmbedLayerNormalization")
+      .SetDomain(kMicrosoftDomain)
+      .SinceVersion(1)
+      .Attr("epsilon", "added to the variance", AttributeProto::FLOAT, 1e-12f)
+      .Attr("mask_index_type", "0: no mask_index, 1: [batch] (ORT's shape inference only)",
+            AttributeProto::INT, onnx::OPTIONAL_VALUE)
+      .Input(0, "input_ids", "[batch, sequence]", "T1")
+      .Input(1, "segment_ids", "[batch, sequence]", "T1", OpSchema::Optional)
+      .Input(2, "word_embedding", "[vocabulary, hidden]", "T")
+      .Input(3, "position_embedding", "[positions, hidden]", "T")
+      .Input(4, "segment_embedding", "[segments, hidden]", "T", OpSchema::Optional)
+      .Input(5, "gamma", "[hidden]", "T")
+      .Input(6, "beta", "[hidden]", "T")
+      .Input(7, "mask", "[batch, sequence]", "T1", OpSchema::Optional)
+      .Input(8, "position_ids", "[batch, sequence] or [1, sequence]", "T1", OpSchema::Optional)
+      .Output(0, "output", "[batch, sequence, hidden]", "T")
+      .Output(1, "mask_index", "[batch]: per row, the mask's elements equal to 1", "T1",
+              OpSchema::Optional)
+      .Output(2, "embedding_sum", "the sums before normalizing", "T", OpSchema::Optional)
+      .TypeConstraint("T1", {"tensor(int32)"}, "")
+      .TypeConstraint("T", {"tensor(float)", "tensor(float16)"}, "")
+      .TypeAndShapeInferenceFunction(InferEmbedLayerNorm);
+  return s;
+}
+
 }  // namespace
 
 void RegisterNormalizationSchemas() {
+  RegisterOne(EmbedLayerNormalization());
   RegisterOne(SimplifiedLayerNormalization());
   RegisterOne(SkipNormalization("SkipLayerNormalization", /*simplified=*/false));
   RegisterOne(SkipNormalization("SkipSimplifiedLayerNormalization", /*simplified=*/true));

@@ -77,6 +77,7 @@ constexpr KernelEntry kElementwiseKernels[] = {
     {"Xor", 7, CreateXor},
     {"BiasGelu", 1, CreateBiasGelu, "com.microsoft"},
     {"FastGelu", 1, CreateFastGelu, "com.microsoft"},
+    {"Gelu", 1, CreateContribGelu, "com.microsoft"},
     {"QuickGelu", 1, CreateQuickGelu, "com.microsoft"},
     {ops::kSwiGlu, ops::kOpsetVersion, CreateSwiGlu, ops::kDomain},
 };
@@ -152,6 +153,7 @@ constexpr KernelEntry kNormKernels[] = {
     {"SimplifiedLayerNormalization", 1, CreateSimplifiedLayerNormalization},
     {"Softmax", 1, CreateSoftmax},
     {ops::kMaskedSoftmax, ops::kOpsetVersion, CreateMaskedSoftmax, ops::kDomain},
+    {"EmbedLayerNormalization", 1, CreateEmbedLayerNormalization, "com.microsoft"},
     {"SkipLayerNormalization", 1, CreateSkipLayerNormalization, "com.microsoft"},
     {"SkipSimplifiedLayerNormalization", 1, CreateSkipSimplifiedLayerNormalization,
      "com.microsoft"},

@@ -1,6 +1,8 @@
-// ONNX Runtime's GELU-family activations (com.microsoft), as its CPU kernels compute them:
+// The GELU-family activations, as ONNX Runtime's CPU kernels compute them:
 //   FastGelu(X, bias?)  the tanh approximation 0.5 v (1 + tanh(v (0.0356774 v^2 + 0.7978846)))
 //   BiasGelu(A, B)      the exact GELU 0.5 v (1 + erf(v / sqrt(2)))
+//   Gelu(X)             the exact GELU of X (ONNX's Gelu of opset 20 is out of reach: onnx
+//                       1.12's checker refuses opset 20 models that use it)
 //   QuickGelu(X)        v sigmoid(alpha v), alpha 1.702 by default
 // where v is the input plus the bias when there is one. The bias is a vector of the input's last
 // dim, and FastGelu and BiasGelu want an input of rank 1 or more (ORT refuses a scalar). One pass
@@ -26,7 +28,7 @@
 namespace epctx::exec::kernels::elementwise {
 namespace {
 
-enum class Gelu { kFast, kBias, kQuick };
+enum class Gelu { kFast, kBias, kErf, kQuick };
 
 // FastGelu's constants: sqrt(2 / pi) and 0.044715 sqrt(2 / pi).
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
@@ -39,7 +41,7 @@ void Apply(const V& v, float alpha, float* y, int64_t n) {
   ArrayMapF out(y, n);
   if constexpr (kind == Gelu::kFast) {
     out = 0.5f * v * (1.0f + (v * (kCubicTimesSqrt2OverPi * v.square() + kSqrt2OverPi)).tanh());
-  } else if constexpr (kind == Gelu::kBias) {
+  } else if constexpr (kind == Gelu::kBias || kind == Gelu::kErf) {
     out = 0.5f * v * (1.0f + (v * kSqrtHalf).erf());
   } else {
     out = v * (alpha * v).logistic();
@@ -69,7 +71,7 @@ class GeluKernel final : public Kernel {
       bias = ctx.input(1);
     }
     const std::vector<int64_t>& xs = x->shape();
-    if (kind != Gelu::kQuick && xs.empty()) {
+    if ((kind == Gelu::kFast || kind == Gelu::kBias) && xs.empty()) {
       return EPCTX_ERROR(kInvalidArgument, "input {} has rank 0, expected 1 or more", kInputName);
     }
     if (bias != nullptr) {
@@ -122,6 +124,10 @@ Result<std::unique_ptr<Kernel>> CreateFastGelu(const NodeInfo& node) {
 
 Result<std::unique_ptr<Kernel>> CreateBiasGelu(const NodeInfo& node) {
   return GeluKernel<Gelu::kBias>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateContribGelu(const NodeInfo& node) {
+  return GeluKernel<Gelu::kErf>::Create(node);
 }
 
 Result<std::unique_ptr<Kernel>> CreateQuickGelu(const NodeInfo& node) {
