@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "compile/compile_model.h"
+#include "compile/contrib/contrib_schemas.h"
 #include "compile/packing/layouts.h"
 #include "epctx/compiler.h"
 #include "epctx_build_info.h"
@@ -64,6 +65,10 @@ std::vector<std::string> SupportedOperatorLines() {
     if (op.accepts & exec::kStringTensors) line += "; string tensors too";
     if (op.accepts & exec::kAnyValueKind) line += "; sequences and optionals too";
     models.push_back(std::move(line));
+  }
+  for (const char* op : compile::kExpandedContribOps) {
+    models.push_back(fmt::format("{} {} from opset 1 (expanded into ONNX operators at compile)",
+                                 compile::kMicrosoftDomain, op));
   }
   std::sort(models.begin(), models.end());
   models.insert(models.end(), own.begin(), own.end());

@@ -175,7 +175,40 @@ void GuardInference(const char* op, const Precheck& check) {
   }
 }
 
+// Data propagation (the partial values of shape tensors, ShapeInferenceOptions'
+// enable_data_propagation): onnx 1.12's propagators read their first input's type without
+// checking that there is one, and a value whose producer's inference failed has none: Shape of
+// a Concat of mismatched shapes crashed the process (SIGSEGV, found by
+// tests/fuzz/onnx_import_fuzzer from a com.microsoft Attention seed whose past had another head
+// size). Ours skips the propagation when the first input, or any input of a Concat (all of which
+// are required), has no type; the values then stay unknown, as for any value onnx cannot follow.
+void GuardDataPropagation() {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto onnx_range = ranges.find(onnx::ONNX_DOMAIN);
+  const int last = onnx_range != ranges.end() ? onnx_range->second.second : 0;
+  for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+    if (listed.domain() != onnx::ONNX_DOMAIN || !listed.has_data_propagation_function() ||
+        listed.SinceVersion() > last) {
+      continue;
+    }
+    auto* schema = const_cast<onnx::OpSchema*>(
+        onnx::OpSchemaRegistry::Schema(listed.Name(), listed.SinceVersion(), listed.domain()));
+    if (schema == nullptr || schema->SinceVersion() != listed.SinceVersion()) continue;
+    const bool every_input = listed.Name() == "Concat";
+    onnx::DataPropagationFunction propagate = schema->GetDataPropagationFunction();
+    schema->PartialDataPropagationFunction(
+        [propagate, every_input](onnx::DataPropagationContext& ctx) {
+          const size_t checked = every_input ? ctx.getNumInputs() : 1;
+          for (size_t i = 0; i < checked && i < ctx.getNumInputs(); ++i) {
+            if (ctx.getInputType(i) == nullptr) return;
+          }
+          propagate(ctx);
+        });
+  }
+}
+
 void Install() {
+  GuardDataPropagation();
   for (onnx::OpSchema* stft : MutableSchemas("STFT")) {
     if (stft->SinceVersion() == 17) stft->TypeAndShapeInferenceFunction(InferStft);
   }

@@ -19,6 +19,10 @@ namespace epctx::compile {
 //  - RNN, GRU and LSTM (every version): onnx 1.12's inference for the versions before 7 reads the
 //    input's first two dims without checking its rank (an input of rank 1 crashed the process).
 //    Ours refuses an input whose rank is not 3, then runs onnx's.
+//  - The data propagation of every ONNX operator that has one: onnx 1.12's read the first
+//    input's type without checking that there is one (Shape of a value whose inference failed
+//    crashed the process). Ours skips propagation when that input (any input of a Concat) has
+//    no type.
 // Idempotent and safe to call from several threads.
 void InstallShapeInferenceFixes();
 

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """Writes graphs of the operators ONNX Runtime's transformer optimizer puts in BERT- and GPT-2-style
-models, com.microsoft Attention, EmbedLayerNormalization and Gelu, for check_real_models.py --list tests/genai/bert_contrib_models.json (epctx against ONNX
+models, com.microsoft Attention, MultiHeadAttention, EmbedLayerNormalization and Gelu, for check_real_models.py --list tests/genai/bert_contrib_models.json (epctx against ONNX
 Runtime 1.30, ORT being the reference for these operators). Each case is a row of CASES below:
 Attention without a mask, with every mask_index form ([B] end positions, [2B] end and start
 positions, [B, T] and [B, S, T] raw masks), unidirectional with and without a past
 ([2, B, N, P, head]) and its present, an attention bias, a scale and mask_filter_value of its own,
-a query row whose keys are all masked; EmbedLayerNormalization with and without segments, mask
+a query row whose keys are all masked; MultiHeadAttention for self- and cross-attention (key and
+value [B, L, D] with a bias, or a [B, N, L, head] cache), with a past, masks, unidirectional and
+an attention bias; EmbedLayerNormalization with and without segments, mask
 and position ids (given per row and broadcast), with its optional outputs; and one encoder layer
 as the optimizer writes it (EmbedLayerNormalization, Attention on its mask_index,
 SkipLayerNormalization, BiasGelu, SkipLayerNormalization).
@@ -105,6 +107,39 @@ def attention(name, what, batch=2, seq=7, hidden=32, heads=4, mask=None, past=No
     c.node("Attention", inputs, outputs, domain=MS, num_heads=heads, **attrs)
     # Expanded into ONNX operators: no Attention of ORT's is left in the program.
     c.ops = {"com.microsoft.Attention": 0}
+    return c
+
+
+def mha(name, what, batch=2, seq=5, kv=None, hidden=32, heads=4, bias=True, mask=None,
+        past=None, present=False, bnsh_kv=False, attention_bias=None, **attrs):
+    """One MultiHeadAttention node. kv: the key/value length (default seq); mask: None or (shape,
+    values) of key_padding_mask; past: None or P (past_key / past_value [B, N, P, head]);
+    attention_bias: None or its shape."""
+    c = Case(name, what)
+    head = hidden // heads
+    kv = seq if kv is None else kv
+    q = c.input("query", [batch, seq, hidden])
+    if bnsh_kv:
+        k = c.input("key", [batch, heads, kv, head])
+        v = c.input("value", [batch, heads, kv, head])
+    else:
+        k = c.input("key", [batch, kv, hidden])
+        v = c.input("value", [batch, kv, hidden])
+    inputs = [q, k, v, c.weight("bias", [3 * hidden]) if bias else "",
+              c.input("key_padding_mask", mask[0], TensorProto.INT32, mask[1]) if mask else "",
+              c.input("attention_bias", attention_bias) if attention_bias else ""]
+    if past is not None:
+        inputs += [c.input("past_key", [batch, heads, past, head]),
+                   c.input("past_value", [batch, heads, past, head])]
+    while inputs[-1] == "":
+        inputs.pop()
+    total = kv + (past or 0)
+    outputs = [("output", TensorProto.FLOAT, [batch, seq, hidden])]
+    if present:
+        outputs += [("present_key", TensorProto.FLOAT, [batch, heads, total, head]),
+                    ("present_value", TensorProto.FLOAT, [batch, heads, total, head])]
+    c.node("MultiHeadAttention", inputs, outputs, domain=MS, num_heads=heads, **attrs)
+    c.ops = {"com.microsoft.MultiHeadAttention": 0}
     return c
 
 
@@ -213,6 +248,20 @@ CASES = [
                       mask_filter_value=-1000.0, mask=([2, 7], [1] * 12 + [0] * 2)),
     lambda: attention("attention_all_masked_row", "row 2 of mask_index [B] ends at 0: all its "
                       "keys masked (ORT averages them by their scores)", mask=([2], [7, 0])),
+    lambda: mha("mha_self_mask2d", "separate Q, K, V of [2, 5, 32], bias, key_padding_mask [B, T] "
+                "with padding in row 2", mask=([2, 5], [1] * 5 + [1] * 3 + [0] * 2)),
+    lambda: mha("mha_cross", "cross-attention: 5 queries over 9 keys, bias, no mask", kv=9),
+    lambda: mha("mha_cross_bnsh", "cross-attention cache: key and value [B, N, 9, head], no bias",
+                kv=9, bias=False, bnsh_kv=True),
+    lambda: mha("mha_decode_past", "unidirectional decode step after a past of 6, bias, a [B, T] "
+                "mask, present outputs", seq=1, past=6, present=True,
+                mask=([2, 7], [1] * 7 + [0] + [1] * 6), unidirectional=1),
+    lambda: mha("mha_causal_bias_scale", "unidirectional prompt, attention bias [1, 4, 5, 5], "
+                "scale 0.25, no bias input", bias=False, attention_bias=[1, 4, 5, 5], scale=0.25,
+                unidirectional=1),
+    lambda: mha("mha_mask1d", "key_padding_mask [B]: key lengths 5 and 3", mask=([2], [5, 3])),
+    lambda: mha("mha_mask3d", "key_padding_mask [B, S, T]",
+                mask=([2, 5, 5], (np.arange(50) % 4 != 2).astype(np.int32))),
     lambda: embed_layer_norm("embed_layer_norm_full", "segments, mask (with a 2 ORT does not "
                              "count), mask_index and embedding_sum outputs, epsilon 1e-5",
                              epsilon=1e-5),
@@ -243,12 +292,14 @@ def main():
         entries.append(e)
     if args.list:
         listing = {
-            "comment": "com.microsoft Attention, EmbedLayerNormalization and Gelu in graphs written by make_bert_contrib_models.py (--list writes "
+            "comment": "com.microsoft Attention, MultiHeadAttention, EmbedLayerNormalization and "
+                       "Gelu in graphs written by make_bert_contrib_models.py (--list writes "
                        "this file), checked against ONNX Runtime by "
                        "tests/real_models/check_real_models.py --list "
                        "tests/genai/bert_contrib_models.json. values: the integer inputs; float "
-                       "inputs are seeded uniform in [-1, 1). expect_ops: Attention is expanded "
-                       "into ONNX operators (0 left), the others run on their own kernels.",
+                       "inputs are seeded uniform in [-1, 1). expect_ops: Attention and "
+                       "MultiHeadAttention are expanded into ONNX operators (0 left), the others "
+                       "run on their own kernels.",
             "models": entries,
         }
         with open(args.list, "w") as f:

@@ -92,6 +92,8 @@ TEST(CliCompileTest, ListShowsTargetLayoutsAndOperators) {
   EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Constant from opset 1 (made a constant at import)\n"));
   EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft MatMulNBits from opset 1\n"));
   EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft GroupQueryAttention from opset 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft MultiHeadAttention from opset 1 (expanded into "
+                               "ONNX operators at compile)\n"));
   EXPECT_THAT(r.out,
               HasSubstr("\n  com.epctx DnnlConv (epctx's own, written by its compile passes)\n"));
   EXPECT_THAT(r.out, Not(HasSubstr("Mystery")));
@@ -193,8 +195,9 @@ TEST(CliCompileTest, ModelNoSessionCanRunIsRefusedNamingTheNodes) {
   EXPECT_TRUE(std::filesystem::exists(dir / "out/m_ctx.onnx"));
 }
 
-// com.microsoft Attention runs as the ONNX operators its schema expands it into; where the
-// expansion does not apply, the reason is logged and the node refused like any op no kernel runs.
+// com.microsoft Attention and MultiHeadAttention run as the ONNX operators their schemas expand
+// them into; where the expansion does not apply, the reason is logged and the node refused like
+// any op no kernel runs.
 TEST(CliCompileTest, AttentionTheExpansionCannotTakeIsRefusedWithTheReason) {
   TempDir dir;
   CommandResult made = tools_testing::RunPython(
@@ -212,7 +215,15 @@ TEST(CliCompileTest, AttentionTheExpansionCannotTakeIsRefusedWithTheReason) {
       "    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17),\n"
       "        helper.make_opsetid('com.microsoft', 1)]), name)\n"
       "save('megatron.onnx', [1, 1, 3, 3])\n"
-      "save('raw.onnx', [1, 3])\n",
+      "save('raw.onnx', [1, 3])\n"
+      "mha = helper.make_node('MultiHeadAttention', ['q', 'kv'], ['y'], name='mha',\n"
+      "                       domain='com.microsoft', num_heads=2)\n"
+      "g = helper.make_graph([mha], 'g',\n"
+      "    [helper.make_tensor_value_info('q', TensorProto.FLOAT, [1, 3, 8]),\n"
+      "     helper.make_tensor_value_info('kv', TensorProto.FLOAT, [1, 5, 2, 2, 4])],\n"
+      "    [helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 3, 8])])\n"
+      "onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17),\n"
+      "    helper.make_opsetid('com.microsoft', 1)]), 'packed_kv.onnx')\n",
       dir.path());
   ASSERT_EQ(made.exit_code, 0) << made.err;
   CommandResult r = RunCli({"compile", dir / "megatron.onnx", "-o", dir / "out/m_ctx.onnx"});
@@ -221,6 +232,11 @@ TEST(CliCompileTest, AttentionTheExpansionCannotTakeIsRefusedWithTheReason) {
                                "4-D (Megatron) mask_index is not supported"));
   EXPECT_THAT(r.err, HasSubstr("operator com.microsoft.Attention (opset 1) is not supported "
                                "(node 'attn')"));
+  CommandResult packed = RunCli({"compile", dir / "packed_kv.onnx", "-o", dir / "out/p_ctx.onnx"});
+  EXPECT_EQ(packed.exit_code, 1);
+  EXPECT_THAT(packed.err,
+              HasSubstr("com.microsoft.MultiHeadAttention is not expanded into ONNX operators: "
+                        "packed QKV or KV is not supported (key and value must both be given)"));
   CommandResult ok = RunCli({"compile", dir / "raw.onnx", "-o", dir / "out/r_ctx.onnx"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_THAT(ok.err, Not(HasSubstr("not expanded")));

@@ -18,6 +18,7 @@ void Register() {
   contrib::RegisterActivationSchemas();
   contrib::RegisterAttentionSchemas();
   contrib::RegisterBertAttentionSchemas();
+  contrib::RegisterMultiHeadAttentionSchemas();
 }
 
 }  // namespace

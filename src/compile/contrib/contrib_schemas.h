@@ -11,6 +11,10 @@ namespace epctx::compile {
 // The contrib domain's name, as models import it.
 inline constexpr const char* kMicrosoftDomain = "com.microsoft";
 
+// The com.microsoft ops no kernel runs whose schemas carry a function body of ONNX operators
+// (built per node), which the compiler expands: they run on the kernels of those operators.
+inline constexpr const char* kExpandedContribOps[] = {"Attention", "MultiHeadAttention"};
+
 // Registers every family's schemas with onnx's registry (and the com.microsoft domain with its
 // version range). Idempotent and safe to call from several threads.
 void RegisterContribSchemas();
@@ -22,6 +26,7 @@ void RegisterNormalizationSchemas();
 void RegisterActivationSchemas();
 void RegisterAttentionSchemas();
 void RegisterBertAttentionSchemas();
+void RegisterMultiHeadAttentionSchemas();
 }  // namespace contrib
 
 }  // namespace epctx::compile

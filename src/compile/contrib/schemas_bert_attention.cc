@@ -6,22 +6,20 @@
 // oneDNN matmul with its bias, the scores' scale, mask and softmax on MaskedSoftmax, or all of it
 // on com.epctx Attention when there is no mask).
 //
-// The body follows ONNX Runtime 1.30's CPU kernel: scores = scale Q K^T + mask, softmax over the
-// keys, times V, where the mask adds mask_filter_value (-10000 by default) where a key is padding
-// (mask_index [B] end positions, [2B] end then start positions, [B, T] or [B, S, T] raw 0/1
-// masks) and again where it lies in a query's future (unidirectional), so a query whose keys are
-// all masked still averages them by their scores, as ORT's does. Not expanded (the node is then
-// refused as an operator no kernel runs, with the reason logged): float16 inputs, unequal Q/K/V
-// sizes in qkv_hidden_sizes, no bias (ORT's CPU kernel refuses that too), a 4-D (Megatron) mask,
-// past_present_share_buffer, do_rotary, and an input whose rank or weights' shape the compiler
-// does not know.
+// The body follows ONNX Runtime 1.30's CPU kernel: the projection plus its bias split into Q, K
+// and V of N heads, a GPT-2 past's keys and values before the new ones (and the present made of
+// them), then the scaled attention with ORT's additive mask from mask_index ([B] end positions,
+// [2B] end then start positions, [B, T] or [B, S, T] raw 0/1 masks), unidirectional and
+// attention_bias (attention_body.h). Not expanded (the node is then refused as an operator no
+// kernel runs, with the reason logged): float16 inputs, unequal Q/K/V sizes in qkv_hidden_sizes,
+// no bias (ORT's CPU kernel refuses that too), a 4-D (Megatron) mask, past_present_share_buffer,
+// do_rotary, and an input whose rank or weights' shape the compiler does not know.
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <onnx/defs/function.h>
-
+#include "compile/contrib/attention_body.h"
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/contrib/schema_helpers.h"
 #include "util/logging.h"
@@ -29,46 +27,13 @@
 namespace epctx::compile::contrib {
 namespace {
 
-enum Input { kInput, kWeights, kBias, kMask, kPast, kAttentionBias, kPastLength };
+enum AttentionInput { kInput, kWeights, kBias, kMask, kPast, kAttentionBias, kPastLength };
 
-// The static dims of input `i`, or nullopt when its rank or a dim is unknown.
-std::optional<std::vector<int64_t>> StaticDims(const onnx::FunctionBodyBuildContext& ctx, int i) {
-  const onnx::TypeProto* t = ctx.getInputType(i);
-  if (t == nullptr || !t->has_tensor_type() || !t->tensor_type().has_shape()) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const auto& d : t->tensor_type().shape().dim()) {
-    if (!d.has_dim_value()) return std::nullopt;
-    dims.push_back(d.dim_value());
-  }
-  return dims;
-}
-
-// The rank of input `i`, or -1 when unknown.
-int RankOf(const onnx::FunctionBodyBuildContext& ctx, int i) {
-  const onnx::TypeProto* t = ctx.getInputType(i);
-  if (t == nullptr || !t->has_tensor_type() || !t->tensor_type().has_shape()) return -1;
-  return t->tensor_type().shape().dim_size();
-}
-
-int64_t IntAttribute(const onnx::FunctionBodyBuildContext& ctx, const char* name,
-                     int64_t fallback) {
-  const onnx::AttributeProto* a = ctx.getAttribute(name);
-  return a != nullptr && a->type() == onnx::AttributeProto::INT ? a->i() : fallback;
-}
-
-float FloatAttribute(const onnx::FunctionBodyBuildContext& ctx, const char* name, float fallback) {
-  const onnx::AttributeProto* a = ctx.getAttribute(name);
-  return a != nullptr && a->type() == onnx::AttributeProto::FLOAT ? a->f() : fallback;
-}
-
-// Why the node cannot be expanded, or empty when it can; `h` gets the Q/K/V width and `hv` V's.
-std::string Refusal(const onnx::FunctionBodyBuildContext& ctx, int64_t heads, int64_t* h,
-                    int64_t* hv) {
-  const onnx::TypeProto* x = ctx.getInputType(kInput);
-  if (x == nullptr || !x->has_tensor_type() ||
-      x->tensor_type().elem_type() != onnx::TensorProto::FLOAT) {
-    return "only a float32 input is expanded";
-  }
+// Why the node cannot be expanded, or empty when it can; `width` gets the width of each of Q, K
+// and V (num_heads x the head size).
+std::string AttentionRefusal(const onnx::FunctionBodyBuildContext& ctx, int64_t heads,
+                             int64_t* width) {
+  if (!IsFloat32(ctx, kInput)) return "only a float32 input is expanded";
   if (RankOf(ctx, kInput) != 3) return "the input's rank is not known to be 3";
   if (heads < 1) return "num_heads must be 1 or more";
   const std::optional<std::vector<int64_t>> w = StaticDims(ctx, kWeights);
@@ -86,8 +51,7 @@ std::string Refusal(const onnx::FunctionBodyBuildContext& ctx, int64_t heads, in
   if ((*w)[1] % (3 * heads) != 0) {
     return "the weights' columns are not 3 x num_heads x the head size";
   }
-  *h = (*w)[1] / 3;
-  *hv = *h;
+  *width = (*w)[1] / 3;
   if (ctx.hasInput(kMask)) {
     const int rank = RankOf(ctx, kMask);
     if (rank < 1 || rank > 3) {
@@ -103,40 +67,22 @@ std::string Refusal(const onnx::FunctionBodyBuildContext& ctx, int64_t heads, in
   return "";
 }
 
-onnx::TensorProto Int64s(std::vector<int64_t> values, bool scalar) {
-  onnx::TensorProto t = onnx::ToTensor(values);
-  if (!scalar) t.add_dims(static_cast<int64_t>(values.size()));
-  return t;
-}
-
 bool BuildAttentionBody(const onnx::FunctionBodyBuildContext& ctx, const onnx::OpSchema& schema,
                         onnx::FunctionProto& body) {
   const int64_t heads = IntAttribute(ctx, "num_heads", 0);
-  int64_t h = 0, hv = 0;
-  const std::string refusal = Refusal(ctx, heads, &h, &hv);
+  int64_t width = 0;
+  const std::string refusal = AttentionRefusal(ctx, heads, &width);
   if (!refusal.empty()) {
     Logger().warn("com.microsoft.Attention is not expanded into ONNX operators: {}", refusal);
     return false;
   }
-  const bool causal = IntAttribute(ctx, "unidirectional", 0) != 0;
-  const float fill = FloatAttribute(ctx, "mask_filter_value", -10000.0f);
   const float given_scale = FloatAttribute(ctx, "scale", 0.0f);
   const float scale =
-      given_scale != 0.0f ? given_scale : 1.0f / std::sqrt(static_cast<float>(h / heads));
+      given_scale != 0.0f ? given_scale : 1.0f / std::sqrt(static_cast<float>(width / heads));
 
   onnx::FunctionBuilder b(body);
-  b.Const("c0", Int64s({0}, true))
-      .Const("c1", Int64s({1}, true))
-      .Const("c2", Int64s({2}, true))
-      .Const("one1", Int64s({1}, false))
-      .Const("zero_f", onnx::ToTensor(0.0f))
-      .Const("fill", onnx::ToTensor(fill))
-      .Const("alpha", onnx::ToTensor(scale))
-      .Const("split_shape", Int64s({0, 0, 3, heads, h / heads}, false))
-      .Const("out_shape", Int64s({0, 0, hv}, false))
-      .Const("column", Int64s({-1, 1}, false))
-      .Const("row4", Int64s({0, 1, 1, -1}, false))
-      .Const("minus1", Int64s({-1}, false));
+  AddAttentionConstants(b);
+  b.Const("split_shape", Int64s({0, 0, 3, heads, width / heads}, false));
   // Q, K, V as [B, N, S, head], from the one projection.
   b.Add(R"(
       qkv_mm = MatMul(input, weights)
@@ -166,96 +112,18 @@ bool BuildAttentionBody(const onnx::FunctionBodyBuildContext& ctx, const onnx::O
         v_part = Reshape(v, present_part)
         present = Concat <axis = 0> (k_part, v_part))");
   }
-  b.Add(R"(
-      k_t = Transpose <perm = [0, 1, 3, 2]> (k)
-      raw = MatMul(q, k_t)
-      scaled = Mul(raw, alpha))");
-
-  // The additive mask: fill where a key is padding, and fill again where it is in the future.
-  std::string scores = "scaled";
-  std::string mask;
-  if (ctx.hasInput(kMask) || causal) {
-    b.Add(R"(
-        k_dims = Shape(k)
-        total = Gather <axis = 0> (k_dims, c2)
-        keys = Range(c0, total, c1))");
-  }
+  ScaledAttention a;
+  a.scale = scale;
+  a.fill = FloatAttribute(ctx, "mask_filter_value", -10000.0f);
+  a.causal = IntAttribute(ctx, "unidirectional", 0) != 0;
   if (ctx.hasInput(kMask)) {
-    const int rank = RankOf(ctx, kMask);
-    if (rank == 1) {
-      // [B] end positions, or [2B] end then start positions: appending B zeros and reading the
-      // result as rows of B gives the ends in row 0 and the starts (or the zeros) in row 1.
-      b.Add(R"(
-          ends_and_starts = Cast <to = 7> (mask_index)
-          x_dims = Shape(input)
-          batch = Gather <axis = 0> (x_dims, c0)
-          batch1 = Reshape(batch, one1)
-          first_b = Range(c0, batch, c1)
-          ends_only = Gather <axis = 0> (ends_and_starts, first_b)
-          zeros_b = Sub(ends_only, ends_only)
-          padded = Concat <axis = 0> (ends_and_starts, zeros_b)
-          rows_shape = Concat <axis = 0> (minus1, batch1)
-          rows = Reshape(padded, rows_shape)
-          end = Gather <axis = 0> (rows, c0)
-          start = Gather <axis = 0> (rows, c1)
-          end_col = Reshape(end, column)
-          start_col = Reshape(start, column)
-          before_end = Less(keys, end_col)
-          after_end = Not(before_end)
-          before_start = Less(keys, start_col)
-          pad = Or(after_end, before_start)
-          pad_f = Where(pad, fill, zero_f)
-          pad_mask = Reshape(pad_f, row4))");
-    } else {
-      b.Const("zero_i", onnx::ToTensor(static_cast<int32_t>(0)));
-      b.Add(R"(
-          attend = Greater(mask_index, zero_i)
-          pad = Not(attend)
-          pad_f = Where(pad, fill, zero_f))");
-      if (rank == 2) {
-        b.Add("pad_mask = Reshape(pad_f, row4)");
-      } else {
-        b.Const("first_dim", Int64s({0}, false)).Const("last_dims", Int64s({1, 2}, false));
-        b.Add(R"(
-            m_dims = Shape(mask_index)
-            m_batch = Gather <axis = 0> (m_dims, first_dim)
-            m_rest = Gather <axis = 0> (m_dims, last_dims)
-            m_shape = Concat <axis = 0> (m_batch, one1, m_rest)
-            pad_mask = Reshape(pad_f, m_shape))");
-      }
-    }
-    mask = "pad_mask";
+    a.mask = "mask_index";
+    a.mask_rank = RankOf(ctx, kMask);
   }
-  if (causal) {
-    b.Add(R"(
-        q_dims = Shape(q)
-        queries = Gather <axis = 0> (q_dims, c2)
-        past_rows = Sub(total, queries)
-        query_rows = Range(c0, queries, c1)
-        last_seen = Add(query_rows, past_rows)
-        last_seen_col = Reshape(last_seen, column)
-        future = Greater(keys, last_seen_col)
-        causal_f = Where(future, fill, zero_f))");
-    if (mask.empty()) {
-      mask = "causal_f";
-    } else {
-      b.Add("both_masks = Add(pad_mask, causal_f)");
-      mask = "both_masks";
-    }
-  }
-  if (!mask.empty()) {
-    b.Add(("masked = Add(scaled, " + mask + ")").c_str());
-    scores = "masked";
-  }
-  if (ctx.hasInput(kAttentionBias)) {
-    b.Add(("biased = Add(" + scores + ", attention_bias)").c_str());
-    scores = "biased";
-  }
-  b.Add(("probs = Softmax <axis = 3> (" + scores + ")").c_str());
-  b.Add(R"(
-      context = MatMul(probs, v)
-      context_t = Transpose <perm = [0, 2, 1, 3]> (context)
-      output = Reshape(context_t, out_shape))");
+  if (ctx.hasInput(kAttentionBias)) a.attention_bias = "attention_bias";
+  a.output = "output";
+  a.output_width = width;
+  AddScaledAttention(b, a);
   schema.BuildFunction(body);
   return true;
 }
