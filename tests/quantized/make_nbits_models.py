@@ -14,6 +14,13 @@ check_real_models.py --list tests/quantized/nbits_models.json (epctx against ONN
   llama_q4_decode.onnx        tiny) with every MatMul as MatMulNBits (quantize_nbits.py: 4-bit,
                               blocks of 32, symmetric, accuracy_level 4)
   llama_q4zp_decode.onnx      its decode graph quantized asymmetric (zero points), level 0
+  gbq_q4_zp.onnx              GatherBlockQuantized (token embeddings): 4-bit rows of 72 values in
+                              blocks of 16 (a partial last block), packed zero points, int64
+                              indices [2, 3] with a negative one
+  gbq_q8.onnx                 GatherBlockQuantized 8-bit, blocks of 32, no zero points (128
+                              implied), int32 indices
+  gbq_q4_f16.onnx             GatherBlockQuantized 4-bit with float16 scales and output (epctx
+                              lifts them to float32), cast to float32
 
 usage: make_nbits_models.py --out DIR
 Weights come from a fixed seed, so the files are the same on every run.
@@ -73,6 +80,38 @@ def matmul_nbits_model(path, a_shape, n, bits, block_size, zero_points, bias, le
     onnx.save(model, path)
 
 
+def gather_block_quantized_model(path, rows, k, bits, block_size, zero_points, index_type,
+                                 index_shape, seed, float16=False):
+    """One GatherBlockQuantized node over a uint8 table [rows, k * bits / 8] (data, scales and
+    zero points are initializers; the indices a graph input); float16: float16 scales and
+    output, cast to float32 for the graph output."""
+    rng = np.random.default_rng(seed)
+    blocks = (k + block_size - 1) // block_size
+    per_byte = 8 // bits
+    data = rng.integers(0, 256, (rows, k // per_byte), dtype=np.uint8)
+    scales = rng.uniform(0.01, 0.1, (rows, blocks)).astype(np.float16 if float16 else np.float32)
+    inits = [numpy_helper.from_array(data, "data"), numpy_helper.from_array(scales, "scales")]
+    inputs = ["data", "indices", "scales"]
+    if zero_points:
+        zp = rng.integers(0, 256, (rows, (blocks + per_byte - 1) // per_byte), dtype=np.uint8)
+        inits.append(numpy_helper.from_array(zp, "zero_points"))
+        inputs.append("zero_points")
+    nodes = [helper.make_node("GatherBlockQuantized", inputs,
+                              ["embeddings_f16" if float16 else "embeddings"],
+                              domain="com.microsoft", bits=bits, block_size=block_size,
+                              gather_axis=0, quantize_axis=1)]
+    if float16:
+        nodes.append(helper.make_node("Cast", ["embeddings_f16"], ["embeddings"],
+                                      to=TensorProto.FLOAT))
+    graph = helper.make_graph(
+        nodes, "gbq", [helper.make_tensor_value_info("indices", index_type, index_shape)],
+        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, index_shape + [k])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
@@ -85,6 +124,13 @@ def main():
     matmul_nbits_model(out("nbits_q4_floatzp.onnx"), [1, 4, 64], 32, 4, 32, "float", False, 0, 4)
     matmul_nbits_model(out("nbits_q8_bs32_zp.onnx"), [1, 5, 96], 40, 8, 32, "packed", True, 0, 5)
     matmul_nbits_model(out("nbits_q8_bs64_level4.onnx"), [1, 7, 128], 48, 8, 64, None, False, 4, 6)
+
+    gather_block_quantized_model(out("gbq_q4_zp.onnx"), 10, 72, 4, 16, True, TensorProto.INT64,
+                                 [2, 3], 7)
+    gather_block_quantized_model(out("gbq_q8.onnx"), 6, 64, 8, 32, False, TensorProto.INT32, [4],
+                                 8)
+    gather_block_quantized_model(out("gbq_q4_f16.onnx"), 8, 64, 4, 32, True, TensorProto.INT64,
+                                 [1, 5], 9, float16=True)
 
     llama = os.path.join(args.out, "llama")
     subprocess.run([sys.executable, os.path.join(MODELS, "export_llama.py"), "--config", "tiny",

@@ -74,6 +74,8 @@ KernelCreateFn CreateConvInteger, CreateDequantizeLinear, CreateDynamicQuantizeL
 // ... and the weight-only quantized products: com.microsoft MatMulNBits (refuses, saying why it
 // was not packed) and the com.epctx MatMulNBitsPacked the compiler lowers it to
 KernelCreateFn CreateMatMulNBits, CreateMatMulNBitsPacked;
+// ... and com.microsoft GatherBlockQuantized (rows of a block-quantized table, dequantized)
+KernelCreateFn CreateGatherBlockQuantized;
 
 // linalg/: Einsum, Det
 KernelCreateFn CreateDet, CreateEinsum;

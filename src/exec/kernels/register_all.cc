@@ -181,6 +181,7 @@ constexpr KernelEntry kQuantKernels[] = {
     {"DequantizeLinear", 10, CreateDequantizeLinear},
     {"DynamicQuantizeLinear", 11, CreateDynamicQuantizeLinear},
     {"MatMulInteger", 10, CreateMatMulInteger},
+    {"GatherBlockQuantized", 1, CreateGatherBlockQuantized, "com.microsoft"},
     {"MatMulNBits", 1, CreateMatMulNBits, "com.microsoft"},
     {ops::kMatMulNBitsPacked, ops::kOpsetVersion, CreateMatMulNBitsPacked, ops::kDomain},
     {"QLinearConv", 10, CreateQLinearConv},
