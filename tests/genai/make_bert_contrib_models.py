@@ -12,10 +12,13 @@ and position ids (given per row and broadcast), with its optional outputs; and o
 as the optimizer writes it (EmbedLayerNormalization, Attention on its mask_index,
 SkipLayerNormalization, BiasGelu, SkipLayerNormalization).
 
-usage: make_bert_contrib_models.py --out DIR [--list JSON]
+usage: make_bert_contrib_models.py --out DIR [--list JSON] [--bert-base]
 --list also writes the model list (names, input shapes, the integer inputs' values) that
-check_real_models.py reads; bert_contrib_models.json is that file. Weights come from a fixed seed,
-so the files are the same on every run.
+check_real_models.py reads; bert_contrib_models.json is that file. --bert-base also writes
+bert_base_optimized.onnx (435 MB) and its inputs (input_ids, segment_ids, attention_mask .npy,
+[1, 128]): BERT-base's shapes (12 layers, hidden 768, 12 heads, FFN 3072, vocabulary 30522) in
+the optimizer's form, random weights, to time against ONNX Runtime on the same file (not a test).
+Weights come from a fixed seed, so the files are the same on every run.
 """
 
 import argparse
@@ -225,6 +228,68 @@ def encoder_layer():
     return c
 
 
+def bert_base_optimized(out_dir):
+    """BERT-base's shapes in the optimizer's form: EmbedLayerNormalization, then 12 layers of
+    Attention, MatMul, SkipLayerNormalization, MatMul, BiasGelu, MatMul, SkipLayerNormalization."""
+    rng = np.random.default_rng(0)
+    h, ff, layers, vocab, heads, seq = 768, 3072, 12, 30522, 12, 128
+    inits, nodes = [], []
+
+    def w(name, shape):
+        inits.append(numpy_helper.from_array(
+            (rng.standard_normal(shape) * 0.02).astype(np.float32), name))
+        return name
+
+    def const(name, shape, value):
+        inits.append(numpy_helper.from_array(np.full(shape, value, np.float32), name))
+        return name
+
+    nodes.append(helper.make_node(
+        "EmbedLayerNormalization",
+        ["input_ids", "segment_ids", w("word", [vocab, h]), w("position", [512, h]),
+         w("segment", [2, h]), const("ln0_gamma", [h], 1), const("ln0_beta", [h], 0),
+         "attention_mask"], ["hidden_0", "mask_index"], domain=MS, epsilon=1e-12))
+    x = "hidden_0"
+    for i in range(layers):
+        p = f"layer{i}_"
+        nodes += [
+            helper.make_node("Attention", [x, w(p + "qkv", [h, 3 * h]),
+                                           const(p + "qkv_bias", [3 * h], 0), "mask_index"],
+                             [p + "attention"], domain=MS, num_heads=heads),
+            helper.make_node("MatMul", [p + "attention", w(p + "out", [h, h])], [p + "out_mm"]),
+            helper.make_node("SkipLayerNormalization",
+                             [p + "out_mm", x, const(p + "ln1_gamma", [h], 1),
+                              const(p + "ln1_beta", [h], 0), const(p + "out_bias", [h], 0)],
+                             [p + "ln1"], domain=MS, epsilon=1e-12),
+            helper.make_node("MatMul", [p + "ln1", w(p + "ffn1", [h, ff])], [p + "ffn1_mm"]),
+            helper.make_node("BiasGelu", [p + "ffn1_mm", const(p + "ffn1_bias", [ff], 0)],
+                             [p + "gelu"], domain=MS),
+            helper.make_node("MatMul", [p + "gelu", w(p + "ffn2", [ff, h])], [p + "ffn2_mm"]),
+        ]
+        y = "last_hidden_state" if i == layers - 1 else f"hidden_{i + 1}"
+        nodes.append(helper.make_node(
+            "SkipLayerNormalization", [p + "ffn2_mm", p + "ln1", const(p + "ln2_gamma", [h], 1),
+                                       const(p + "ln2_beta", [h], 0),
+                                       const(p + "ffn2_bias", [h], 0)],
+            [y], domain=MS, epsilon=1e-12))
+        x = y
+    inputs = [helper.make_tensor_value_info(n, TensorProto.INT32, ["batch", "sequence"])
+              for n in ("input_ids", "segment_ids", "attention_mask")]
+    graph = helper.make_graph(nodes, "bert_base_optimized", inputs, [helper.make_tensor_value_info(
+        "last_hidden_state", TensorProto.FLOAT, ["batch", "sequence", h])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid(MS, 1)],
+                              producer_name="epctx " + GENERATOR)
+    model.ir_version = 8
+    path = os.path.join(out_dir, "bert_base_optimized.onnx")
+    onnx.save(model, path + ".part")
+    os.replace(path + ".part", path)
+    np.save(os.path.join(out_dir, "input_ids.npy"),
+            rng.integers(0, vocab, (1, seq)).astype(np.int32))
+    np.save(os.path.join(out_dir, "segment_ids.npy"), np.zeros((1, seq), np.int32))
+    np.save(os.path.join(out_dir, "attention_mask.npy"), np.ones((1, seq), np.int32))
+
+
 CASES = [
     lambda: attention("attention_no_mask", "B 2, S 7, hidden 32, 4 heads, no mask"),
     lambda: attention("attention_one_head", "1 head of 16, no mask", hidden=16, heads=1),
@@ -282,8 +347,12 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
     parser.add_argument("--list", help="also write the model list here")
+    parser.add_argument("--bert-base", action="store_true",
+                        help="also write bert_base_optimized.onnx and its inputs")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.bert_base:
+        bert_base_optimized(args.out)
     entries = []
     for case in CASES:
         c = case()
