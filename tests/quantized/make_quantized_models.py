@@ -15,6 +15,10 @@ check_real_models.py --list tests/quantized/models.json (epctx against ONNX Runt
                       layer whose weight MatMuls are DynamicQuantizeLinear -> MatMulInteger ->
                       Cast -> Mul(x_scale * w_scale) -> Add(bias), int8 weights per tensor; the
                       attention MatMuls, Softmax, LayerNormalization and the erf GELU stay float.
+  qdyn_contrib.onnx   ONNX Runtime's fused forms of those products (com.microsoft): DynamicQuantizeMatMul
+                      with a per-tensor scale and a bias, with per-column scales and zero points,
+                      and with a uint8 weight; MatMulIntegerToFloat on DynamicQuantizeLinear's
+                      output with both zero points and a bias, and with b_zero_point alone.
   qdq_cnn_reduce_range.onnx, qdyn_encoder_reduce_range.onnx
                       the same two with reduce_range (the quantizers' option for CPUs without
                       VNNI): int8 weights of 7 bits, in [-64, 64].
@@ -257,6 +261,54 @@ def qdyn_encoder(path, seq=16, hidden=64, heads=4, ffn=128, name="qdyn_encoder")
     save(graph, path)
 
 
+def qdyn_contrib(path, seq=16, hidden=64):
+    """com.microsoft DynamicQuantizeMatMul and MatMulIntegerToFloat on x [1, seq, hidden]."""
+    g = Graph()
+    ms = "com.microsoft"
+
+    def weight(n, dtype=np.int8):
+        w = (rng.standard_normal((hidden, n)) / math.sqrt(hidden)).astype(np.float32)
+        if dtype == np.uint8:
+            scale = np.float32(np.abs(w).max() / 127)
+            return np.clip(np.round(w / scale) + 128, 0, 255).astype(np.uint8), scale
+        scale, q = weight_params(w, axis=1)
+        return q, scale
+
+    def output(op, inputs, n, **attrs):
+        y = g.name("y")
+        g.nodes.append(helper.make_node(op, inputs, [y], name=g.name(op), domain=ms, **attrs))
+        outputs.append(helper.make_tensor_value_info(y, TensorProto.FLOAT, [1, seq, n]))
+
+    outputs = []
+    bias = lambda n: g.const("bias", (rng.standard_normal(n) * 0.1).astype(np.float32))  # noqa
+    q, scale = weight(48)
+    output("DynamicQuantizeMatMul",
+           ["x", g.const("w_q", q), g.const("w_scale", np.float32(scale.max())), "", bias(48)], 48)
+    q, scale = weight(32)
+    output("DynamicQuantizeMatMul", ["x", g.const("w_q", q), g.const("w_scale", scale),
+                                     g.const("w_zero", np.zeros(32, np.int8))], 32)
+    q, scale = weight(24, np.uint8)
+    output("DynamicQuantizeMatMul", ["x", g.const("w_q", q), g.const("w_scale", scale),
+                                     g.const("w_zero", np.uint8(128))], 24)
+    xq, xs, xz = g.node("DynamicQuantizeLinear", ["x"], "dql", outputs=3)
+    q, scale = weight(40)
+    output("MatMulIntegerToFloat", [xq, g.const("w_q", q), xs, g.const("w_scale", scale), xz,
+                                    g.const("w_zero", np.zeros(40, np.int8)), bias(40)], 40)
+    q, scale = weight(16)
+    output("MatMulIntegerToFloat", [xq, g.const("w_q", q), xs, g.const("w_scale", scale), "",
+                                    g.const("w_zero", np.int8(0))], 16)
+    graph = helper.make_graph(
+        g.nodes, "qdyn_contrib",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden])], outputs, g.inits)
+    # onnx's checker knows no com.microsoft operator: saved unchecked.
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
+                                                    helper.make_opsetid(ms, 1)],
+                              producer_name="epctx tests/quantized/make_quantized_models.py")
+    model.ir_version = 8
+    onnx.save(model, path + ".part")
+    os.replace(path + ".part", path)
+
+
 def save(graph, path):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="epctx tests/quantized/make_quantized_models.py")
@@ -282,6 +334,8 @@ def main():
     qdq_cnn(os.path.join(args.out, "qdq_cnn_reduce_range.onnx"), "qdq_cnn_reduce_range")
     qdyn_encoder(os.path.join(args.out, "qdyn_encoder_reduce_range.onnx"),
                  name="qdyn_encoder_reduce_range")
+    REDUCE_RANGE = False
+    qdyn_contrib(os.path.join(args.out, "qdyn_contrib.onnx"))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ void Register() {
   contrib::RegisterAttentionSchemas();
   contrib::RegisterBertAttentionSchemas();
   contrib::RegisterMultiHeadAttentionSchemas();
+  contrib::RegisterQuantizedMatMulSchemas();
 }
 
 }  // namespace
