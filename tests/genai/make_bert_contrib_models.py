@@ -1,11 +1,13 @@
 #!/usr/bin/python3
 """Writes graphs of the operators ONNX Runtime's transformer optimizer puts in BERT- and GPT-2-style
-models, com.microsoft Attention, MultiHeadAttention, EmbedLayerNormalization and Gelu, for check_real_models.py --list tests/genai/bert_contrib_models.json (epctx against ONNX
+models, com.microsoft Attention, QAttention, MultiHeadAttention, EmbedLayerNormalization and Gelu,
+for check_real_models.py --list tests/genai/bert_contrib_models.json (epctx against ONNX
 Runtime 1.30, ORT being the reference for these operators). Each case is a row of CASES below:
 Attention without a mask, with every mask_index form ([B] end positions, [2B] end and start
 positions, [B, T] and [B, S, T] raw masks), unidirectional with and without a past
 ([2, B, N, P, head]) and its present, an attention bias, a scale and mask_filter_value of its own,
-a query row whose keys are all masked; MultiHeadAttention for self- and cross-attention (key and
+a query row whose keys are all masked; QAttention (the dynamic quantizer's form) with scales
+per tensor and per column; MultiHeadAttention for self- and cross-attention (key and
 value [B, L, D] with a bias, or a [B, N, L, head] cache), with a past, masks, unidirectional and
 an attention bias; EmbedLayerNormalization with and without segments, mask
 and position ids (given per row and broadcast), with its optional outputs; and one encoder layer
@@ -110,6 +112,42 @@ def attention(name, what, batch=2, seq=7, hidden=32, heads=4, mask=None, past=No
     c.node("Attention", inputs, outputs, domain=MS, num_heads=heads, **attrs)
     # Expanded into ONNX operators: no Attention of ORT's is left in the program.
     c.ops = {"com.microsoft.Attention": 0}
+    return c
+
+
+def qattention(name, what, batch=2, seq=7, hidden=32, heads=4, mask=None, past=None,
+               present=False, per_column=False, weight_zero_point=True, **attrs):
+    """DynamicQuantizeLinear of a float input, then one QAttention node on it (ORT's dynamic
+    quantizer's form): int8 weight, float bias, the input's scale and zero point from the
+    DynamicQuantizeLinear, a weight scale per tensor or per column."""
+    c = Case(name, what)
+    head = hidden // heads
+    x = c.input("input", [batch, seq, hidden])
+    w = c.rng.uniform(-1, 1, (hidden, 3 * hidden)).astype(np.float32) * 0.3
+    if per_column:
+        w_scale = (np.abs(w).max(axis=0) / 127).astype(np.float32)
+    else:
+        w_scale = np.float32(np.abs(w).max() / 127)
+    w_q = np.clip(np.round(w / w_scale), -127, 127).astype(np.int8)
+    c.inits += [numpy_helper.from_array(w_q, "weight"),
+                numpy_helper.from_array(np.asarray(w_scale), "weight_scale")]
+    c.nodes.append(helper.make_node("DynamicQuantizeLinear", [x], ["x_q", "x_scale", "x_zero"],
+                                    name="quantize_input"))
+    inputs = ["x_q", "weight", c.weight("bias", [3 * hidden]), "x_scale", "weight_scale",
+              c.input("mask_index", mask[0], TensorProto.INT32, mask[1]) if mask else "",
+              "x_zero", ""]
+    if weight_zero_point:
+        c.inits.append(numpy_helper.from_array(np.int8(0), "weight_zero_point"))
+        inputs[7] = "weight_zero_point"
+    total = seq + (past or 0)
+    inputs.append(c.input("past", [2, batch, heads, past, head]) if past is not None else "")
+    while inputs[-1] == "":
+        inputs.pop()
+    outputs = [("output", TensorProto.FLOAT, [batch, seq, hidden])]
+    if present:
+        outputs.append(("present", TensorProto.FLOAT, [2, batch, heads, total, head]))
+    c.node("QAttention", inputs, outputs, domain=MS, num_heads=heads, **attrs)
+    c.ops = {"com.microsoft.QAttention": 0}
     return c
 
 
@@ -313,6 +351,13 @@ CASES = [
                       mask_filter_value=-1000.0, mask=([2, 7], [1] * 12 + [0] * 2)),
     lambda: attention("attention_all_masked_row", "row 2 of mask_index [B] ends at 0: all its "
                       "keys masked (ORT averages them by their scores)", mask=([2], [7, 0])),
+    lambda: qattention("qattention_mask2d", "QAttention on DynamicQuantizeLinear's output, "
+                       "weight scale per tensor, both zero points, a [B, T] mask",
+                       mask=([2, 7], [1] * 12 + [0] * 2)),
+    lambda: qattention("qattention_gpt2_past", "QAttention, weight scale per column, no weight "
+                       "zero point, unidirectional with a past of 4 and its present", seq=3,
+                       past=4, present=True, per_column=True, weight_zero_point=False,
+                       unidirectional=1),
     lambda: mha("mha_self_mask2d", "separate Q, K, V of [2, 5, 32], bias, key_padding_mask [B, T] "
                 "with padding in row 2", mask=([2, 5], [1] * 5 + [1] * 3 + [0] * 2)),
     lambda: mha("mha_cross", "cross-attention: 5 queries over 9 keys, bias, no mask", kv=9),
@@ -361,12 +406,12 @@ def main():
         entries.append(e)
     if args.list:
         listing = {
-            "comment": "com.microsoft Attention, MultiHeadAttention, EmbedLayerNormalization and "
-                       "Gelu in graphs written by make_bert_contrib_models.py (--list writes "
+            "comment": "com.microsoft Attention, QAttention, MultiHeadAttention, "
+                       "EmbedLayerNormalization and Gelu in graphs written by make_bert_contrib_models.py (--list writes "
                        "this file), checked against ONNX Runtime by "
                        "tests/real_models/check_real_models.py --list "
                        "tests/genai/bert_contrib_models.json. values: the integer inputs; float "
-                       "inputs are seeded uniform in [-1, 1). expect_ops: Attention and "
+                       "inputs are seeded uniform in [-1, 1). expect_ops: Attention, QAttention and "
                        "MultiHeadAttention are expanded into ONNX operators (0 left), the others "
                        "run on their own kernels.",
             "models": entries,

@@ -1,10 +1,12 @@
 // com.microsoft Attention: the self-attention ONNX Runtime's transformer optimizer writes for BERT-
 // and GPT-2-style models (one projection [hidden, 3 hidden] for Q, K and V, a mask_index, and for
-// GPT-2 a past/present of [2, B, N, T, H]). No kernel runs it: its schema carries a function body
-// of ONNX operators, built per node, that the compiler expands (function_inliner.cc), so that it
-// runs on the kernels a PyTorch export's attention already compiles to (the projection on a packed
-// oneDNN matmul with its bias, the scores' scale, mask and softmax on MaskedSoftmax, or all of it
-// on com.epctx Attention when there is no mask).
+// GPT-2 a past/present of [2, B, N, T, H]), and QAttention, its form after ORT's dynamic
+// quantizer (input and weight int8/uint8, scaled back by their scales). No kernel runs them:
+// their schemas carry a function body of ONNX operators, built per node, that the compiler expands
+// (function_inliner.cc), so that they run on the kernels a PyTorch export's attention already
+// compiles to (the projection on a packed oneDNN matmul with its bias, QAttention's on the
+// u8 x s8 one, the scores' scale, mask and softmax on MaskedSoftmax, or all of it on com.epctx
+// Attention when there is no mask).
 //
 // The body follows ONNX Runtime 1.30's CPU kernel: the projection plus its bias split into Q, K
 // and V of N heads, a GPT-2 past's keys and values before the new ones (and the present made of
@@ -27,16 +29,48 @@
 namespace epctx::compile::contrib {
 namespace {
 
-enum AttentionInput { kInput, kWeights, kBias, kMask, kPast, kAttentionBias, kPastLength };
+// Where each input of Attention and of its quantized form QAttention sits (-1: it has none), and
+// the names the body reads them by.
+struct AttentionLayout {
+  const char* op;
+  bool quantized;  // QAttention: input and weight are int8/uint8, scaled back by their scales
+  int input, weights, bias, mask, past, attention_bias, past_length;
+  const char* weights_name;
+};
+constexpr AttentionLayout kAttention = {"Attention", false, 0, 1, 2, 3, 4, 5, 6, "weights"};
+// QAttention(input, weight, bias, input_scale, weight_scale, mask_index, input_zero_point,
+// weight_zero_point, past).
+constexpr AttentionLayout kQAttention = {"QAttention", true, 0, 1, 2, 5, 8, -1, -1, "weight"};
+constexpr int kInputScale = 3, kWeightScale = 4, kInputZeroPoint = 6, kWeightZeroPoint = 7;
+
+bool Has(const onnx::FunctionBodyBuildContext& ctx, int input) {
+  return input >= 0 && ctx.hasInput(input);
+}
+
+bool IsInt8OrUint8(const onnx::FunctionBodyBuildContext& ctx, int i) {
+  const onnx::TypeProto* t = ctx.getInputType(i);
+  if (t == nullptr || !t->has_tensor_type()) return false;
+  const int type = t->tensor_type().elem_type();
+  return type == onnx::TensorProto::INT8 || type == onnx::TensorProto::UINT8;
+}
 
 // Why the node cannot be expanded, or empty when it can; `width` gets the width of each of Q, K
 // and V (num_heads x the head size).
-std::string AttentionRefusal(const onnx::FunctionBodyBuildContext& ctx, int64_t heads,
-                             int64_t* width) {
-  if (!IsFloat32(ctx, kInput)) return "only a float32 input is expanded";
-  if (RankOf(ctx, kInput) != 3) return "the input's rank is not known to be 3";
+std::string AttentionRefusal(const onnx::FunctionBodyBuildContext& ctx, const AttentionLayout& at,
+                             int64_t heads, int64_t* width) {
+  if (at.quantized) {
+    if (!IsInt8OrUint8(ctx, at.input) || !IsInt8OrUint8(ctx, at.weights)) {
+      return "input and weight must be int8 or uint8";
+    }
+    if (!IsFloat32(ctx, at.bias) || !IsFloat32(ctx, kInputScale) || !IsFloat32(ctx, kWeightScale)) {
+      return "only float32 bias and scales are expanded";
+    }
+  } else if (!IsFloat32(ctx, at.input)) {
+    return "only a float32 input is expanded";
+  }
+  if (RankOf(ctx, at.input) != 3) return "the input's rank is not known to be 3";
   if (heads < 1) return "num_heads must be 1 or more";
-  const std::optional<std::vector<int64_t>> w = StaticDims(ctx, kWeights);
+  const std::optional<std::vector<int64_t>> w = StaticDims(ctx, at.weights);
   if (!w || w->size() != 2) return "the weights' shape is not known (a 2-D initializer)";
   const onnx::AttributeProto* sizes = ctx.getAttribute("qkv_hidden_sizes");
   if (sizes != nullptr && sizes->ints_size() > 0) {
@@ -45,22 +79,22 @@ std::string AttentionRefusal(const onnx::FunctionBodyBuildContext& ctx, int64_t 
       return "qkv_hidden_sizes with unequal Q, K and V sizes is not supported";
     }
   }
-  if (!ctx.hasInput(kBias)) {
+  if (!Has(ctx, at.bias)) {
     return "an Attention without a bias is not run (ONNX Runtime 1.30's CPU kernel refuses it too)";
   }
   if ((*w)[1] % (3 * heads) != 0) {
     return "the weights' columns are not 3 x num_heads x the head size";
   }
   *width = (*w)[1] / 3;
-  if (ctx.hasInput(kMask)) {
-    const int rank = RankOf(ctx, kMask);
+  if (Has(ctx, at.mask)) {
+    const int rank = RankOf(ctx, at.mask);
     if (rank < 1 || rank > 3) {
       return rank == 4 ? "a 4-D (Megatron) mask_index is not supported"
                        : "the mask_index's rank is not known to be 1, 2 or 3";
     }
   }
-  if (ctx.hasInput(kPast) && RankOf(ctx, kPast) != 5) return "the past's rank is not 5";
-  if (ctx.hasInput(kPastLength) || IntAttribute(ctx, "past_present_share_buffer", 0) != 0) {
+  if (Has(ctx, at.past) && RankOf(ctx, at.past) != 5) return "the past's rank is not 5";
+  if (Has(ctx, at.past_length) || IntAttribute(ctx, "past_present_share_buffer", 0) != 0) {
     return "past_present_share_buffer (a past and present sharing one buffer) is not supported";
   }
   if (IntAttribute(ctx, "do_rotary", 0) != 0) return "do_rotary is not supported";
@@ -68,12 +102,12 @@ std::string AttentionRefusal(const onnx::FunctionBodyBuildContext& ctx, int64_t 
 }
 
 bool BuildAttentionBody(const onnx::FunctionBodyBuildContext& ctx, const onnx::OpSchema& schema,
-                        onnx::FunctionProto& body) {
+                        onnx::FunctionProto& body, const AttentionLayout& at) {
   const int64_t heads = IntAttribute(ctx, "num_heads", 0);
   int64_t width = 0;
-  const std::string refusal = AttentionRefusal(ctx, heads, &width);
+  const std::string refusal = AttentionRefusal(ctx, at, heads, &width);
   if (!refusal.empty()) {
-    Logger().warn("com.microsoft.Attention is not expanded into ONNX operators: {}", refusal);
+    Logger().warn("com.microsoft.{} is not expanded into ONNX operators: {}", at.op, refusal);
     return false;
   }
   const float given_scale = FloatAttribute(ctx, "scale", 0.0f);
@@ -83,9 +117,31 @@ bool BuildAttentionBody(const onnx::FunctionBodyBuildContext& ctx, const onnx::O
   onnx::FunctionBuilder b(body);
   AddAttentionConstants(b);
   b.Const("split_shape", Int64s({0, 0, 3, heads, width / heads}, false));
-  // Q, K, V as [B, N, S, head], from the one projection.
+  // Q, K, V as [B, N, S, head], from the one projection (QAttention's an integer product scaled
+  // back by the product of the scales, as DynamicQuantizeMatMul's body).
+  if (at.quantized) {
+    // MatMulInteger takes its zero points positionally: a given weight_zero_point without
+    // input_zero_point needs a zero of the input's type before it.
+    std::string product = "product = MatMulInteger(input, weight";
+    if (ctx.hasInput(kInputZeroPoint) || ctx.hasInput(kWeightZeroPoint)) {
+      if (!ctx.hasInput(kInputZeroPoint)) {
+        onnx::TensorProto zero;
+        zero.set_data_type(ctx.getInputType(at.input)->tensor_type().elem_type());
+        zero.add_int32_data(0);
+        b.Const("input_zero", zero);
+      }
+      product += ctx.hasInput(kInputZeroPoint) ? ", input_zero_point" : ", input_zero";
+    }
+    if (ctx.hasInput(kWeightZeroPoint)) product += ", weight_zero_point";
+    b.Add((product + ")").c_str());
+    b.Add(R"(
+        product_f = Cast <to = 1> (product)
+        product_scale = Mul(input_scale, weight_scale)
+        qkv_mm = Mul(product_f, product_scale))");
+  } else {
+    b.Add("qkv_mm = MatMul(input, weights)");
+  }
   b.Add(R"(
-      qkv_mm = MatMul(input, weights)
       qkv = Add(qkv_mm, bias)
       qkv5 = Reshape(qkv, split_shape)
       q_bsnh = Gather <axis = 2> (qkv5, c0)
@@ -95,7 +151,7 @@ bool BuildAttentionBody(const onnx::FunctionBodyBuildContext& ctx, const onnx::O
       k_new = Transpose <perm = [0, 2, 1, 3]> (k_bsnh)
       v_new = Transpose <perm = [0, 2, 1, 3]> (v_bsnh))");
   // With a past [2, B, N, P, head], keys and values are the past's then the new ones.
-  if (ctx.hasInput(kPast)) {
+  if (Has(ctx, at.past)) {
     b.Add(R"(
         past_k = Gather <axis = 0> (past, c0)
         past_v = Gather <axis = 0> (past, c1)
@@ -116,11 +172,11 @@ bool BuildAttentionBody(const onnx::FunctionBodyBuildContext& ctx, const onnx::O
   a.scale = scale;
   a.fill = FloatAttribute(ctx, "mask_filter_value", -10000.0f);
   a.causal = IntAttribute(ctx, "unidirectional", 0) != 0;
-  if (ctx.hasInput(kMask)) {
+  if (Has(ctx, at.mask)) {
     a.mask = "mask_index";
-    a.mask_rank = RankOf(ctx, kMask);
+    a.mask_rank = RankOf(ctx, at.mask);
   }
-  if (ctx.hasInput(kAttentionBias)) a.attention_bias = "attention_bias";
+  if (Has(ctx, at.attention_bias)) a.attention_bias = "attention_bias";
   a.output = "output";
   a.output_width = width;
   AddScaledAttention(b, a);
@@ -128,10 +184,12 @@ bool BuildAttentionBody(const onnx::FunctionBodyBuildContext& ctx, const onnx::O
   return true;
 }
 
-// output [B, S, V width]; present [2, B, N, P + S, head] where the dims are known.
-void InferAttention(onnx::InferenceContext& ctx) {
-  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-  if (ctx.getNumOutputs() > 1) onnx::propagateElemTypeFromInputToOutput(ctx, 0, 1);
+// output [B, S, V width]; present [2, B, N, P + S, head] where the dims are known; of the
+// input's type (the bias's for QAttention).
+void InferAttention(onnx::InferenceContext& ctx, const AttentionLayout& at) {
+  const size_t typed = at.quantized ? at.bias : at.input;
+  onnx::propagateElemTypeFromInputToOutput(ctx, typed, 0);
+  if (ctx.getNumOutputs() > 1) onnx::propagateElemTypeFromInputToOutput(ctx, typed, 1);
   if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 1)) return;
   const onnx::TensorShapeProto& x = onnx::getInputShape(ctx, 0);
   const onnx::TensorShapeProto& w = onnx::getInputShape(ctx, 1);
@@ -160,13 +218,14 @@ void InferAttention(onnx::InferenceContext& ctx) {
   auto* n = present.add_dim();
   if (heads != nullptr) n->set_dim_value(heads->i());
   auto* total = present.add_dim();
-  const bool has_past = ctx.getNumInputs() > kPast && ctx.getInputType(kPast) != nullptr &&
-                        onnx::hasInputShape(ctx, kPast);
+  const size_t past = static_cast<size_t>(at.past);
+  const bool has_past = ctx.getNumInputs() > past && ctx.getInputType(past) != nullptr &&
+                        onnx::hasInputShape(ctx, past);
   if (x.dim(1).has_dim_value()) {
     if (!has_past) {
       total->set_dim_value(x.dim(1).dim_value());
     } else {
-      const onnx::TensorShapeProto& p = onnx::getInputShape(ctx, kPast);
+      const onnx::TensorShapeProto& p = onnx::getInputShape(ctx, past);
       if (p.dim_size() == 5 && p.dim(3).has_dim_value()) {
         total->set_dim_value(p.dim(3).dim_value() + x.dim(1).dim_value());
       }
@@ -177,39 +236,80 @@ void InferAttention(onnx::InferenceContext& ctx) {
   onnx::updateOutputShape(ctx, 1, present);
 }
 
-onnx::OpSchema Attention() {
+// The attributes Attention and QAttention share.
+void AttentionAttributes(onnx::OpSchema& s) {
   using onnx::AttributeProto;
-  using onnx::OpSchema;
-  OpSchema s;
-  s.SetName("Attention")
-      .SetDomain(kMicrosoftDomain)
-      .SinceVersion(1)
-      .Attr("num_heads", "attention heads", AttributeProto::INT)
+  s.Attr("num_heads", "attention heads", AttributeProto::INT)
       .Attr("unidirectional", "1: a query sees no later key", AttributeProto::INT,
             static_cast<int64_t>(0))
-      .Attr("qkv_hidden_sizes", "widths of Q, K and V", AttributeProto::INTS, onnx::OPTIONAL_VALUE)
       .Attr("past_present_share_buffer", "past and present in one buffer", AttributeProto::INT,
             static_cast<int64_t>(0))
       .Attr("do_rotary", "rotary embedding inside", AttributeProto::INT, static_cast<int64_t>(0))
       .Attr("rotary_embedding_dim", "rotary width", AttributeProto::INT, onnx::OPTIONAL_VALUE)
       .Attr("mask_filter_value", "added where masked", AttributeProto::FLOAT, -10000.0f)
       .Attr("scale", "of Q K^T; 0: 1 / sqrt(head size)", AttributeProto::FLOAT,
-            onnx::OPTIONAL_VALUE)
-      .Input(kInput, "input", "[B, S, input hidden]", "T")
-      .Input(kWeights, "weights", "[input hidden, 3 hidden]", "T")
-      .Input(kBias, "bias", "[3 hidden]", "T", OpSchema::Optional)
-      .Input(kMask, "mask_index", "[B], [2B], [B, T], [B, S, T] or [B, 1, M, M]", "M",
+            onnx::OPTIONAL_VALUE);
+}
+
+onnx::OpSchema Attention() {
+  using onnx::AttributeProto;
+  using onnx::OpSchema;
+  OpSchema s;
+  s.SetName("Attention").SetDomain(kMicrosoftDomain).SinceVersion(1);
+  AttentionAttributes(s);
+  s.Attr("qkv_hidden_sizes", "widths of Q, K and V", AttributeProto::INTS, onnx::OPTIONAL_VALUE)
+      .Input(0, "input", "[B, S, input hidden]", "T")
+      .Input(1, "weights", "[input hidden, 3 hidden]", "T")
+      .Input(2, "bias", "[3 hidden]", "T", OpSchema::Optional)
+      .Input(3, "mask_index", "[B], [2B], [B, T], [B, S, T] or [B, 1, M, M]", "M",
              OpSchema::Optional)
-      .Input(kPast, "past", "[2, B, N, P, head]", "T", OpSchema::Optional)
-      .Input(kAttentionBias, "attention_bias", "[B or 1, N or 1, S, T]", "T", OpSchema::Optional)
-      .Input(kPastLength, "past_sequence_length", "with a shared past/present buffer", "M",
+      .Input(4, "past", "[2, B, N, P, head]", "T", OpSchema::Optional)
+      .Input(5, "attention_bias", "[B or 1, N or 1, S, T]", "T", OpSchema::Optional)
+      .Input(6, "past_sequence_length", "with a shared past/present buffer", "M",
              OpSchema::Optional)
       .Output(0, "output", "[B, S, hidden]", "T")
       .Output(1, "present", "[2, B, N, P + S, head]", "T", OpSchema::Optional)
       .TypeConstraint("T", {"tensor(float)", "tensor(float16)"}, "")
       .TypeConstraint("M", {"tensor(int32)"}, "")
-      .TypeAndShapeInferenceFunction(InferAttention)
-      .SetContextDependentFunctionBodyBuilder(BuildAttentionBody);
+      .TypeAndShapeInferenceFunction(
+          [](onnx::InferenceContext& ctx) { InferAttention(ctx, kAttention); })
+      .SetContextDependentFunctionBodyBuilder([](const onnx::FunctionBodyBuildContext& ctx,
+                                                 const onnx::OpSchema& schema,
+                                                 onnx::FunctionProto& body) {
+        return BuildAttentionBody(ctx, schema, body, kAttention);
+      });
+  return s;
+}
+
+// QAttention: Attention whose input and weight are quantized (ORT's dynamic quantizer writes it,
+// the input from a DynamicQuantizeLinear).
+onnx::OpSchema QAttention() {
+  using onnx::OpSchema;
+  OpSchema s;
+  s.SetName("QAttention").SetDomain(kMicrosoftDomain).SinceVersion(1);
+  AttentionAttributes(s);
+  s.Input(0, "input", "[B, S, input hidden], quantized", "T1")
+      .Input(1, "weight", "[input hidden, 3 hidden], quantized", "T2")
+      .Input(2, "bias", "[3 hidden]", "T3")
+      .Input(kInputScale, "input_scale", "one value", "T3")
+      .Input(kWeightScale, "weight_scale", "one, or one per column", "T3")
+      .Input(5, "mask_index", "[B], [2B], [B, T] or [B, S, T]", "T4", OpSchema::Optional)
+      .Input(kInputZeroPoint, "input_zero_point", "one value", "T1", OpSchema::Optional)
+      .Input(kWeightZeroPoint, "weight_zero_point", "like weight_scale", "T2", OpSchema::Optional)
+      .Input(8, "past", "[2, B, N, P, head]", "T3", OpSchema::Optional)
+      .Output(0, "output", "[B, S, hidden]", "T3")
+      .Output(1, "present", "[2, B, N, P + S, head]", "T3", OpSchema::Optional)
+      .TypeConstraint("T1", {"tensor(int8)", "tensor(uint8)"}, "")
+      .TypeConstraint("T2", {"tensor(int8)", "tensor(uint8)"}, "")
+      .TypeConstraint("T3", {"tensor(float)", "tensor(float16)"}, "")
+      .TypeConstraint("T4", {"tensor(int32)"}, "")
+      .TypeAndShapeInferenceFunction(
+          [](onnx::InferenceContext& ctx) { InferAttention(ctx, kQAttention); })
+      .SetContextDependentFunctionBodyBuilder([](const onnx::FunctionBodyBuildContext& ctx,
+                                                 const onnx::OpSchema& schema,
+                                                 onnx::FunctionProto& body) {
+        return BuildAttentionBody(ctx, schema, body, kQAttention);
+      });
   return s;
 }
 
@@ -217,6 +317,7 @@ onnx::OpSchema Attention() {
 
 void RegisterBertAttentionSchemas() {
   RegisterOne(Attention());
+  RegisterOne(QAttention());
 }
 
 }  // namespace epctx::compile::contrib
