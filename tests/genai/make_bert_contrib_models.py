@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """Writes graphs of the operators ONNX Runtime's transformer optimizer puts in BERT- and GPT-2-style
-models, com.microsoft Attention, QAttention, MultiHeadAttention, EmbedLayerNormalization and Gelu,
-for check_real_models.py --list tests/genai/bert_contrib_models.json (epctx against ONNX
+models, com.microsoft Attention, QAttention, MultiHeadAttention, EmbedLayerNormalization,
+QEmbedLayerNormalization and Gelu, for check_real_models.py --list tests/genai/bert_contrib_models.json (epctx against ONNX
 Runtime 1.30, ORT being the reference for these operators). Each case is a row of CASES below:
 Attention without a mask, with every mask_index form ([B] end positions, [2B] end and start
 positions, [B, T] and [B, S, T] raw masks), unidirectional with and without a past
 ([2, B, N, P, head]) and its present, an attention bias, a scale and mask_filter_value of its own,
 a query row whose keys are all masked; QAttention (the dynamic quantizer's form) with scales
-per tensor and per column; MultiHeadAttention for self- and cross-attention (key and
+per tensor and per column; QEmbedLayerNormalization with uint8 and int8 tables; MultiHeadAttention for self- and cross-attention (key and
 value [B, L, D] with a bias, or a [B, N, L, head] cache), with a past, masks, unidirectional and
 an attention bias; EmbedLayerNormalization with and without segments, mask
 and position ids (given per row and broadcast), with its optional outputs; and one encoder layer
@@ -220,6 +220,46 @@ def embed_layer_norm(name, what, batch=2, seq=6, hidden=24, vocab=50, positions=
     return c
 
 
+def qembed_layer_norm(name, what, batch=2, seq=6, hidden=24, vocab=50, positions=16,
+                      segments=True, mask=True, signed=False):
+    """One QEmbedLayerNormalization node (the dynamic quantizer's form): each table, gamma and
+    beta quantized per tensor to uint8 (or int8) with a scale and zero point of its own."""
+    c = Case(name, what)
+    rng = np.random.default_rng(len(name) + 100)
+    ids = c.input("input_ids", [batch, seq], TensorProto.INT32, rng.integers(0, vocab, (batch, seq)))
+    seg = c.input("segment_ids", [batch, seq], TensorProto.INT32,
+                  rng.integers(0, 2, (batch, seq))) if segments else ""
+    qtype = np.int8 if signed else np.uint8
+    lo, hi = (-128, 127) if signed else (0, 255)
+
+    def table(stem, shape, center):
+        c.inits += [
+            numpy_helper.from_array(rng.integers(lo, hi + 1, shape).astype(qtype), stem + "_q"),
+            numpy_helper.from_array(np.float32(rng.uniform(0.005, 0.02)), stem + "_scale"),
+            numpy_helper.from_array(np.asarray(center, qtype), stem + "_zero")]
+        return stem
+
+    zero = 0 if signed else 128
+    names = [table("word", [vocab, hidden], zero), table("position", [positions, hidden], zero),
+             table("segment", [2, hidden], zero) if segments else None,
+             table("gamma", [hidden], -100 if signed else 28),
+             table("beta", [hidden], zero)]
+    m = ""
+    if mask:
+        values = np.ones((batch, seq), np.int32)
+        values[1, seq - 2:] = 0
+        m = c.input("mask", [batch, seq], TensorProto.INT32, values)
+    inputs = [ids, seg] + [n + "_q" if n else "" for n in names] + [m]
+    inputs += [n + "_scale" if n else "" for n in names]
+    inputs += [n + "_zero" if n else "" for n in names]
+    c.node("QEmbedLayerNormalization", inputs,
+           [("layernorm_out", TensorProto.FLOAT, [batch, seq, hidden]),
+            ("mask_index_out", TensorProto.INT32, [batch])], domain=MS, epsilon=1e-5)
+    c.ops = {"com.microsoft.QEmbedLayerNormalization": 0,
+             "com.microsoft.EmbedLayerNormalization": 1}
+    return c
+
+
 def gelus():
     c = Case("gelu", "com.microsoft Gelu on inputs in [-4, 4)")
     x = c.input("x", [3, 5, 16])
@@ -382,6 +422,10 @@ CASES = [
                              position_ids="rows"),
     lambda: embed_layer_norm("embed_layer_norm_position_broadcast", "position ids [1, S] for "
                              "every row", position_ids="broadcast", batch=3),
+    lambda: qembed_layer_norm("qembed_layer_norm", "QEmbedLayerNormalization: uint8 tables with "
+                              "segments and a mask, epsilon 1e-5"),
+    lambda: qembed_layer_norm("qembed_layer_norm_int8", "QEmbedLayerNormalization: int8 tables, "
+                              "no segments, no mask", segments=False, mask=False, signed=True),
     gelus,
     encoder_layer,
 ]
@@ -407,13 +451,13 @@ def main():
     if args.list:
         listing = {
             "comment": "com.microsoft Attention, QAttention, MultiHeadAttention, "
-                       "EmbedLayerNormalization and Gelu in graphs written by make_bert_contrib_models.py (--list writes "
+                       "EmbedLayerNormalization, QEmbedLayerNormalization and Gelu in graphs written by make_bert_contrib_models.py (--list writes "
                        "this file), checked against ONNX Runtime by "
                        "tests/real_models/check_real_models.py --list "
                        "tests/genai/bert_contrib_models.json. values: the integer inputs; float "
-                       "inputs are seeded uniform in [-1, 1). expect_ops: Attention, QAttention and "
-                       "MultiHeadAttention are expanded into ONNX operators (0 left), the others "
-                       "run on their own kernels.",
+                       "inputs are seeded uniform in [-1, 1). expect_ops: Attention, QAttention, "
+                       "MultiHeadAttention and QEmbedLayerNormalization are expanded into ONNX "
+                       "operators (0 left), the others run on their own kernels.",
             "models": entries,
         }
         with open(args.list, "w") as f:

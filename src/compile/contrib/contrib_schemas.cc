@@ -20,6 +20,7 @@ void Register() {
   contrib::RegisterBertAttentionSchemas();
   contrib::RegisterMultiHeadAttentionSchemas();
   contrib::RegisterQuantizedMatMulSchemas();
+  contrib::RegisterQEmbedLayerNormSchemas();
 }
 
 }  // namespace

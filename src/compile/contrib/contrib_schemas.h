@@ -13,9 +13,9 @@ inline constexpr const char* kMicrosoftDomain = "com.microsoft";
 
 // The com.microsoft ops no kernel runs whose schemas carry a function body of ONNX operators
 // (built per node), which the compiler expands: they run on the kernels of those operators.
-inline constexpr const char* kExpandedContribOps[] = {"Attention", "DynamicQuantizeMatMul",
-                                                      "MatMulIntegerToFloat", "MultiHeadAttention",
-                                                      "QAttention"};
+inline constexpr const char* kExpandedContribOps[] = {
+    "Attention",  "DynamicQuantizeMatMul",   "MatMulIntegerToFloat", "MultiHeadAttention",
+    "QAttention", "QEmbedLayerNormalization"};
 
 // Registers every family's schemas with onnx's registry (and the com.microsoft domain with its
 // version range). Idempotent and safe to call from several threads.
@@ -30,6 +30,7 @@ void RegisterAttentionSchemas();
 void RegisterBertAttentionSchemas();
 void RegisterMultiHeadAttentionSchemas();
 void RegisterQuantizedMatMulSchemas();
+void RegisterQEmbedLayerNormSchemas();
 }  // namespace contrib
 
 }  // namespace epctx::compile
