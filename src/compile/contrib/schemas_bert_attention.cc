@@ -23,6 +23,7 @@
 
 #include "compile/contrib/attention_body.h"
 #include "compile/contrib/contrib_schemas.h"
+#include "compile/contrib/integer_product_body.h"
 #include "compile/contrib/schema_helpers.h"
 #include "util/logging.h"
 
@@ -120,24 +121,10 @@ bool BuildAttentionBody(const onnx::FunctionBodyBuildContext& ctx, const onnx::O
   // Q, K, V as [B, N, S, head], from the one projection (QAttention's an integer product scaled
   // back by the product of the scales, as DynamicQuantizeMatMul's body).
   if (at.quantized) {
-    // MatMulInteger takes its zero points positionally: a given weight_zero_point without
-    // input_zero_point needs a zero of the input's type before it.
-    std::string product = "product = MatMulInteger(input, weight";
-    if (ctx.hasInput(kInputZeroPoint) || ctx.hasInput(kWeightZeroPoint)) {
-      if (!ctx.hasInput(kInputZeroPoint)) {
-        onnx::TensorProto zero;
-        zero.set_data_type(ctx.getInputType(at.input)->tensor_type().elem_type());
-        zero.add_int32_data(0);
-        b.Const("input_zero", zero);
-      }
-      product += ctx.hasInput(kInputZeroPoint) ? ", input_zero_point" : ", input_zero";
-    }
-    if (ctx.hasInput(kWeightZeroPoint)) product += ", weight_zero_point";
-    b.Add((product + ")").c_str());
-    b.Add(R"(
-        product_f = Cast <to = 1> (product)
-        product_scale = Mul(input_scale, weight_scale)
-        qkv_mm = Mul(product_f, product_scale))");
+    AddIntegerProduct(
+        b, {"input", "weight", Has(ctx, kInputZeroPoint) ? "input_zero_point" : "",
+            Has(ctx, kWeightZeroPoint) ? "weight_zero_point" : "", "input_scale", "weight_scale",
+            "", "qkv_mm", ctx.getInputType(at.input)->tensor_type().elem_type()});
   } else {
     b.Add("qkv_mm = MatMul(input, weights)");
   }

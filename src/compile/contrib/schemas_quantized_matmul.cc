@@ -17,20 +17,12 @@
 
 #include "compile/contrib/attention_body.h"
 #include "compile/contrib/contrib_schemas.h"
+#include "compile/contrib/integer_product_body.h"
 #include "compile/contrib/schema_helpers.h"
 #include "util/logging.h"
 
 namespace epctx::compile::contrib {
 namespace {
-
-// Y = float(product) * (a_scale * b_scale) (+ bias), the product already made as "product".
-void AddScaleAndBias(onnx::FunctionBuilder& b, bool bias) {
-  b.Add(R"(
-      product_f = Cast <to = 1> (product)
-      scale = Mul(a_scale, b_scale))");
-  b.Add(bias ? "scaled = Mul(product_f, scale)" : "Y = Mul(product_f, scale)");
-  if (bias) b.Add("Y = Add(scaled, bias)");
-}
 
 bool BuildDynamicQuantizeMatMulBody(const onnx::FunctionBodyBuildContext& ctx,
                                     const onnx::OpSchema& schema, onnx::FunctionProto& body) {
@@ -42,9 +34,8 @@ bool BuildDynamicQuantizeMatMulBody(const onnx::FunctionBodyBuildContext& ctx,
   }
   onnx::FunctionBuilder b(body);
   b.Add("a, a_scale, a_zero_point = DynamicQuantizeLinear(A)");
-  b.Add(ctx.hasInput(3) ? "product = MatMulInteger(a, B, a_zero_point, b_zero_point)"
-                        : "product = MatMulInteger(a, B, a_zero_point)");
-  AddScaleAndBias(b, ctx.hasInput(4));
+  AddIntegerProduct(b, {"a", "B", "a_zero_point", ctx.hasInput(3) ? "b_zero_point" : "", "a_scale",
+                        "b_scale", ctx.hasInput(4) ? "bias" : "", "Y", onnx::TensorProto::UINT8});
   schema.BuildFunction(body);
   return true;
 }
@@ -59,21 +50,9 @@ bool BuildMatMulIntegerToFloatBody(const onnx::FunctionBodyBuildContext& ctx,
     return false;
   }
   onnx::FunctionBuilder b(body);
-  // MatMulInteger takes its zero points positionally: without a_zero_point, a given
-  // b_zero_point needs a zero of A's type before it.
-  std::string a_zero = "a_zero_point";
-  if (!ctx.hasInput(4) && ctx.hasInput(5)) {
-    onnx::TensorProto zero;
-    zero.set_data_type(ctx.getInputType(0)->tensor_type().elem_type());
-    zero.add_int32_data(0);
-    b.Const("a_zero", zero);
-    a_zero = "a_zero";
-  }
-  std::string product = "product = MatMulInteger(A, B";
-  if (ctx.hasInput(4) || ctx.hasInput(5)) product += ", " + a_zero;
-  if (ctx.hasInput(5)) product += ", b_zero_point";
-  b.Add((product + ")").c_str());
-  AddScaleAndBias(b, ctx.hasInput(6));
+  AddIntegerProduct(
+      b, {"A", "B", ctx.hasInput(4) ? "a_zero_point" : "", ctx.hasInput(5) ? "b_zero_point" : "",
+          "a_scale", "b_scale", ctx.hasInput(6) ? "bias" : "", "Y", a->tensor_type().elem_type()});
   schema.BuildFunction(body);
   return true;
 }
