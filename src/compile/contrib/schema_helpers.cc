@@ -29,6 +29,28 @@ void ShapeWithLastDim(onnx::InferenceContext& ctx, size_t input, size_t output, 
   onnx::updateOutputShape(ctx, output, out);
 }
 
+void InferEmbeddingShapes(onnx::InferenceContext& ctx, size_t words) {
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const onnx::TensorShapeProto& ids = onnx::getInputShape(ctx, 0);
+  if (ids.dim_size() != 2) fail_shape_inference("input_ids must have rank 2 [batch, sequence]");
+  onnx::TensorShapeProto out;
+  *out.add_dim() = ids.dim(0);
+  *out.add_dim() = ids.dim(1);
+  onnx::TensorShapeProto::Dimension* hidden = out.add_dim();
+  if (onnx::hasInputShape(ctx, words)) {
+    const onnx::TensorShapeProto& table = onnx::getInputShape(ctx, words);
+    if (table.dim_size() != 2) fail_shape_inference("the word embedding must have rank 2");
+    *hidden = table.dim(1);
+  }
+  onnx::updateOutputShape(ctx, 0, out);
+  if (ctx.getNumOutputs() > 2) onnx::updateOutputShape(ctx, 2, out);
+  if (ctx.getNumOutputs() > 1) {
+    onnx::TensorShapeProto index;
+    *index.add_dim() = ids.dim(0);
+    onnx::updateOutputShape(ctx, 1, index);
+  }
+}
+
 std::optional<int64_t> ConstantIntInput(onnx::InferenceContext& ctx, size_t input) {
   if (ctx.getNumInputs() <= input) return std::nullopt;
   const onnx::TensorProto* t = ctx.getInputData(input);

@@ -19,6 +19,11 @@ void PropagateTypeAndShape(onnx::InferenceContext& ctx, size_t input, size_t out
 // The input's shape with its last dim replaced by `last` (a matrix product's output).
 void ShapeWithLastDim(onnx::InferenceContext& ctx, size_t input, size_t output, int64_t last);
 
+// The shapes of an embedding layer's outputs (EmbedLayerNormalization and its quantized form),
+// from input_ids (input 0, [B, S]) and the word table (input `words`, [V, H]): outputs 0 and 2
+// (when present) [B, S, H], output 1 [B]. Fails on input_ids of another rank.
+void InferEmbeddingShapes(onnx::InferenceContext& ctx, size_t words);
+
 // The value of input `input` when it is a one-element int32 or int64 constant (an initializer or
 // Constant); nullopt otherwise (a graph input, or a tensor that does not decode).
 std::optional<int64_t> ConstantIntInput(onnx::InferenceContext& ctx, size_t input);

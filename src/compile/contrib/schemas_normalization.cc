@@ -102,25 +102,7 @@ void InferEmbedLayerNorm(onnx::InferenceContext& ctx) {
   onnx::propagateElemTypeFromInputToOutput(ctx, 2, 0);
   if (ctx.getNumOutputs() > 1) onnx::updateOutputElemType(ctx, 1, onnx::TensorProto::INT32);
   if (ctx.getNumOutputs() > 2) onnx::propagateElemTypeFromInputToOutput(ctx, 2, 2);
-  if (!onnx::hasInputShape(ctx, 0)) return;
-  const onnx::TensorShapeProto& ids = onnx::getInputShape(ctx, 0);
-  if (ids.dim_size() != 2) fail_shape_inference("input_ids must have rank 2 [batch, sequence]");
-  onnx::TensorShapeProto out;
-  *out.add_dim() = ids.dim(0);
-  *out.add_dim() = ids.dim(1);
-  onnx::TensorShapeProto::Dimension* hidden = out.add_dim();
-  if (onnx::hasInputShape(ctx, 2)) {
-    const onnx::TensorShapeProto& words = onnx::getInputShape(ctx, 2);
-    if (words.dim_size() != 2) fail_shape_inference("word_embedding must have rank 2");
-    *hidden = words.dim(1);
-  }
-  onnx::updateOutputShape(ctx, 0, out);
-  if (ctx.getNumOutputs() > 2) onnx::updateOutputShape(ctx, 2, out);
-  if (ctx.getNumOutputs() > 1) {
-    onnx::TensorShapeProto index;
-    *index.add_dim() = ids.dim(0);
-    onnx::updateOutputShape(ctx, 1, index);
-  }
+  InferEmbeddingShapes(ctx, 2);
 }
 
 onnx::OpSchema EmbedLayerNormalization() {

@@ -71,22 +71,7 @@ bool BuildQEmbedLayerNormBody(const onnx::FunctionBodyBuildContext& ctx,
 void InferQEmbedLayerNorm(onnx::InferenceContext& ctx) {
   onnx::updateOutputElemType(ctx, 0, onnx::TensorProto::FLOAT);
   if (ctx.getNumOutputs() > 1) onnx::updateOutputElemType(ctx, 1, onnx::TensorProto::INT32);
-  if (!onnx::hasInputShape(ctx, kQIds)) return;
-  const onnx::TensorShapeProto& ids = onnx::getInputShape(ctx, kQIds);
-  if (ids.dim_size() != 2) fail_shape_inference("input_ids must have rank 2 [batch, sequence]");
-  onnx::TensorShapeProto out;
-  *out.add_dim() = ids.dim(0);
-  *out.add_dim() = ids.dim(1);
-  auto* hidden = out.add_dim();
-  if (onnx::hasInputShape(ctx, kQWords) && onnx::getInputShape(ctx, kQWords).dim_size() == 2) {
-    *hidden = onnx::getInputShape(ctx, kQWords).dim(1);
-  }
-  onnx::updateOutputShape(ctx, 0, out);
-  if (ctx.getNumOutputs() > 1) {
-    onnx::TensorShapeProto index;
-    *index.add_dim() = ids.dim(0);
-    onnx::updateOutputShape(ctx, 1, index);
-  }
+  InferEmbeddingShapes(ctx, kQWords);
 }
 
 onnx::OpSchema QEmbedLayerNormalization() {
