@@ -150,12 +150,17 @@ void CheckRecurrentInputRank(const char* op, onnx::InferenceContext& ctx) {
   }
 }
 
+// The last opset version of the default domain this onnx knows.
+int LastOnnxOpset() {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto onnx_range = ranges.find(onnx::ONNX_DOMAIN);
+  return onnx_range != ranges.end() ? onnx_range->second.second : 0;
+}
+
 // Every version of `op` in the default domain. Schemas live in a static, non-const registry map;
 // the registry hands out const pointers.
 std::vector<onnx::OpSchema*> MutableSchemas(const char* op) {
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  const auto onnx_range = ranges.find(onnx::ONNX_DOMAIN);
-  const int last = onnx_range != ranges.end() ? onnx_range->second.second : 0;
+  const int last = LastOnnxOpset();
   std::vector<onnx::OpSchema*> schemas;
   for (int version = 1; version <= last; ++version) {
     auto* schema = const_cast<onnx::OpSchema*>(onnx::OpSchemaRegistry::Schema(op, version, ""));
@@ -183,9 +188,7 @@ void GuardInference(const char* op, const Precheck& check) {
 // size). Ours skips the propagation when the first input, or any input of a Concat (all of which
 // are required), has no type; the values then stay unknown, as for any value onnx cannot follow.
 void GuardDataPropagation() {
-  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  const auto onnx_range = ranges.find(onnx::ONNX_DOMAIN);
-  const int last = onnx_range != ranges.end() ? onnx_range->second.second : 0;
+  const int last = LastOnnxOpset();
   for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
     if (listed.domain() != onnx::ONNX_DOMAIN || !listed.has_data_propagation_function() ||
         listed.SinceVersion() > last) {

@@ -1,28 +1,17 @@
 // What the com.microsoft attention schemas whose bodies are ONNX operators share (Attention,
-// MultiHeadAttention): reading the node's context, and the scaled dot-product attention with ONNX
-// Runtime 1.30's additive mask, written as ONNX operators into a function body.
+// QAttention, MultiHeadAttention): the scaled dot-product attention with ONNX Runtime 1.30's
+// additive mask, written as ONNX operators into a function body.
 #pragma once
 
 #include <onnx/defs/function.h>
 #include <onnx/defs/schema.h>
 
+#include "compile/contrib/schema_helpers.h"
+
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <vector>
 
 namespace epctx::compile::contrib {
-
-// The static dims of input `i`, or nullopt when its rank or a dim is unknown.
-std::optional<std::vector<int64_t>> StaticDims(const onnx::FunctionBodyBuildContext& ctx, int i);
-// The rank of input `i`, or -1 when unknown.
-int RankOf(const onnx::FunctionBodyBuildContext& ctx, int i);
-// Whether input `i` is known to be a float32 tensor.
-bool IsFloat32(const onnx::FunctionBodyBuildContext& ctx, int i);
-int64_t IntAttribute(const onnx::FunctionBodyBuildContext& ctx, const char* name, int64_t fallback);
-float FloatAttribute(const onnx::FunctionBodyBuildContext& ctx, const char* name, float fallback);
-// An int64 tensor of `values`: a scalar (one value) or a 1-D tensor.
-onnx::TensorProto Int64s(std::vector<int64_t> values, bool scalar);
 
 // The constants every attention body reads: scalars c0, c1, c2 (int64), one1 = [1], minus1 =
 // [-1], column = [-1, 1], row4 = [0, 1, 1, -1], zero_f = 0.0f.

@@ -72,4 +72,44 @@ std::optional<int64_t> ConstantIntInput(onnx::InferenceContext& ctx, size_t inpu
   return std::nullopt;
 }
 
+std::optional<std::vector<int64_t>> StaticDims(const onnx::FunctionBodyBuildContext& ctx, int i) {
+  const onnx::TypeProto* t = ctx.getInputType(i);
+  if (t == nullptr || !t->has_tensor_type() || !t->tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& d : t->tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+int RankOf(const onnx::FunctionBodyBuildContext& ctx, int i) {
+  const onnx::TypeProto* t = ctx.getInputType(i);
+  if (t == nullptr || !t->has_tensor_type() || !t->tensor_type().has_shape()) return -1;
+  return t->tensor_type().shape().dim_size();
+}
+
+bool IsFloat32(const onnx::FunctionBodyBuildContext& ctx, int i) {
+  const onnx::TypeProto* t = ctx.getInputType(i);
+  return t != nullptr && t->has_tensor_type() &&
+         t->tensor_type().elem_type() == onnx::TensorProto::FLOAT;
+}
+
+int64_t IntAttribute(const onnx::FunctionBodyBuildContext& ctx, const char* name,
+                     int64_t fallback) {
+  const onnx::AttributeProto* a = ctx.getAttribute(name);
+  return a != nullptr && a->type() == onnx::AttributeProto::INT ? a->i() : fallback;
+}
+
+float FloatAttribute(const onnx::FunctionBodyBuildContext& ctx, const char* name, float fallback) {
+  const onnx::AttributeProto* a = ctx.getAttribute(name);
+  return a != nullptr && a->type() == onnx::AttributeProto::FLOAT ? a->f() : fallback;
+}
+
+onnx::TensorProto Int64s(std::vector<int64_t> values, bool scalar) {
+  onnx::TensorProto t = onnx::ToTensor(values);
+  if (!scalar) t.add_dims(static_cast<int64_t>(values.size()));
+  return t;
+}
+
 }  // namespace epctx::compile::contrib

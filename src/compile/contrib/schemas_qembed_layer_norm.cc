@@ -6,7 +6,6 @@
 // (norm/embed_layer_norm.cc), which computes what ORT's kernel does with the dequantized values:
 // the sums, their normalization, mask_index as the count of mask elements equal to 1 per row.
 // Not expanded (logged, then refused as an op no kernel runs): scales that are not float32.
-#include "compile/contrib/attention_body.h"
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/contrib/schema_helpers.h"
 #include "util/logging.h"

@@ -15,7 +15,6 @@
 // (float16 models' scales are lifted later, too late for the body's types).
 #include <string>
 
-#include "compile/contrib/attention_body.h"
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/contrib/integer_product_body.h"
 #include "compile/contrib/schema_helpers.h"

@@ -23,6 +23,34 @@
 namespace epctx::exec::kernels {
 namespace {
 
+// Value j of a packed row of `kBits`-bit values: a byte, or one of its nibbles, the low one first.
+template <int kBits>
+int32_t PackedValue(const uint8_t* packed, int64_t j) {
+  if constexpr (kBits == 8) {
+    return packed[j];
+  } else {
+    const uint8_t byte = packed[j / 2];
+    return (j & 1) != 0 ? byte >> 4 : byte & 15;
+  }
+}
+
+// dst[j] = float(q[j] - zero of j's block) * scale of j's block, for the k values of one row;
+// zeros null: the implied zero point (8 for 4 bits, 128 for 8).
+template <int kBits>
+void DequantizeRow(const uint8_t* row, const float* scales, const uint8_t* zeros, int64_t k,
+                   int64_t block_size, float* dst) {
+  constexpr int32_t kImpliedZero = kBits == 4 ? 8 : 128;
+  const int64_t blocks = (k + block_size - 1) / block_size;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float scale = scales[b];
+    const int32_t zero = zeros != nullptr ? PackedValue<kBits>(zeros, b) : kImpliedZero;
+    const int64_t last = std::min(k, (b + 1) * block_size);
+    for (int64_t j = b * block_size; j < last; ++j) {
+      dst[j] = static_cast<float>(PackedValue<kBits>(row, j) - zero) * scale;
+    }
+  }
+}
+
 class GatherBlockQuantizedKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> Create(const NodeInfo& node) {
@@ -106,28 +134,13 @@ class GatherBlockQuantizedKernel final : public Kernel {
     const uint8_t* zp = zero_points != nullptr ? zero_points->data_as<uint8_t>() : nullptr;
     float* y = out->mutable_data_as<float>();
     const int64_t row_bytes = data->shape()[1];
-    const int bits = static_cast<int>(bits_);
-    const int32_t default_zero = bits == 4 ? 8 : 128;
-    // Value j of a packed row: a byte (8 bits) or one of its nibbles, the low one first.
-    auto value = [bits](const uint8_t* packed, int64_t j) -> int32_t {
-      if (bits == 8) return packed[j];
-      const uint8_t byte = packed[j / 2];
-      return (j & 1) != 0 ? byte >> 4 : byte & 15;
-    };
+    auto* dequantize_row = bits_ == 4 ? DequantizeRow<4> : DequantizeRow<8>;
     ParallelForRanges(
         ThreadsFor(ctx.num_threads(), count * k), count, 1, [&](int64_t begin, int64_t end) {
           for (int64_t t = begin; t < end; ++t) {
             const int64_t r = picked[static_cast<size_t>(t)];
-            const uint8_t* row = q + r * row_bytes;
-            float* dst = y + t * k;
-            for (int64_t b = 0; b < blocks; ++b) {
-              const float scale = s[r * blocks + b];
-              const int32_t zero = zp != nullptr ? value(zp + r * zp_cols, b) : default_zero;
-              const int64_t last = std::min(k, (b + 1) * block_size_);
-              for (int64_t j = b * block_size_; j < last; ++j) {
-                dst[j] = static_cast<float>(value(row, j) - zero) * scale;
-              }
-            }
+            dequantize_row(q + r * row_bytes, s + r * blocks,
+                           zp != nullptr ? zp + r * zp_cols : nullptr, k, block_size_, y + t * k);
           }
         });
     return Status::Ok();
