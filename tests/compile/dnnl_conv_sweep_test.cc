@@ -391,5 +391,28 @@ INSTANTIATE_TEST_SUITE_P(Cases, DnnlConvSweep, ::testing::ValuesIn(AllCases()),
                            return std::to_string(info.index) + "_" + CaseName(info.param);
                          });
 
+// A statically shaped input whose rows are wider than oneDNN's convolutions are made for
+// (onednn::kMaxConvOutputWidth, 2^21): the narrow convolution is lowered, the wide one stays
+// ONNX Conv (run by the reference kernel), and the graph computes what it did.
+TEST(DnnlConvLowering, RowsWiderThanOneDnnTakesStayOnnxConv) {
+  for (const int64_t width : {int64_t{64}, (int64_t{1} << 21) + 8}) {
+    ModelBuilder b(17);
+    const std::vector<int64_t> shape{1, 2, 1, width};
+    b.Output(b.Conv(b.Input("x", shape), 2, 3, {1, 3}));
+    auto graph = ImportGraph(b);
+    ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+    Tensor input = RandomTensor(shape, b.rng());
+    const std::vector<Tensor> before = Evaluate(*graph, {input});
+    ASSERT_EQ(before.size(), 1u);
+    auto stats = compile::RunAllPasses(*graph);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    EXPECT_EQ(OpList(*graph), std::vector<std::string>{width > 64 ? "Conv" : "com.epctx:DnnlConv"})
+        << "width " << width;
+    const std::vector<Tensor> after = Evaluate(*graph, {input});
+    ASSERT_EQ(after.size(), 1u);
+    ExpectMatches(after[0], before[0], kRel, Cat("width ", width));
+  }
+}
+
 }  // namespace
 }  // namespace epctx::testing::dnnl

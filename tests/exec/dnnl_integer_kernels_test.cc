@@ -446,6 +446,21 @@ TEST(DnnlIntegerConv, Refusals) {
       RunNode(NodeSpec("DnnlIntegerConv", 1, "com.epctx"), huge_pads, {&tx, &real->bytes, &tb})
           .status(),
       StatusCode::kInvalidArgument, "would hold");
+  // Pads that leave the copy small but its rows millions of columns wide (a fuzzer's blob asked
+  // oneDNN for 2 GB this way): refused before oneDNN sees them.
+  AttrBuilder wide_pads;
+  wide_pads.Ints("weights_shape", {4, 2, 3, 3})
+      .Ints("weights_format", real->format)
+      .Floats("output_scales", {0.1f})
+      .Ints("pads", {0, 0, 0, 1 << 22});
+  auto wide =
+      RunNode(NodeSpec("DnnlIntegerConv", 1, "com.epctx"), wide_pads, {&tx, &real->bytes, &tb});
+  ASSERT_FALSE(wide.ok());
+  EXPECT_EQ(wide.status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(wide.status().message(),
+            "a convolution of 1x2x5x4194309 by 4x2x3x3 writes rows 4194307 wide; oneDNN's "
+            "convolutions are made here for at most 2097152 (creating one takes memory per "
+            "column)");
 }
 
 }  // namespace

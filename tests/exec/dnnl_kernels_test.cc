@@ -535,6 +535,17 @@ TEST_F(DnnlConvChecks, WeightsShapeThatIsNoConvolutions) {
   EXPECT_EQ(s.message(), "DnnlConv node 'n': weights_shape [16,0,3,3]");
 }
 
+// A forged pads attribute that makes the output rows millions of columns wide: oneDNN would take
+// ~128 bytes per column creating the primitive (2 GB for a fuzzer's 16.7M), so the width is
+// refused before oneDNN sees it.
+TEST_F(DnnlConvChecks, OutputRowsWiderThanOneDnnIsMadeFor) {
+  Status s = RunWithout("pads", [](AttrBuilder& a) { a.Ints("pads", {1, 1, 1, 1 << 22}); });
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(s.message(),
+            "a convolution of 1x8x6x6 by 16x8x3x3 writes rows 4194309 wide; oneDNN's convolutions "
+            "are made here for at most 2097152 (creating one takes memory per column)");
+}
+
 TEST_F(DnnlConvChecks, BlockedInputOfTheWrongChannelCount) {
   Status s = RunWithout("src_layout", [](AttrBuilder& a) { a.Int("src_layout", 1); });
   // A plain [1, 8, 6, 6] tensor read as blocked: its last dim is not 16.

@@ -2,6 +2,7 @@
 
 #include "compile/passes/passes.h"
 #include "exec/kernels/epctx_ops.h"
+#include "exec/kernels/onednn/conv_primitive.h"
 
 namespace epctx::compile {
 
@@ -38,6 +39,11 @@ bool IsBiasFor(const IrGraph& g, int v, int64_t n) {
     if (s[i] != 1) return false;
   }
   return true;
+}
+
+bool TooWideForDnnlConv(const IrValue& x) {
+  return x.shape_known && !x.shape.empty() &&
+         x.shape.back() > exec::kernels::onednn::kMaxConvOutputWidth;
 }
 
 // A FusedGemm/FusedConv's activation as its first post-op; false when it has none we know.

@@ -25,6 +25,11 @@ bool IsFloatConstant(const IrGraph& g, int index);
 // A constant that is a bias for an output of `n` columns: [N] or [1, ..., 1, N].
 bool IsBiasFor(const IrGraph& g, int v, int64_t n);
 
+// Whether a convolution of input `x` may write rows wider than oneDNN's convolutions are made
+// for (onednn::kMaxConvOutputWidth): x's innermost dim is static and above it. Such a
+// convolution stays ONNX Conv.
+bool TooWideForDnnlConv(const IrValue& x);
+
 // A FusedGemm/FusedConv's activation as its first post-op; false when it has none we know.
 bool TakeFusedActivation(IrNode& n);
 

@@ -17,7 +17,7 @@ Result<PassStats> LowerConvsToDnnl(IrGraph& graph) {
     const IrValue& x = ValueOf(graph, n.inputs[0]);
     const IrValue& w = ValueOf(graph, n.inputs[1]);
     if (x.dtype != DataType::kFloat32 || !x.shape_known || x.shape.size() != w.shape.size() ||
-        w.shape.size() < 3 || w.shape.size() > 5) {
+        w.shape.size() < 3 || w.shape.size() > 5 || TooWideForDnnlConv(x)) {
       continue;
     }
     if (n.inputs.size() > 2 && n.inputs[2] >= 0 &&

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 
+#include "compile/passes/dnnl_lowering.h"
 #include "compile/passes/passes.h"
 #include "compile/passes/qdq_pattern.h"
 #include "exec/kernels/epctx_ops.h"
@@ -82,7 +83,9 @@ std::optional<QdqConv> MatchQdqConv(const IrGraph& g, const std::vector<int>& pr
   if (!x || !w) return std::nullopt;
   const IrValue& wq = ValueAt(g, w->q);
   const IrValue& xv = ValueAt(g, conv.inputs[0]);
-  if (wq.shape.size() != 4 || (xv.shape_known && xv.shape.size() != 4)) return std::nullopt;
+  if (wq.shape.size() != 4 || (xv.shape_known && xv.shape.size() != 4) || TooWideForDnnlConv(xv)) {
+    return std::nullopt;
+  }
   if (!qdq::Int8KernelsExactFor(wq)) return std::nullopt;
   auto bias = MatchBias(g, producer, conv.inputs.size() > 2 ? conv.inputs[2] : -1, wq.shape[0]);
   if (!bias) return std::nullopt;

@@ -114,6 +114,13 @@ Result<dnnl::convolution_forward::primitive_desc> MakeIntegerConvPrimitiveDesc(
 
 Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
     const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights) {
+  if (!g.out_spatial.empty() && g.out_spatial.back() > kMaxConvOutputWidth) {
+    return EPCTX_ERROR(kUnsupported,
+                       "a convolution of {} by {} writes rows {} wide; oneDNN's convolutions are "
+                       "made here for at most {} (creating one takes memory per column)",
+                       fmt::join(g.src_dims(), "x"), fmt::join(g.onnx_weight_dims(), "x"),
+                       g.out_spatial.back(), kMaxConvOutputWidth);
+  }
   try {
     if (c.integer) return MakeIntegerConvPrimitiveDesc(g, c, weights);
     using dnnl::memory;

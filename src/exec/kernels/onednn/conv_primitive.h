@@ -53,7 +53,16 @@ struct ConvConfig {
   std::vector<float> output_scales;
 };
 
-// `weights`: the layout the primitive must read, or null to let oneDNN choose.
+// The widest output row (innermost spatial dim) a oneDNN convolution is made for. oneDNN 2.6's
+// brgconv implementations take memory per output column while their primitive descriptor is
+// created: one block of ~128 bytes a column, ~240 bytes a column of peak RSS (measured on
+// AVX-512, float32 and int8 alike; other dims and the input width do not count). 2^21 columns
+// cost ~0.5 GB; a forged blob's 16.7M-column convolution asked for 2 GB in one allocation.
+// Wider statically shaped convolutions stay ONNX Conv at compile (LowerConvsToDnnl).
+inline constexpr int64_t kMaxConvOutputWidth = int64_t{1} << 21;
+
+// `weights`: the layout the primitive must read, or null to let oneDNN choose. kUnsupported for
+// an output wider than kMaxConvOutputWidth, before oneDNN sees it.
 Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
     const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights);
 
