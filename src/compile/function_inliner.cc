@@ -3,10 +3,14 @@
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
+#include <set>
 #include <unordered_map>
 
+#include "compile/body_refusal.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
@@ -15,33 +19,71 @@ namespace {
 // Expansion of one graph is bounded (a malicious model could nest functions deeply).
 constexpr int kMaxExpansions = 100000;
 
-// The function body for `node` at `opset`, or false when the op has none.
-bool BodyFor(const onnx::NodeProto& node, int64_t opset,
-             const std::unordered_map<std::string, const onnx::TypeProto*>& types,
-             onnx::FunctionProto* body) {
-  const onnx::OpSchema* schema =
-      onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), node.domain());
-  if (schema == nullptr) return false;
-  if (schema->HasFunction()) {
-    const onnx::FunctionProto* f = schema->GetFunction();
+// The function body `schema` gives `node` whose inputs have `input_types`, or false when it has
+// none.
+bool BodyFor(const onnx::OpSchema& schema, const onnx::NodeProto& node,
+             const std::vector<onnx::TypeProto>& input_types, onnx::FunctionProto* body) {
+  if (schema.HasFunction()) {
+    const onnx::FunctionProto* f = schema.GetFunction();
     if (f == nullptr) return false;
     *body = *f;
     return true;
   }
-  if (schema->HasContextDependentFunction()) {
-    std::vector<onnx::TypeProto> input_types;
-    for (const std::string& in : node.input()) {
-      auto it = types.find(in);
-      input_types.push_back(it != types.end() ? *it->second : onnx::TypeProto());
-    }
+  if (schema.HasContextDependentFunction()) {
     onnx::FunctionBodyBuildContextImpl ctx(node, input_types);
     try {
-      return schema->BuildContextDependentFunction(ctx, *body);
+      return schema.BuildContextDependentFunction(ctx, *body);
     } catch (const std::exception&) {
       return false;
     }
   }
   return false;
+}
+
+// The type parameter ("T") of the schema's input or output `i` (the last one for the rest of a
+// variadic list), or empty.
+std::string TypeParameter(const std::vector<onnx::OpSchema::FormalParameter>& params, int i) {
+  if (params.empty()) return "";
+  return params[std::min(static_cast<size_t>(i), params.size() - 1)].GetTypeStr();
+}
+
+bool IsFloat16Tensor(const onnx::TypeProto& t) {
+  return t.has_tensor_type() && t.tensor_type().elem_type() == onnx::TensorProto::FLOAT16;
+}
+
+// The com.microsoft bodies are built for float32. A node whose inputs of some type parameter are
+// float16 is expanded as its float32 form between Casts, as ONNX Runtime's CPU provider runs
+// float16 nodes it has no float16 kernel for (LiftFloat16 later removes the Casts of a float16
+// model). Makes those inputs' types float32 and returns the parameters so bound.
+std::set<std::string> LiftFloat16Inputs(const onnx::OpSchema& schema,
+                                        std::vector<onnx::TypeProto>& input_types) {
+  std::set<std::string> lifted;
+  for (size_t i = 0; i < input_types.size(); ++i) {
+    if (!IsFloat16Tensor(input_types[i])) continue;
+    const std::string param = TypeParameter(schema.inputs(), static_cast<int>(i));
+    if (!param.empty()) lifted.insert(param);
+  }
+  for (size_t i = 0; i < input_types.size(); ++i) {
+    if (IsFloat16Tensor(input_types[i]) &&
+        lifted.count(TypeParameter(schema.inputs(), static_cast<int>(i))) > 0) {
+      input_types[i].mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    }
+  }
+  return lifted;
+}
+
+onnx::NodeProto CastNode(const std::string& name, const std::string& from, const std::string& to,
+                         int64_t elem_type) {
+  onnx::NodeProto cast;
+  cast.set_op_type("Cast");
+  cast.set_name(name);
+  cast.add_input(from);
+  cast.add_output(to);
+  onnx::AttributeProto* a = cast.add_attribute();
+  a->set_name("to");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(elem_type);
+  return cast;
 }
 
 // Replaces references to the function's attributes (ref_attr_name) with the node's values, or
@@ -90,6 +132,8 @@ struct Expansion {
   onnx::ModelProto& model;
   const HasKernel& has_kernel;
   const std::string& name;
+  // Why a node's body was not built, by node name (or first output); null: logged at once.
+  std::map<std::string, std::string>* refusals;
   std::map<std::string, int64_t> opsets;
   int expanded = 0;
   int counter = 0;
@@ -118,11 +162,39 @@ Status InlineGraph(onnx::GraphProto& graph, const TypeMap& outer, Expansion& x) 
     onnx::NodeProto node = original;
     std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
     int64_t opset = x.opsets.count(domain) ? x.opsets[domain] : 1;
-    onnx::FunctionProto body;
     // ONNX's function ops, and the contrib ops whose schemas epctx gives a body (contrib/).
-    const bool expandable = domain.empty() || domain == "com.microsoft";
-    if (!expandable || x.has_kernel(domain, node.op_type(), opset) ||
-        !BodyFor(node, opset, types, &body)) {
+    const bool contrib = domain == "com.microsoft";
+    const onnx::OpSchema* schema =
+        domain.empty() || contrib
+            ? onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), node.domain())
+            : nullptr;
+    onnx::FunctionProto body;
+    std::set<std::string> lifted;
+    bool built = false;
+    if (schema != nullptr && !x.has_kernel(domain, node.op_type(), opset)) {
+      std::vector<onnx::TypeProto> input_types;
+      for (const std::string& in : node.input()) {
+        auto it = types.find(in);
+        input_types.push_back(it != types.end() ? *it->second : onnx::TypeProto());
+      }
+      if (contrib) lifted = LiftFloat16Inputs(*schema, input_types);
+      const std::string key =
+          node.name().empty() && node.output_size() > 0 ? node.output(0) : node.name();
+      std::string refusal;
+      {
+        std::optional<ScopedBodyRefusalCapture> capture;
+        if (x.refusals != nullptr) capture.emplace(&refusal);
+        built = BodyFor(*schema, node, input_types, &body);
+      }
+      if (x.refusals != nullptr) {
+        if (built) {
+          x.refusals->erase(key);
+        } else if (!refusal.empty()) {
+          (*x.refusals)[key] = fmt::format("node '{}': {}", key, refusal);
+        }
+      }
+    }
+    if (!built) {
       for (auto& a : *node.mutable_attribute()) {
         if (a.type() == onnx::AttributeProto::GRAPH) {
           EPCTX_RETURN_IF_ERROR(InlineGraph(*a.mutable_g(), types, x));
@@ -151,16 +223,37 @@ Status InlineGraph(onnx::GraphProto& graph, const TypeMap& outer, Expansion& x) 
       return it != rename.end() ? it->second : prefix + n;
     };
     std::vector<onnx::NodeProto> inner_nodes;
+    // A float16 node's lifted inputs enter through Casts to float32, and its outputs of a lifted
+    // type leave through Casts back.
+    std::vector<onnx::NodeProto> casts_out;
+    for (int i = 0; i < body.input_size() && i < node.input_size(); ++i) {
+      auto it = types.find(node.input(i));
+      if (node.input(i).empty() || it == types.end() || !IsFloat16Tensor(*it->second) ||
+          lifted.count(TypeParameter(schema->inputs(), i)) == 0) {
+        continue;
+      }
+      const std::string lifted_name = fmt::format("{}float32_input_{}", prefix, i);
+      inner_nodes.push_back(CastNode(fmt::format("{}cast_input_{}", prefix, i), node.input(i),
+                                     lifted_name, onnx::TensorProto::FLOAT));
+      rename[body.input(i)] = lifted_name;
+    }
+    for (int i = 0; i < body.output_size() && i < node.output_size(); ++i) {
+      if (node.output(i).empty() || lifted.count(TypeParameter(schema->outputs(), i)) == 0)
+        continue;
+      const std::string lifted_name = fmt::format("{}float32_output_{}", prefix, i);
+      casts_out.push_back(CastNode(fmt::format("{}cast_output_{}", prefix, i), lifted_name,
+                                   node.output(i), onnx::TensorProto::FLOAT16));
+      rename[body.output(i)] = lifted_name;
+    }
     for (const onnx::NodeProto& f : body.node()) {
       onnx::NodeProto inner = f;
       for (int i = 0; i < inner.input_size(); ++i) inner.set_input(i, map_name(inner.input(i)));
       for (int i = 0; i < inner.output_size(); ++i) inner.set_output(i, map_name(inner.output(i)));
       inner.set_name(prefix + f.name());
-      BindAttributes(
-          inner, node,
-          onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), node.domain()));
+      BindAttributes(inner, node, schema);
       inner_nodes.push_back(std::move(inner));
     }
+    for (onnx::NodeProto& cast : casts_out) inner_nodes.push_back(std::move(cast));
     // Inner nodes are not expanded in this round: their input types are unknown until shape
     // inference has seen the expanded graph (the caller runs rounds).
     for (onnx::NodeProto& inner : inner_nodes) *out.Add() = std::move(inner);
@@ -183,8 +276,9 @@ Status InlineGraph(onnx::GraphProto& graph, const TypeMap& outer, Expansion& x) 
 }  // namespace
 
 Result<int> InlineFunctionOps(onnx::ModelProto& model, const HasKernel& has_kernel,
-                              const std::string& name) {
-  Expansion x{model, has_kernel, name, {}, 0, 0};
+                              const std::string& name,
+                              std::map<std::string, std::string>* refusals) {
+  Expansion x{model, has_kernel, name, refusals, {}, 0, 0};
   for (const auto& op : model.opset_import()) {
     x.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   }

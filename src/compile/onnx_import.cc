@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <unordered_map>
 
 #include "compile/contrib/contrib_schemas.h"
@@ -530,11 +531,14 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
   };
   // Function bodies may call further functions whose bodies depend on input types, which are
   // known only after shape inference over the expanded graph: expand in rounds.
+  // A node refused in one round may expand in a later one: refusals are logged at the end, once.
+  std::map<std::string, std::string> refusals;
   for (int round = 0; round < kMaxInlineRounds; ++round) {
-    EPCTX_ASSIGN_OR_RETURN(int inlined, InlineFunctionOps(*model, has_kernel, name));
+    EPCTX_ASSIGN_OR_RETURN(int inlined, InlineFunctionOps(*model, has_kernel, name, &refusals));
     if (inlined == 0) break;
     EPCTX_RETURN_IF_ERROR(RunShapeInference(*model, name));
   }
+  for (const auto& [node, refusal] : refusals) Logger().warn("{}", refusal);
   EPCTX_ASSIGN_OR_RETURN(ImportedModel out, ImportGraphs(model, name, model_dir, self));
   InferSymbolicShapes(out.graph);
   return out;

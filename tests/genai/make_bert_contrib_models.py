@@ -9,7 +9,8 @@ positions, [B, T] and [B, S, T] raw masks), unidirectional with and without a pa
 a query row whose keys are all masked; QAttention (the dynamic quantizer's form) with scales
 per tensor and per column; QEmbedLayerNormalization with uint8 and int8 tables; MultiHeadAttention for self- and cross-attention (key and
 value [B, L, D] with a bias, or a [B, N, L, head] cache), with a past, masks, unidirectional and
-an attention bias; EmbedLayerNormalization with and without segments, mask
+an attention bias; float16 Attention and MultiHeadAttention (inputs, weights and outputs
+float16, expanded as float32 between Casts); EmbedLayerNormalization with and without segments, mask
 and position ids (given per row and broadcast), with its optional outputs; and one encoder layer
 as the optimizer writes it (EmbedLayerNormalization, Attention on its mask_index,
 SkipLayerNormalization, BiasGelu, SkipLayerNormalization).
@@ -49,9 +50,9 @@ class Case:
             self.values[name] = [int(v) for v in np.asarray(values).reshape(-1)]
         return name
 
-    def weight(self, name, shape, scale=0.5):
+    def weight(self, name, shape, scale=0.5, dtype=np.float32):
         self.inits.append(numpy_helper.from_array(
-            (self.rng.uniform(-1, 1, shape) * scale).astype(np.float32), name))
+            (self.rng.uniform(-1, 1, shape) * scale).astype(dtype), name))
         return name
 
     def node(self, op, inputs, outputs, domain="", **attrs):
@@ -92,23 +93,25 @@ class Case:
 
 
 def attention(name, what, batch=2, seq=7, hidden=32, heads=4, mask=None, past=None,
-              present=False, attention_bias=False, **attrs):
+              present=False, attention_bias=False, half=False, **attrs):
     """One Attention node. mask: None or (shape, values) of an int32 mask_index; past: None or
-    the past length P ([2, B, N, P, head] input)."""
+    the past length P ([2, B, N, P, head] input); half: float16 inputs, weights and outputs."""
     c = Case(name, what)
     head = hidden // heads
-    x = c.input("input", [batch, seq, hidden])
-    inputs = [x, c.weight("weights", [hidden, 3 * hidden]),
-              c.weight("bias", [3 * hidden])]
+    elem, dtype = (TensorProto.FLOAT16, np.float16) if half else (TensorProto.FLOAT, np.float32)
+    x = c.input("input", [batch, seq, hidden], elem)
+    inputs = [x, c.weight("weights", [hidden, 3 * hidden], dtype=dtype),
+              c.weight("bias", [3 * hidden], dtype=dtype)]
     inputs.append(c.input("mask_index", mask[0], TensorProto.INT32, mask[1]) if mask else "")
     total = seq + (past or 0)
-    inputs.append(c.input("past", [2, batch, heads, past, head]) if past is not None else "")
-    inputs.append(c.input("attention_bias", [batch, heads, seq, total]) if attention_bias else "")
+    inputs.append(c.input("past", [2, batch, heads, past, head], elem) if past is not None else "")
+    inputs.append(c.input("attention_bias", [batch, heads, seq, total], elem)
+                  if attention_bias else "")
     while inputs[-1] == "":
         inputs.pop()
-    outputs = [("output", TensorProto.FLOAT, [batch, seq, hidden])]
+    outputs = [("output", elem, [batch, seq, hidden])]
     if present:
-        outputs.append(("present", TensorProto.FLOAT, [2, batch, heads, total, head]))
+        outputs.append(("present", elem, [2, batch, heads, total, head]))
     c.node("Attention", inputs, outputs, domain=MS, num_heads=heads, **attrs)
     # Expanded into ONNX operators: no Attention of ORT's is left in the program.
     c.ops = {"com.microsoft.Attention": 0}
@@ -152,33 +155,34 @@ def qattention(name, what, batch=2, seq=7, hidden=32, heads=4, mask=None, past=N
 
 
 def mha(name, what, batch=2, seq=5, kv=None, hidden=32, heads=4, bias=True, mask=None,
-        past=None, present=False, bnsh_kv=False, attention_bias=None, **attrs):
+        past=None, present=False, bnsh_kv=False, attention_bias=None, half=False, **attrs):
     """One MultiHeadAttention node. kv: the key/value length (default seq); mask: None or (shape,
     values) of key_padding_mask; past: None or P (past_key / past_value [B, N, P, head]);
-    attention_bias: None or its shape."""
+    attention_bias: None or its shape; half: float16 inputs, bias and outputs."""
     c = Case(name, what)
     head = hidden // heads
     kv = seq if kv is None else kv
-    q = c.input("query", [batch, seq, hidden])
+    elem, dtype = (TensorProto.FLOAT16, np.float16) if half else (TensorProto.FLOAT, np.float32)
+    q = c.input("query", [batch, seq, hidden], elem)
     if bnsh_kv:
-        k = c.input("key", [batch, heads, kv, head])
-        v = c.input("value", [batch, heads, kv, head])
+        k = c.input("key", [batch, heads, kv, head], elem)
+        v = c.input("value", [batch, heads, kv, head], elem)
     else:
-        k = c.input("key", [batch, kv, hidden])
-        v = c.input("value", [batch, kv, hidden])
-    inputs = [q, k, v, c.weight("bias", [3 * hidden]) if bias else "",
+        k = c.input("key", [batch, kv, hidden], elem)
+        v = c.input("value", [batch, kv, hidden], elem)
+    inputs = [q, k, v, c.weight("bias", [3 * hidden], dtype=dtype) if bias else "",
               c.input("key_padding_mask", mask[0], TensorProto.INT32, mask[1]) if mask else "",
-              c.input("attention_bias", attention_bias) if attention_bias else ""]
+              c.input("attention_bias", attention_bias, elem) if attention_bias else ""]
     if past is not None:
-        inputs += [c.input("past_key", [batch, heads, past, head]),
-                   c.input("past_value", [batch, heads, past, head])]
+        inputs += [c.input("past_key", [batch, heads, past, head], elem),
+                   c.input("past_value", [batch, heads, past, head], elem)]
     while inputs[-1] == "":
         inputs.pop()
     total = kv + (past or 0)
-    outputs = [("output", TensorProto.FLOAT, [batch, seq, hidden])]
+    outputs = [("output", elem, [batch, seq, hidden])]
     if present:
-        outputs += [("present_key", TensorProto.FLOAT, [batch, heads, total, head]),
-                    ("present_value", TensorProto.FLOAT, [batch, heads, total, head])]
+        outputs += [("present_key", elem, [batch, heads, total, head]),
+                    ("present_value", elem, [batch, heads, total, head])]
     c.node("MultiHeadAttention", inputs, outputs, domain=MS, num_heads=heads, **attrs)
     c.ops = {"com.microsoft.MultiHeadAttention": 0}
     return c
@@ -391,6 +395,10 @@ CASES = [
                       mask_filter_value=-1000.0, mask=([2, 7], [1] * 12 + [0] * 2)),
     lambda: attention("attention_all_masked_row", "row 2 of mask_index [B] ends at 0: all its "
                       "keys masked (ORT averages them by their scores)", mask=([2], [7, 0])),
+    lambda: attention("attention_float16_gpt2_past", "float16 inputs, weights and outputs: "
+                      "unidirectional, past of 5, 3 new tokens, a [B, T] mask, present output",
+                      seq=3, past=5, present=True, mask=([2, 8], [1] * 8 + [0, 0] + [1] * 6),
+                      unidirectional=1, half=True),
     lambda: qattention("qattention_mask2d", "QAttention on DynamicQuantizeLinear's output, "
                        "weight scale per tensor, both zero points, a [B, T] mask",
                        mask=([2, 7], [1] * 12 + [0] * 2)),
@@ -409,6 +417,12 @@ CASES = [
     lambda: mha("mha_causal_bias_scale", "unidirectional prompt, attention bias [1, 4, 5, 5], "
                 "scale 0.25, no bias input", bias=False, attention_bias=[1, 4, 5, 5], scale=0.25,
                 unidirectional=1),
+    lambda: mha("mha_float16_decode_past", "float16 inputs, bias and outputs: unidirectional "
+                "decode step after a past of 6, a [B, T] mask, present outputs", seq=1, past=6,
+                present=True, mask=([2, 7], [1] * 7 + [0] + [1] * 6), unidirectional=1,
+                half=True),
+    lambda: mha("mha_cross_float16_bias", "float16 cross-attention: 5 queries over 9 keys, "
+                "an attention bias [1, 4, 5, 9]", kv=9, attention_bias=[1, 4, 5, 9], half=True),
     lambda: mha("mha_mask1d", "key_padding_mask [B]: key lengths 5 and 3", mask=([2], [5, 3])),
     lambda: mha("mha_mask3d", "key_padding_mask [B, S, T]",
                 mask=([2, 5, 5], (np.arange(50) % 4 != 2).astype(np.int32))),

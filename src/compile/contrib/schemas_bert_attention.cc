@@ -12,20 +12,23 @@
 // and V of N heads, a GPT-2 past's keys and values before the new ones (and the present made of
 // them), then the scaled attention with ORT's additive mask from mask_index ([B] end positions,
 // [2B] end then start positions, [B, T] or [B, S, T] raw 0/1 masks), unidirectional and
-// attention_bias (attention_body.h). Not expanded (the node is then refused as an operator no
-// kernel runs, with the reason logged): float16 inputs, unequal Q/K/V sizes in qkv_hidden_sizes,
+// attention_bias (attention_body.h); a float16 node is expanded as float32 between Casts
+// (function_inliner.cc). Not expanded (the node is then refused as an operator no kernel runs,
+// with the reason logged): unequal Q/K/V sizes in qkv_hidden_sizes,
 // no bias (ORT's CPU kernel refuses that too), a 4-D (Megatron) mask, past_present_share_buffer,
 // do_rotary, and an input whose rank or weights' shape the compiler does not know.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "compile/body_refusal.h"
 #include "compile/contrib/attention_body.h"
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/contrib/integer_product_body.h"
 #include "compile/contrib/schema_helpers.h"
-#include "util/logging.h"
 
 namespace epctx::compile::contrib {
 namespace {
@@ -64,10 +67,10 @@ std::string AttentionRefusal(const onnx::FunctionBodyBuildContext& ctx, const At
       return "input and weight must be int8 or uint8";
     }
     if (!IsFloat32(ctx, at.bias) || !IsFloat32(ctx, kInputScale) || !IsFloat32(ctx, kWeightScale)) {
-      return "only float32 bias and scales are expanded";
+      return "only float32 and float16 bias and scales are expanded";
     }
   } else if (!IsFloat32(ctx, at.input)) {
-    return "only a float32 input is expanded";
+    return "only a float32 or float16 input is expanded";
   }
   if (RankOf(ctx, at.input) != 3) return "the input's rank is not known to be 3";
   if (heads < 1) return "num_heads must be 1 or more";
@@ -108,7 +111,7 @@ bool BuildAttentionBody(const onnx::FunctionBodyBuildContext& ctx, const onnx::O
   int64_t width = 0;
   const std::string refusal = AttentionRefusal(ctx, at, heads, &width);
   if (!refusal.empty()) {
-    Logger().warn("com.microsoft.{} is not expanded into ONNX operators: {}", at.op, refusal);
+    RefuseBody(fmt::format("com.microsoft.{}", at.op), refusal);
     return false;
   }
   const float given_scale = FloatAttribute(ctx, "scale", 0.0f);

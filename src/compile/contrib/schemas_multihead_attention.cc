@@ -9,20 +9,21 @@
 // given), or already [B, N, L, head] (a cross-attention cache, no bias); then the scaled
 // attention with ORT's additive mask (attention_body.h) from key_padding_mask ([B, T] or
 // [B, S, T] raw 0/1; [B] key lengths when its length is known to be the batch), unidirectional
-// and attention_bias; present_key and present_value are the keys and values attended to. Not
-// expanded (logged with the reason, then refused as an op no kernel runs): float16 inputs, packed
-// QKV or KV, a bias with 4-D key and value, a past with them, the qk output,
-// past_sequence_length and cache_indirection (a shared buffer, beam search), and shapes the
-// compiler does not know (the query's and value's widths, the bias's length).
+// and attention_bias; present_key and present_value are the keys and values attended to (a
+// float16 node is expanded as float32 between Casts, function_inliner.cc). Not expanded (logged
+// with the reason, then refused as an op no kernel runs): packed QKV or KV, a bias with 4-D key and
+// value, a past with them, the qk output, past_sequence_length and cache_indirection (a shared
+// buffer, beam search), and shapes the compiler does not know (the query's and value's widths, the
+// bias's length).
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "compile/body_refusal.h"
 #include "compile/contrib/attention_body.h"
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/contrib/schema_helpers.h"
-#include "util/logging.h"
 
 namespace epctx::compile::contrib {
 namespace {
@@ -51,7 +52,7 @@ std::string MhaRefusal(const onnx::FunctionBodyBuildContext& ctx, int64_t heads,
     return "packed QKV or KV is not supported (key and value must both be given)";
   }
   for (int i : {kQuery, kKey, kValue}) {
-    if (!IsFloat32(ctx, i)) return "only float32 query, key and value are expanded";
+    if (!IsFloat32(ctx, i)) return "only float32 and float16 query, key and value are expanded";
   }
   if (heads < 1) return "num_heads must be 1 or more";
   const int key_rank = RankOf(ctx, kKey);
@@ -127,8 +128,7 @@ bool BuildMultiHeadAttentionBody(const onnx::FunctionBodyBuildContext& ctx,
   Widths w;
   const std::string refusal = MhaRefusal(ctx, heads, &w);
   if (!refusal.empty()) {
-    Logger().warn("com.microsoft.MultiHeadAttention is not expanded into ONNX operators: {}",
-                  refusal);
+    RefuseBody("com.microsoft.MultiHeadAttention", refusal);
     return false;
   }
   const bool bias = ctx.hasInput(kMhaBias);

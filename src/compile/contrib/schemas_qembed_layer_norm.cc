@@ -6,9 +6,9 @@
 // (norm/embed_layer_norm.cc), which computes what ORT's kernel does with the dequantized values:
 // the sums, their normalization, mask_index as the count of mask elements equal to 1 per row.
 // Not expanded (logged, then refused as an op no kernel runs): scales that are not float32.
+#include "compile/body_refusal.h"
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/contrib/schema_helpers.h"
-#include "util/logging.h"
 
 namespace epctx::compile::contrib {
 namespace {
@@ -35,9 +35,7 @@ bool BuildQEmbedLayerNormBody(const onnx::FunctionBodyBuildContext& ctx,
   for (int i = 0; i < 5; ++i) {
     if (i == 2 && !ctx.hasInput(kQSegments)) continue;
     if (!IsFloat32(ctx, kQScales + i)) {
-      Logger().warn(
-          "com.microsoft.QEmbedLayerNormalization is not expanded into ONNX operators: only "
-          "float32 scales are expanded");
+      RefuseBody("com.microsoft.QEmbedLayerNormalization", "only float32 scales are expanded");
       return false;
     }
   }

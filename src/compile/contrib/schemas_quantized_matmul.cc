@@ -11,14 +11,14 @@
 //     Y = float(MatMulInteger(A, B, a_zero_point, b_zero_point)) * (a_scale * b_scale) (+ bias)
 // in ONNX Runtime 1.30's order of operations (its output processor scales the int32 sum by the
 // product of the two scales, then adds the bias). b_scale and b_zero_point are one value or one per
-// column of B. Not expanded (logged, then refused as an op no kernel runs): a non-float32 scale
-// (float16 models' scales are lifted later, too late for the body's types).
+// column of B. A float16 node is expanded as float32 between Casts (function_inliner.cc). Not
+// expanded (logged, then refused as an op no kernel runs): scales of another float type.
 #include <string>
 
+#include "compile/body_refusal.h"
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/contrib/integer_product_body.h"
 #include "compile/contrib/schema_helpers.h"
-#include "util/logging.h"
 
 namespace epctx::compile::contrib {
 namespace {
@@ -26,9 +26,8 @@ namespace {
 bool BuildDynamicQuantizeMatMulBody(const onnx::FunctionBodyBuildContext& ctx,
                                     const onnx::OpSchema& schema, onnx::FunctionProto& body) {
   if (!IsFloat32(ctx, 0) || !IsFloat32(ctx, 2)) {
-    Logger().warn(
-        "com.microsoft.DynamicQuantizeMatMul is not expanded into ONNX operators: only float32 A "
-        "and b_scale are expanded");
+    RefuseBody("com.microsoft.DynamicQuantizeMatMul",
+               "only float32 and float16 A and b_scale are expanded");
     return false;
   }
   onnx::FunctionBuilder b(body);
@@ -43,9 +42,8 @@ bool BuildMatMulIntegerToFloatBody(const onnx::FunctionBodyBuildContext& ctx,
                                    const onnx::OpSchema& schema, onnx::FunctionProto& body) {
   const onnx::TypeProto* a = ctx.getInputType(0);
   if (!IsFloat32(ctx, 2) || !IsFloat32(ctx, 3) || a == nullptr || !a->has_tensor_type()) {
-    Logger().warn(
-        "com.microsoft.MatMulIntegerToFloat is not expanded into ONNX operators: only float32 "
-        "scales and an A of known type are expanded");
+    RefuseBody("com.microsoft.MatMulIntegerToFloat",
+               "only float32 and float16 scales and an A of known type are expanded");
     return false;
   }
   onnx::FunctionBuilder b(body);
