@@ -116,11 +116,11 @@ def main(argv):
     if argv[1:] == ['--self-test']:
         return self_test()
     root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), '..')
-    # The kernel library (batched in the sanitizer builds), the other modules, the command line,
-    # the Python module and the test targets (batched in every build).
-    libraries = ['src/compile', 'src/exec', 'src/format', 'src/io', 'src/loader', 'src/util',
-                 'tools', 'python/src', 'tests/compile', 'tests/e2e', 'tests/exec', 'tests/format',
-                 'tests/io', 'tests/loader', 'tests/tools']
+    # The kernel library (batched in the sanitizer builds), the other modules, the C API, the
+    # command line, the Python module and the test targets (batched in every build).
+    libraries = ['src/capi', 'src/compile', 'src/exec', 'src/format', 'src/io', 'src/loader',
+                 'src/util', 'tools', 'python/src', 'tests/compile', 'tests/e2e', 'tests/exec',
+                 'tests/format', 'tests/io', 'tests/loader', 'tests/tools']
     collisions = 0
     for library in libraries:
         seen = collections.defaultdict(list)

@@ -9,7 +9,7 @@ using epctx::capi::Guard;
 
 namespace {
 
-epctx::SessionOptions OptionsOrDefault(const epctx_session_options* options) {
+epctx::SessionOptions CompilerOptionsOf(const epctx_session_options* options) {
   return options == nullptr ? epctx::SessionOptions() : options->options;
 }
 
@@ -22,7 +22,7 @@ epctx_status* epctx_compile_model(const char* model_path, const char* context_mo
   return Guard(__func__, [&](const char* fn) {
     EPCTX_C_REQUIRE(model_path);
     EPCTX_C_REQUIRE(context_model_path);
-    return epctx::ModelCompiler(OptionsOrDefault(options))
+    return epctx::ModelCompiler(CompilerOptionsOf(options))
         .CompileToFile(std::string(model_path), context_model_path)
         .status();
   });
@@ -38,7 +38,7 @@ epctx_status* epctx_compile_models(const char* const* model_paths, size_t model_
       EPCTX_C_REQUIRE(model_paths[i]);
       paths.emplace_back(model_paths[i]);
     }
-    auto report = epctx::ModelCompiler(OptionsOrDefault(options)).CompileModels(paths, output_dir);
+    auto report = epctx::ModelCompiler(CompilerOptionsOf(options)).CompileModels(paths, output_dir);
     if (!report.ok()) return report.status();
     if (report->written) return Status::Ok();
     // Per-model failures: the first failure's code, and every failure in the message.

@@ -242,7 +242,8 @@ epctx_status* epctx_session_run(epctx_session* session, const char* const* input
     // Everything is allocated before anything is handed out, so a failure leaks nothing.
     std::vector<std::unique_ptr<epctx_tensor>> made;
     made.reserve(result->size());
-    for (epctx::Tensor& t : *result) made.push_back(std::make_unique<epctx_tensor>(std::move(t)));
+    for (epctx::Tensor& t : *result)
+      made.push_back(std::unique_ptr<epctx_tensor>(new epctx_tensor{std::move(t)}));
     for (size_t i = 0; i < made.size(); ++i) outputs[i] = made[i].release();
     return Status::Ok();
   });
@@ -277,7 +278,7 @@ epctx_status* epctx_session_run_with_outputs(epctx_session* session, const char*
     std::vector<std::unique_ptr<epctx_tensor>> made(wanted.size());
     for (size_t i = 0; i < wanted.size(); ++i) {
       if (outputs[i] == nullptr) {
-        made[i] = std::make_unique<epctx_tensor>(std::move(bound[wanted[i]]));
+        made[i] = std::unique_ptr<epctx_tensor>(new epctx_tensor{std::move(bound[wanted[i]])});
       }
     }
     for (size_t i = 0; i < wanted.size(); ++i) {

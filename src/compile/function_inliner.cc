@@ -54,22 +54,24 @@ bool IsFloat16Tensor(const onnx::TypeProto& t) {
 // The com.microsoft bodies are built for float32. A node whose inputs of some type parameter are
 // float16 is expanded as its float32 form between Casts, as ONNX Runtime's CPU provider runs
 // float16 nodes it has no float16 kernel for (LiftFloat16 later removes the Casts of a float16
-// model). Makes those inputs' types float32 and returns the parameters so bound.
-std::set<std::string> LiftFloat16Inputs(const onnx::OpSchema& schema,
-                                        std::vector<onnx::TypeProto>& input_types) {
-  std::set<std::string> lifted;
+// model).
+struct Float16Lift {
+  std::set<std::string> params;  // the type parameters bound to float16
+  std::vector<int> inputs;       // the inputs of those types, now presented as float32
+};
+
+Float16Lift LiftFloat16Inputs(const onnx::OpSchema& schema,
+                              std::vector<onnx::TypeProto>& input_types) {
+  Float16Lift lift;
   for (size_t i = 0; i < input_types.size(); ++i) {
     if (!IsFloat16Tensor(input_types[i])) continue;
     const std::string param = TypeParameter(schema.inputs(), static_cast<int>(i));
-    if (!param.empty()) lifted.insert(param);
+    if (param.empty()) continue;
+    lift.params.insert(param);
+    lift.inputs.push_back(static_cast<int>(i));
+    input_types[i].mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   }
-  for (size_t i = 0; i < input_types.size(); ++i) {
-    if (IsFloat16Tensor(input_types[i]) &&
-        lifted.count(TypeParameter(schema.inputs(), static_cast<int>(i))) > 0) {
-      input_types[i].mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    }
-  }
-  return lifted;
+  return lift;
 }
 
 onnx::NodeProto CastNode(const std::string& name, const std::string& from, const std::string& to,
@@ -169,7 +171,7 @@ Status InlineGraph(onnx::GraphProto& graph, const TypeMap& outer, Expansion& x) 
             ? onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), node.domain())
             : nullptr;
     onnx::FunctionProto body;
-    std::set<std::string> lifted;
+    Float16Lift lift;
     bool built = false;
     if (schema != nullptr && !x.has_kernel(domain, node.op_type(), opset)) {
       std::vector<onnx::TypeProto> input_types;
@@ -177,7 +179,7 @@ Status InlineGraph(onnx::GraphProto& graph, const TypeMap& outer, Expansion& x) 
         auto it = types.find(in);
         input_types.push_back(it != types.end() ? *it->second : onnx::TypeProto());
       }
-      if (contrib) lifted = LiftFloat16Inputs(*schema, input_types);
+      if (contrib) lift = LiftFloat16Inputs(*schema, input_types);
       const std::string key =
           node.name().empty() && node.output_size() > 0 ? node.output(0) : node.name();
       std::string refusal;
@@ -226,19 +228,15 @@ Status InlineGraph(onnx::GraphProto& graph, const TypeMap& outer, Expansion& x) 
     // A float16 node's lifted inputs enter through Casts to float32, and its outputs of a lifted
     // type leave through Casts back.
     std::vector<onnx::NodeProto> casts_out;
-    for (int i = 0; i < body.input_size() && i < node.input_size(); ++i) {
-      auto it = types.find(node.input(i));
-      if (node.input(i).empty() || it == types.end() || !IsFloat16Tensor(*it->second) ||
-          lifted.count(TypeParameter(schema->inputs(), i)) == 0) {
-        continue;
-      }
+    for (int i : lift.inputs) {
+      if (i >= body.input_size() || node.input(i).empty()) continue;
       const std::string lifted_name = fmt::format("{}float32_input_{}", prefix, i);
       inner_nodes.push_back(CastNode(fmt::format("{}cast_input_{}", prefix, i), node.input(i),
                                      lifted_name, onnx::TensorProto::FLOAT));
       rename[body.input(i)] = lifted_name;
     }
     for (int i = 0; i < body.output_size() && i < node.output_size(); ++i) {
-      if (node.output(i).empty() || lifted.count(TypeParameter(schema->outputs(), i)) == 0)
+      if (node.output(i).empty() || lift.params.count(TypeParameter(schema->outputs(), i)) == 0)
         continue;
       const std::string lifted_name = fmt::format("{}float32_output_{}", prefix, i);
       casts_out.push_back(CastNode(fmt::format("{}cast_output_{}", prefix, i), lifted_name,
