@@ -142,7 +142,8 @@ Status ListTargets() {
       "compiled, and a type it does not compute is refused there, naming the node, the value and "
       "the type (epctx.allow_unsupported=1 writes the context model all the same); float16 models "
       "compute in float32 (docs/KERNELS.md, \"Weight-only int4/int8 (MatMulNBits) and float16 "
-      "models\")\n");
+      "models\"), and a float16 operator expanded at compile is expanded in float32 between "
+      "Casts\n");
   return Status::Ok();
 }
 
