@@ -2,7 +2,13 @@
 #include "compile/function_inliner.h"
 
 #include <gtest/gtest.h>
+#include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
+
+#include <map>
+#include <string>
+
+#include "compile/contrib/contrib_schemas.h"
 
 namespace epctx::compile {
 namespace {
@@ -95,6 +101,62 @@ TEST(FunctionInliner, ExpandsOpsInsideControlFlowBodies) {
     EXPECT_NE(n.op_type(), "Celu");
     EXPECT_EQ(n.name().rfind("celu__Celu_0__", 0), 0u) << n.name();
   }
+}
+
+onnx::ModelProto Parsed(const char* text) {
+  onnx::ModelProto m;
+  onnx::Status parsed = onnx::OnnxParser::Parse(m, text);
+  EXPECT_TRUE(parsed.IsOK()) << parsed.ErrorMessage();
+  return m;
+}
+
+// A float16 com.microsoft node is expanded as its float32 body: Casts to float32 of the float16
+// inputs, the body, a Cast back to float16 of the output.
+TEST(FunctionInliner, Float16ContribNodeIsExpandedInFloat32BetweenCasts) {
+  RegisterContribSchemas();
+  onnx::ModelProto m = Parsed(
+      "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n"
+      "agraph (float16[1, 3, 8] q, float16[1, 3, 8] k, float16[1, 3, 8] v) => (float16[1, 3, 8] y)"
+      "\n{\n  y = com.microsoft.MultiHeadAttention<num_heads = 2>(q, k, v)\n}\n");
+  auto no_kernels = [](const std::string&, const std::string&, int64_t) { return false; };
+  std::map<std::string, std::string> refusals;
+  auto expanded = InlineFunctionOps(m, no_kernels, "mha.onnx", &refusals);
+  ASSERT_TRUE(expanded.ok()) << expanded.status().ToString();
+  EXPECT_EQ(*expanded, 1);
+  EXPECT_TRUE(refusals.empty());
+  std::map<std::string, int> to_float32;  // graph input -> Casts to float32 reading it
+  int to_float16_writing_y = 0;
+  for (const auto& n : m.graph().node()) {
+    EXPECT_NE(n.op_type(), "MultiHeadAttention");
+    if (n.op_type() != "Cast") continue;
+    ASSERT_EQ(n.attribute_size(), 1);
+    if (n.attribute(0).i() == onnx::TensorProto::FLOAT) to_float32[n.input(0)]++;
+    if (n.attribute(0).i() == onnx::TensorProto::FLOAT16 && n.output(0) == "y") {
+      to_float16_writing_y++;
+    }
+  }
+  EXPECT_EQ(to_float32, (std::map<std::string, int>{{"k", 1}, {"q", 1}, {"v", 1}}));
+  EXPECT_EQ(to_float16_writing_y, 1);
+}
+
+// Why a body was not built is kept by node, for the caller to log once when the rounds end.
+TEST(FunctionInliner, RefusalsAreKeptByNode) {
+  RegisterContribSchemas();
+  onnx::ModelProto m = Parsed(
+      "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n"
+      "agraph (float[1, 3, 8] x, float[8, 24] w, float[24] b, int32[1, 1, 3, 3] mask) => "
+      "(float[1, 3, 8] y)\n"
+      "{\n  y = com.microsoft.Attention<num_heads = 2>(x, w, b, mask)\n}\n");
+  auto no_kernels = [](const std::string&, const std::string&, int64_t) { return false; };
+  std::map<std::string, std::string> refusals;
+  auto expanded = InlineFunctionOps(m, no_kernels, "attention.onnx", &refusals);
+  ASSERT_TRUE(expanded.ok()) << expanded.status().ToString();
+  EXPECT_EQ(*expanded, 0);
+  // The parser names no node: the key is its first output.
+  EXPECT_EQ(refusals, (std::map<std::string, std::string>{
+                          {"y",
+                           "node 'y': com.microsoft.Attention is not expanded into ONNX "
+                           "operators: a 4-D (Megatron) mask_index is not supported"}}));
 }
 
 }  // namespace
