@@ -4,6 +4,7 @@
 // arithmetic (accuracy_level 4) is checked against the same product with the activations
 // quantized per block as ORT's MLAS quantizes them.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -268,6 +269,38 @@ TEST(MatMulNBitsKernel, RefusesInputsOfAnotherGeometry) {
   out = RunNode(spec, attrs, {&wide, &good_codes, &scales});
   ExpectError(out.status(), StatusCode::kInvalidArgument,
               "input A has shape [1,65], expected [..., 64]");
+}
+
+// A forged output_columns (FuseSiblingNBitsMatMuls writes one positive count per output, summing
+// to N) is refused when the kernel is made.
+TEST(MatMulNBitsKernel, RefusesOutputColumnsThatAreNotAPartitionOfN) {
+  std::mt19937 rng(6);
+  Tensor a = RandomFloats({1, 64}, rng);
+  std::vector<uint8_t> full(256);
+  Tensor codes = MakeTensor(DataType::kUint8, {256}, full.data());
+  Tensor scales = FloatTensor({16}, std::vector<float>(16, 1.f));
+  NodeSpec spec("MatMulNBitsPacked", 1, "com.epctx");
+  spec.outputs = 2;
+  for (const std::vector<int64_t>& columns :
+       {std::vector<int64_t>{3, 4}, {8, 0}, {-1, 9}, {8}, {2, 2, 4}}) {
+    AttrBuilder attrs;
+    attrs.Int("K", 64)
+        .Int("N", 8)
+        .Int("bits", 4)
+        .Int("block_size", 32)
+        .Ints("output_columns", columns);
+    ExpectError(RunNode(spec, attrs, {&a, &codes, &scales}).status(), StatusCode::kInvalidArgument,
+                fmt::format("output_columns [{}] for 2 outputs of 8 columns: one positive count "
+                            "per output, summing to N",
+                            fmt::join(columns, ",")));
+  }
+  AttrBuilder good;
+  good.Int("K", 64).Int("N", 8).Int("bits", 4).Int("block_size", 32).Ints("output_columns", {5, 3});
+  auto out = RunNode(spec, good, {&a, &codes, &scales});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ((*out)[1].shape(), (std::vector<int64_t>{1, 3}));
 }
 
 }  // namespace

@@ -80,6 +80,10 @@ Result<PassStats> FuseRotateHalf(IrGraph& graph);
 // A Llama MLP's gate, Mul(Mul(g, Sigmoid(g)), u), where no matmul took the sigmoid as its
 // activation, becomes one com.epctx SwiGlu(g, u), bit for bit (fuse_swiglu.cc).
 Result<PassStats> FuseSwiGlu(IrGraph& graph);
+// com.epctx MatMulNBitsPacked nodes reading one activation (Q, K and V; gate and up) become one
+// over their columns side by side, an output per original node, bit for bit
+// (fuse_sibling_nbits.cc).
+Result<PassStats> FuseSiblingNBitsMatMuls(IrGraph& graph);
 // Chooses which activations stay in oneDNN's channel-blocked layout between convolutions and
 // inserts com.epctx Reorder nodes where the layout changes (plan_layouts.cc).
 Result<PassStats> PlanActivationLayouts(IrGraph& graph);

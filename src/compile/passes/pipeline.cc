@@ -22,6 +22,7 @@ Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph, const PassOptions& o
                     FuseCacheConcatIntoAttention,
                     FuseRotateHalf,
                     FuseSwiGlu,
+                    FuseSiblingNBitsMatMuls,
                     LowerConvsToDnnl,
                     LowerMatMulsToDnnl,
                     LowerMatMulIntegersToDnnl,

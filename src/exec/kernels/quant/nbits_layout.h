@@ -38,6 +38,9 @@ inline constexpr const char* kN = "N";
 inline constexpr const char* kBits = "bits";
 inline constexpr const char* kBlockSize = "block_size";
 inline constexpr const char* kAccuracyLevel = "accuracy_level";
+// Set when the node is several matmuls of one activation side by side (FuseSiblingNBitsMatMuls):
+// the columns of each of its outputs, in order; they sum to N.
+inline constexpr const char* kOutputColumns = "output_columns";
 }  // namespace nbits_attr
 
 // ORT's accuracy_level at which activations are quantized to int8 (per block) for the product.
