@@ -103,24 +103,33 @@ TEST(FunctionInliner, ExpandsOpsInsideControlFlowBodies) {
   }
 }
 
-onnx::ModelProto Parsed(const char* text) {
+// A model of the default domain's opset 17 and com.microsoft's, parsed from `graph` (onnx's text
+// format), with the contrib schemas registered.
+onnx::ModelProto ContribModel(const std::string& graph) {
+  RegisterContribSchemas();
+  const std::string text =
+      "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n" + graph;
   onnx::ModelProto m;
-  onnx::Status parsed = onnx::OnnxParser::Parse(m, text);
+  onnx::Status parsed = onnx::OnnxParser::Parse(m, text.c_str());
   EXPECT_TRUE(parsed.IsOK()) << parsed.ErrorMessage();
   return m;
+}
+
+// Expands `m` as if no op had a kernel, keeping the refusals in `refusals`.
+Result<int> InlineWithoutKernels(onnx::ModelProto& m,
+                                 std::map<std::string, std::string>* refusals) {
+  auto no_kernels = [](const std::string&, const std::string&, int64_t) { return false; };
+  return InlineFunctionOps(m, no_kernels, "contrib.onnx", refusals);
 }
 
 // A float16 com.microsoft node is expanded as its float32 body: Casts to float32 of the float16
 // inputs, the body, a Cast back to float16 of the output.
 TEST(FunctionInliner, Float16ContribNodeIsExpandedInFloat32BetweenCasts) {
-  RegisterContribSchemas();
-  onnx::ModelProto m = Parsed(
-      "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n"
+  onnx::ModelProto m = ContribModel(
       "agraph (float16[1, 3, 8] q, float16[1, 3, 8] k, float16[1, 3, 8] v) => (float16[1, 3, 8] y)"
       "\n{\n  y = com.microsoft.MultiHeadAttention<num_heads = 2>(q, k, v)\n}\n");
-  auto no_kernels = [](const std::string&, const std::string&, int64_t) { return false; };
   std::map<std::string, std::string> refusals;
-  auto expanded = InlineFunctionOps(m, no_kernels, "mha.onnx", &refusals);
+  auto expanded = InlineWithoutKernels(m, &refusals);
   ASSERT_TRUE(expanded.ok()) << expanded.status().ToString();
   EXPECT_EQ(*expanded, 1);
   EXPECT_TRUE(refusals.empty());
@@ -141,15 +150,12 @@ TEST(FunctionInliner, Float16ContribNodeIsExpandedInFloat32BetweenCasts) {
 
 // Why a body was not built is kept by node, for the caller to log once when the rounds end.
 TEST(FunctionInliner, RefusalsAreKeptByNode) {
-  RegisterContribSchemas();
-  onnx::ModelProto m = Parsed(
-      "<ir_version: 8, opset_import: [\"\" : 17, \"com.microsoft\" : 1]>\n"
+  onnx::ModelProto m = ContribModel(
       "agraph (float[1, 3, 8] x, float[8, 24] w, float[24] b, int32[1, 1, 3, 3] mask) => "
       "(float[1, 3, 8] y)\n"
       "{\n  y = com.microsoft.Attention<num_heads = 2>(x, w, b, mask)\n}\n");
-  auto no_kernels = [](const std::string&, const std::string&, int64_t) { return false; };
   std::map<std::string, std::string> refusals;
-  auto expanded = InlineFunctionOps(m, no_kernels, "attention.onnx", &refusals);
+  auto expanded = InlineWithoutKernels(m, &refusals);
   ASSERT_TRUE(expanded.ok()) << expanded.status().ToString();
   EXPECT_EQ(*expanded, 0);
   // The parser names no node: the key is its first output.

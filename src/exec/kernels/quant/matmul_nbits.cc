@@ -36,12 +36,12 @@ class MatMulNBitsPackedKernel final : public Kernel {
     k->int8_activations_ = level == kAccuracyInt8;
     if (attrs.Has(nbits_attr::kOutputColumns)) {
       EPCTX_ASSIGN_OR_RETURN(k->output_columns_, attrs.GetInts(nbits_attr::kOutputColumns));
+      bool partition = k->output_columns_.size() == node.outputs.size();
       int64_t sum = 0;
       for (int64_t c : k->output_columns_) {
-        if (c < 1 || __builtin_add_overflow(sum, c, &sum)) sum = -1;
-        if (sum < 0) break;
+        partition = partition && c >= 1 && !__builtin_add_overflow(sum, c, &sum);
       }
-      if (k->output_columns_.size() != node.outputs.size() || sum != k->g_.n) {
+      if (!partition || sum != k->g_.n) {
         return EPCTX_ERROR(kInvalidArgument,
                            "output_columns [{}] for {} outputs of {} columns: one positive "
                            "count per output, summing to N",
