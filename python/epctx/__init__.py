@@ -17,19 +17,28 @@ A decode loop written for onnxruntime's IOBinding runs as it is: OrtValue.ortval
 ortvalue_from_shape_and_type, InferenceSession.io_binding(), bind_input/bind_output (cpu only),
 bind_ortvalue_input/bind_ortvalue_output, run_with_iobinding, get_outputs, copy_outputs_to_cpu.
 
+SessionOptions takes onnxruntime's attributes (enable_profiling and profile_file_prefix, with
+InferenceSession.end_profiling(); graph_optimization_level, execution_mode, inter_op_num_threads,
+enable_cpu_mem_arena, enable_mem_pattern, which change nothing), and RunOptions.terminate stops
+runs from another thread.
+
 Errors raise epctx.EpctxError subclasses named after the engine's status codes
 (InvalidArgument is also a ValueError, NotFound a FileNotFoundError, IoError an OSError,
-Unsupported a NotImplementedError); the message is the engine's.
+Unsupported a NotImplementedError; Cancelled for a stopped run); the message is the engine's.
 """
 
 from ._epctx import (
+    Cancelled,
     Corrupt,
     EpctxError,
+    ExecutionMode,
     FailedPrecondition,
+    GraphOptimizationLevel,
     Internal,
     InvalidArgument,
     IoError,
     NotFound,
+    RunOptions,
     SessionOptions,
     Stale,
     TargetMismatch,

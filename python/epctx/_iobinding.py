@@ -181,10 +181,10 @@ class IOBinding:
         self._outputs.clear()
         self._results.clear()
 
-    def _run(self):
+    def _run(self, run_options):
         feed = {name: value._get_c_value() for name, value in self._inputs.items()}
         bindings = [(name, None if value is None else value._get_c_value())
                     for name, value in self._outputs.items()]
-        values = self._session._sess.run_with_bindings(feed, bindings)
+        values = self._session._sess.run_with_bindings(feed, bindings, run_options)
         for (name, bound), value in zip(self._outputs.items(), values):
             self._results[name] = bound if bound is not None else OrtValue(value)

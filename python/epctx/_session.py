@@ -2,6 +2,7 @@
 
 import copy
 import os
+import time
 
 from . import _epctx
 from ._iobinding import IOBinding, OrtValue
@@ -40,6 +41,29 @@ def _check_providers(providers, provider_options):
             raise _epctx.Unsupported(
                 f"{_CPU} options are not supported by epctx (got {dict(options)!r}); "
                 "use SessionOptions entries instead")
+
+
+def _run_options(run_options):
+    """None or an epctx.RunOptions, as the engine takes it."""
+    if run_options is not None and not isinstance(run_options, _epctx.RunOptions):
+        raise TypeError(f"run_options must be an epctx.RunOptions or None, got {type(run_options).__name__}")
+    return run_options
+
+
+def _with_profile_file(sess_options):
+    """With enable_profiling and no epctx.profile_file entry: a copy of the options naming the
+    file as onnxruntime does, PREFIX_YYYY-MM-DD_HH-MM-SS.json in the working directory."""
+    if not sess_options.enable_profiling:
+        return sess_options
+    try:
+        sess_options.get_session_config_entry("epctx.profile_file")
+        return sess_options
+    except _epctx.NotFound:
+        pass
+    named = copy.copy(sess_options)
+    stamp = time.strftime("%Y-%m-%d_%H-%M-%S")
+    named.add_session_config_entry("epctx.profile_file", f"{sess_options.profile_file_prefix}_{stamp}.json")
+    return named
 
 
 def _output_names(output_names):
@@ -126,12 +150,13 @@ class InferenceSession:
             sess_options = _epctx.SessionOptions()
         elif not isinstance(sess_options, _epctx.SessionOptions):
             raise TypeError(f"sess_options must be an epctx.SessionOptions, got {type(sess_options).__name__}")
+        engine_options = _with_profile_file(sess_options)
         if isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_path = os.fspath(path_or_bytes)
-            self._sess = _epctx._Session.from_path(self._model_path, sess_options)
+            self._sess = _epctx._Session.from_path(self._model_path, engine_options)
         elif isinstance(path_or_bytes, bytes):
             self._model_path = None
-            self._sess = _epctx._Session.from_bytes(path_or_bytes, sess_options)
+            self._sess = _epctx._Session.from_bytes(path_or_bytes, engine_options)
         else:
             raise TypeError(f"Unable to load from type '{type(path_or_bytes)}'")
         self._sess_options = copy.copy(sess_options)
@@ -148,22 +173,20 @@ class InferenceSession:
         bytes) and returned as object arrays of str; a sequence is a list of arrays both ways;
         an empty optional is None both ways (an optional input left out of the feed is None).
         """
-        if run_options is not None:
-            raise _epctx.Unsupported("epctx has no run options: pass run_options=None")
+        run_options = _run_options(run_options)
         if not isinstance(input_feed, dict):
             raise TypeError(f"input_feed must be a dict of input name -> array, got {type(input_feed).__name__}")
-        return self._sess.run(_output_names(output_names), _native_feed(input_feed))
+        return self._sess.run(_output_names(output_names), _native_feed(input_feed), run_options)
 
     def run_with_ort_values(self, output_names, input_dict_ort_values, run_options=None):
         """run() with OrtValues: input_dict_ort_values {input name: OrtValue} (arrays are taken
         too); returns a list of OrtValues, each over the engine's memory for its output."""
-        if run_options is not None:
-            raise _epctx.Unsupported("epctx has no run options: pass run_options=None")
+        run_options = _run_options(run_options)
         if not isinstance(input_dict_ort_values, dict):
             raise TypeError("input_dict_ort_values must be a dict of input name -> OrtValue, "
                             f"got {type(input_dict_ort_values).__name__}")
         values = self._sess.run_with_ort_values(_output_names(output_names),
-                                                _native_feed(input_dict_ort_values))
+                                                _native_feed(input_dict_ort_values), run_options)
         return [OrtValue(v) for v in values]
 
     def io_binding(self):
@@ -173,11 +196,10 @@ class InferenceSession:
     def run_with_iobinding(self, iobinding, run_options=None):
         """Runs with the inputs and outputs `iobinding` holds; its get_outputs() then has the
         outputs. Outputs bound to OrtValues are written into their memory."""
-        if run_options is not None:
-            raise _epctx.Unsupported("epctx has no run options: pass run_options=None")
+        run_options = _run_options(run_options)
         if not isinstance(iobinding, IOBinding) or iobinding._session is not self:
             raise ValueError("run_with_iobinding takes an IOBinding made by this session's io_binding()")
-        iobinding._run()
+        iobinding._run(run_options)
 
     def get_inputs(self):
         return list(self._inputs)
@@ -191,6 +213,14 @@ class InferenceSession:
     def get_session_options(self):
         """A copy of the options the session was created with."""
         return copy.copy(self._sess_options)
+
+    def end_profiling(self):
+        """Writes the profile (SessionOptions.enable_profiling, or the entry epctx.profile_file):
+        session creation, then every run node by node, in ONNX Runtime's profiler format (a
+        Chrome-trace JSON array); profiling stops. Returns the file's path, or '' when the
+        session is not profiled or its profile was already written. A profiled session that is
+        not ended this way writes its profile when it goes."""
+        return self._sess.end_profiling()
 
     def get_providers(self):
         return [_CPU]

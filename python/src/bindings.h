@@ -15,6 +15,7 @@ namespace py = pybind11;
 
 void RegisterErrors(py::module_& m);
 void RegisterOptions(py::module_& m);
+void RegisterRunOptions(py::module_& m);
 void RegisterSession(py::module_& m);
 void RegisterCompiler(py::module_& m);
 void RegisterOrtValue(py::module_& m);

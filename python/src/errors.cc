@@ -78,6 +78,9 @@ void RegisterErrors(py::module_& m) {
        "A state the call cannot work in (for example neither the blob nor the original model "
        "can serve)."},
       {StatusCode::kInternal, "Internal", nullptr, "A bug in epctx, or out of memory."},
+      {StatusCode::kCancelled, "Cancelled", nullptr,
+       "A run stopped before its end: RunOptions.terminate, or a limit it reached "
+       "(epctx.max_loop_iterations, epctx.max_value_bytes)."},
   };
   for (const ClassSpec& spec : specs) {
     py::tuple bases = spec.builtin != nullptr ? py::make_tuple(base, py::handle(spec.builtin))

@@ -8,6 +8,7 @@ PYBIND11_MODULE(_epctx, m) {
   ep::RegisterErrors(m);
   ep::RegisterOptions(m);
   ep::RegisterOrtValue(m);
+  ep::RegisterRunOptions(m);
   ep::RegisterSession(m);
   ep::RegisterCompiler(m);
   m.def("engine_version", [] { return std::string(epctx::EngineVersion()); });

@@ -100,21 +100,29 @@ std::unordered_map<std::string, Tensor> ToInputs(const Session& session, const p
   return inputs;
 }
 
+// `run_options` may be null (None): the defaults. Copies share the terminate flag, so another
+// Python thread can still stop the run through its own object.
+RunOptions OptionsOf(const RunOptions* run_options) {
+  return run_options != nullptr ? *run_options : RunOptions();
+}
+
 std::vector<Tensor> RunTensors(Session& session, const std::vector<std::string>& output_names,
-                               const py::dict& feed) {
+                               const py::dict& feed, const RunOptions* run_options) {
   std::vector<py::object> held;  // keeps every array read in place alive across the run
   std::unordered_map<std::string, Tensor> inputs = ToInputs(session, feed, held);
+  const RunOptions options = OptionsOf(run_options);
   Result<std::vector<Tensor>> result = Status(StatusCode::kInternal, "not run");
   {
     py::gil_scoped_release release;
     NoteEngineCallStarted();
-    result = session.Run(inputs, output_names);
+    result = session.Run(options, inputs, output_names);
   }
   return ValueOrThrow(std::move(result));
 }
 
-py::list Run(Session& session, const std::vector<std::string>& output_names, const py::dict& feed) {
-  std::vector<Tensor> outputs = RunTensors(session, output_names, feed);
+py::list Run(Session& session, const std::vector<std::string>& output_names, const py::dict& feed,
+             const RunOptions* run_options) {
+  std::vector<Tensor> outputs = RunTensors(session, output_names, feed, run_options);
   const std::vector<ValueInfo>& infos = session.outputs();
   py::list values;
   OutputConverter converter;
@@ -127,9 +135,9 @@ py::list Run(Session& session, const std::vector<std::string>& output_names, con
 
 // onnxruntime's run_with_ort_values: the outputs as _OrtValue objects, without conversion.
 py::list RunWithOrtValues(Session& session, const std::vector<std::string>& output_names,
-                          const py::dict& feed) {
+                          const py::dict& feed, const RunOptions* run_options) {
   py::list values;
-  for (Tensor& t : RunTensors(session, output_names, feed)) {
+  for (Tensor& t : RunTensors(session, output_names, feed, run_options)) {
     OrtValueHolder v;
     v.tensor = std::move(t);
     values.append(py::cast(std::move(v)));
@@ -140,7 +148,8 @@ py::list RunWithOrtValues(Session& session, const std::vector<std::string>& outp
 // A run of an IOBinding: `bindings` lists (output name, _OrtValue to write it into, or None to
 // have the run allocate it). Returns one _OrtValue per binding, in order: the bound object
 // itself, or a new one holding what the run allocated.
-py::list RunWithBindings(Session& session, const py::dict& feed, const py::list& bindings) {
+py::list RunWithBindings(Session& session, const py::dict& feed, const py::list& bindings,
+                         const RunOptions* run_options) {
   std::vector<py::object> held;
   std::unordered_map<std::string, Tensor> inputs = ToInputs(session, feed, held);
   std::unordered_map<std::string, Tensor> outputs;
@@ -167,11 +176,12 @@ py::list RunWithBindings(Session& session, const py::dict& feed, const py::list&
     }
     order.emplace_back(name, value);
   }
+  const RunOptions options = OptionsOf(run_options);
   Status status = Status(StatusCode::kInternal, "not run");
   {
     py::gil_scoped_release release;
     NoteEngineCallStarted();
-    status = session.Run(RunOptions(), inputs, outputs);
+    status = session.Run(options, inputs, outputs);
   }
   if (!status.ok()) ThrowStatus(status);
   py::list values;
@@ -223,9 +233,20 @@ void RegisterSession(py::module_& m) {
       .def_property_readonly("outputs", [](const Session& s) { return Describe(s.outputs()); })
       .def_property_readonly("origin", &Origin)
       .def_property_readonly("metadata", &Metadata)
-      .def("run", &Run, py::arg("output_names"), py::arg("input_feed"))
-      .def("run_with_ort_values", &RunWithOrtValues, py::arg("output_names"), py::arg("input_feed"))
-      .def("run_with_bindings", &RunWithBindings, py::arg("input_feed"), py::arg("bindings"));
+      .def("run", &Run, py::arg("output_names"), py::arg("input_feed"),
+           py::arg("run_options").none(true))
+      .def("run_with_ort_values", &RunWithOrtValues, py::arg("output_names"), py::arg("input_feed"),
+           py::arg("run_options").none(true))
+      .def("run_with_bindings", &RunWithBindings, py::arg("input_feed"), py::arg("bindings"),
+           py::arg("run_options").none(true))
+      .def("end_profiling", [](Session& session) {
+        Result<std::string> path = Status(StatusCode::kInternal, "not ended");
+        {
+          py::gil_scoped_release release;
+          path = session.EndProfiling();
+        }
+        return ValueOrThrow(std::move(path));
+      });
   m.def("_can_read_in_place", &CanReadInPlace, py::arg("array"),
         "Whether run() reads this array in place (no copy).");
   m.def("_last_engine_call_held_gil", &LastEngineCallHeldGil);

@@ -67,7 +67,8 @@ const Tensor* ObservedNode::output(size_t i) const {
 
 Status RunControl::CheckTerminate(std::string_view where) const {
   if (!terminated()) return Status::Ok();
-  return EPCTX_ERROR(kCancelled, "the run was terminated (RunOptions::SetTerminate), {}", where);
+  return EPCTX_ERROR(kCancelled,
+                     "the run was terminated (its RunOptions' terminate flag is set), {}", where);
 }
 
 Result<std::vector<Tensor>> BoundProgram::Run(std::span<const Tensor> inputs,

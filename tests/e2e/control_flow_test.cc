@@ -288,7 +288,7 @@ TEST(RunLimits, TerminateStopsARunningLoopFromAnotherThread) {
   EXPECT_THAT(out.status().message(),
               ::testing::MatchesRegex(
                   "model 'endless': Loop node 'Loop_0': (Loop 'Loop_0' attribute 'body': )?the "
-                  "run was terminated \\(RunOptions::SetTerminate\\), .*"));
+                  "run was terminated \\(its RunOptions' terminate flag is set\\), .*"));
   EXPECT_GE(elapsed, std::chrono::milliseconds(200));
   EXPECT_TRUE(run_options.terminate());
 
@@ -296,7 +296,8 @@ TEST(RunLimits, TerminateStopsARunningLoopFromAnotherThread) {
   out = session->Run(run_options, EndlessFeeds(3));
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().message(),
-            "model 'endless': the run was terminated (RunOptions::SetTerminate), before Loop node "
+            "model 'endless': the run was terminated (its RunOptions' terminate flag is set), "
+            "before Loop node "
             "'Loop_0'");
   run_options.UnsetTerminate();
   out = session->Run(run_options, EndlessFeeds(3));

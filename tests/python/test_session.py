@@ -231,8 +231,6 @@ def test_run_errors_carry_the_engines_message(tiny_model):
     with pytest.raises(epctx.InvalidArgument) as e:
         sess.run(None, {"x": np.array([["a", "b", "c", "d"]]), "k": k})
     assert str(e.value) == "input 'x' has type string, expected float32"
-    with pytest.raises(epctx.Unsupported, match="epctx has no run options"):
-        sess.run(None, {"x": x, "k": k}, run_options=object())
     with pytest.raises(TypeError, match="output_names must be a list of output names or None"):
         sess.run("y", {"x": x, "k": k})
     with pytest.raises(TypeError, match="input_feed must be a dict"):
@@ -270,7 +268,7 @@ def test_exception_classes():
     for cls, builtin in pairs:
         assert issubclass(cls, epctx.EpctxError) and issubclass(cls, builtin)
     for cls in (epctx.Corrupt, epctx.VersionMismatch, epctx.TargetMismatch, epctx.Stale,
-                epctx.FailedPrecondition, epctx.Internal):
+                epctx.FailedPrecondition, epctx.Internal, epctx.Cancelled):
         assert issubclass(cls, epctx.EpctxError)
 
 
