@@ -26,8 +26,9 @@
 extern "C" {
 #endif
 
-/* 2: sequence, optional and string values; 3: epctx_session_run_with_outputs */
-#define EPCTX_C_API_VERSION 3
+/* 2: sequence, optional and string values; 3: epctx_session_run_with_outputs; 4: run options
+ * (terminate) and epctx_session_end_profiling */
+#define EPCTX_C_API_VERSION 4
 
 #if defined(__GNUC__)
 #define EPCTX_C_EXPORT __attribute__((visibility("default")))
@@ -39,6 +40,7 @@ typedef struct epctx_status epctx_status;
 typedef struct epctx_session_options epctx_session_options;
 typedef struct epctx_session epctx_session;
 typedef struct epctx_tensor epctx_tensor;
+typedef struct epctx_run_options epctx_run_options;
 
 /* The same values as the C++ epctx::StatusCode. */
 typedef enum epctx_status_code {
@@ -53,7 +55,8 @@ typedef enum epctx_status_code {
   EPCTX_UNSUPPORTED = 8,         /* an operator, attribute or type the engine lacks */
   EPCTX_FAILED_PRECONDITION = 9, /* a state the call cannot work in */
   EPCTX_INTERNAL = 10,           /* a bug in epctx, or out of memory */
-  EPCTX_CANCELLED = 11           /* the run was stopped by a limit (epctx.max_loop_iterations) */
+  EPCTX_CANCELLED = 11           /* the run was stopped: its run options' terminate flag, or a
+                                    limit (epctx.max_loop_iterations, epctx.max_value_bytes) */
 } epctx_status_code;
 
 /* Element types; the values are ONNX's TensorProto.DataType. */
@@ -207,6 +210,37 @@ EPCTX_C_EXPORT epctx_status* epctx_session_run_with_outputs(
     epctx_session* session, const char* const* input_names, const epctx_tensor* const* inputs,
     size_t input_count, const char* const* output_names, size_t output_count,
     epctx_tensor** outputs);
+
+/* ---- Run options (C API version 4) ---- */
+
+/* Settings of runs, as ONNX Runtime's OrtRunOptions: a terminate flag. */
+EPCTX_C_EXPORT epctx_status* epctx_run_options_create(epctx_run_options** out);
+EPCTX_C_EXPORT void epctx_run_options_release(epctx_run_options* options);
+/* Sets (`terminate` nonzero) or clears (0) the flag. Unlike other setters it may be called from
+ * any thread while runs using the options are in flight: each stops at its next check (before
+ * every node, and every Loop or Scan iteration) with EPCTX_CANCELLED, and runs started while it
+ * is set stop at once. The options must not be released while a run uses them. */
+EPCTX_C_EXPORT epctx_status* epctx_run_options_set_terminate(epctx_run_options* options,
+                                                             int terminate);
+EPCTX_C_EXPORT epctx_status* epctx_run_options_get_terminate(const epctx_run_options* options,
+                                                             int* terminate);
+
+/* epctx_session_run and epctx_session_run_with_outputs within `run_options` (NULL: the
+ * defaults). */
+EPCTX_C_EXPORT epctx_status* epctx_session_run_with_options(
+    epctx_session* session, const epctx_run_options* run_options, const char* const* input_names,
+    const epctx_tensor* const* inputs, size_t input_count, const char* const* output_names,
+    size_t output_count, epctx_tensor** outputs);
+EPCTX_C_EXPORT epctx_status* epctx_session_run_with_outputs_and_options(
+    epctx_session* session, const epctx_run_options* run_options, const char* const* input_names,
+    const epctx_tensor* const* inputs, size_t input_count, const char* const* output_names,
+    size_t output_count, epctx_tensor** outputs);
+
+/* With the option epctx.profile_file set: writes the profile (session creation, then every run
+ * node by node, in ONNX Runtime's profiler format) and stops profiling. `*path` receives the
+ * file's path, or "" when the session is not profiled or its profile was already written; the
+ * string belongs to the session and lives until its next end_profiling call or its release. */
+EPCTX_C_EXPORT epctx_status* epctx_session_end_profiling(epctx_session* session, const char** path);
 
 /* ---- Tensors ---- */
 

@@ -20,6 +20,11 @@ struct epctx_session_options {
 
 struct epctx_session {
   std::unique_ptr<epctx::Session> session;
+  std::string profile_path;  // what epctx_session_end_profiling returned last
+};
+
+struct epctx_run_options {
+  epctx::RunOptions options;
 };
 
 struct epctx_tensor {

@@ -18,7 +18,7 @@ const epctx::SessionOptions& OptionsOrDefault(const epctx_session_options* optio
 
 Status Adopt(epctx::Result<std::unique_ptr<epctx::Session>> created, epctx_session** out) {
   if (!created.ok()) return created.status();
-  *out = new epctx_session{std::move(created).value()};
+  *out = new epctx_session{std::move(created).value(), {}};
   return Status::Ok();
 }
 
@@ -90,6 +90,73 @@ Status RunArguments(const char* fn, const epctx_session* session, const char* co
     return Status(StatusCode::kInvalidArgument, std::string(fn) + ": no outputs requested");
   }
   return Status::Ok();
+}
+
+// epctx_session_run's work, within `run_options`.
+Status RunToNewOutputs(const char* fn, epctx_session* session, const epctx::RunOptions& run_options,
+                       const char* const* input_names, const epctx_tensor* const* inputs,
+                       size_t input_count, const char* const* output_names, size_t output_count,
+                       epctx_tensor** outputs) {
+  EPCTX_C_REQUIRE(session);
+  std::unordered_map<std::string, epctx::Tensor> feed;
+  std::vector<std::string> wanted;
+  Status args = RunArguments(fn, session, input_names, inputs, input_count, output_names,
+                             output_count, outputs, feed, wanted);
+  if (!args.ok()) return args;
+  if (output_names == nullptr) wanted.clear();  // all, in model order
+  auto result = session->session->Run(run_options, feed, wanted);
+  if (!result.ok()) return result.status();
+  // Everything is allocated before anything is handed out, so a failure leaks nothing.
+  std::vector<std::unique_ptr<epctx_tensor>> made;
+  made.reserve(result->size());
+  for (epctx::Tensor& t : *result)
+    made.push_back(std::unique_ptr<epctx_tensor>(new epctx_tensor{std::move(t)}));
+  for (size_t i = 0; i < made.size(); ++i) outputs[i] = made[i].release();
+  return Status::Ok();
+}
+
+// epctx_session_run_with_outputs's work, within `run_options`.
+Status RunToBoundOutputs(const char* fn, epctx_session* session,
+                         const epctx::RunOptions& run_options, const char* const* input_names,
+                         const epctx_tensor* const* inputs, size_t input_count,
+                         const char* const* output_names, size_t output_count,
+                         epctx_tensor** outputs) {
+  EPCTX_C_REQUIRE(session);
+  std::unordered_map<std::string, epctx::Tensor> feed;
+  std::vector<std::string> wanted;
+  Status args = RunArguments(fn, session, input_names, inputs, input_count, output_names,
+                             output_count, outputs, feed, wanted);
+  if (!args.ok()) return args;
+  std::unordered_map<std::string, epctx::Tensor> bound;
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    epctx::Tensor t = outputs[i] != nullptr ? outputs[i]->tensor : epctx::Tensor();
+    if (outputs[i] != nullptr && t.empty()) {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(fn) + ": output '" + wanted[i] + "' is bound to an empty tensor");
+    }
+    if (!bound.emplace(wanted[i], std::move(t)).second) {
+      return Status(StatusCode::kInvalidArgument,
+                    std::string(fn) + ": output '" + wanted[i] + "' is named twice");
+    }
+  }
+  Status run = session->session->Run(run_options, feed, bound);
+  if (!run.ok()) return run;
+  // Everything is allocated before anything is handed out, so a failure leaks nothing.
+  std::vector<std::unique_ptr<epctx_tensor>> made(wanted.size());
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (outputs[i] == nullptr) {
+      made[i] = std::unique_ptr<epctx_tensor>(new epctx_tensor{std::move(bound[wanted[i]])});
+    }
+  }
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (made[i] != nullptr) outputs[i] = made[i].release();
+  }
+  return Status::Ok();
+}
+
+// The options of a run: the caller's (copies share the terminate flag), or the defaults.
+epctx::RunOptions RunOptionsOrDefault(const epctx_run_options* run_options) {
+  return run_options == nullptr ? epctx::RunOptions() : run_options->options;
 }
 
 }  // namespace
@@ -230,22 +297,20 @@ epctx_status* epctx_session_run(epctx_session* session, const char* const* input
                                 const char* const* output_names, size_t output_count,
                                 epctx_tensor** outputs) {
   return Guard(__func__, [&](const char* fn) {
-    EPCTX_C_REQUIRE(session);
-    std::unordered_map<std::string, epctx::Tensor> feed;
-    std::vector<std::string> wanted;
-    Status args = RunArguments(fn, session, input_names, inputs, input_count, output_names,
-                               output_count, outputs, feed, wanted);
-    if (!args.ok()) return args;
-    if (output_names == nullptr) wanted.clear();  // all, in model order
-    auto result = session->session->Run(feed, wanted);
-    if (!result.ok()) return result.status();
-    // Everything is allocated before anything is handed out, so a failure leaks nothing.
-    std::vector<std::unique_ptr<epctx_tensor>> made;
-    made.reserve(result->size());
-    for (epctx::Tensor& t : *result)
-      made.push_back(std::unique_ptr<epctx_tensor>(new epctx_tensor{std::move(t)}));
-    for (size_t i = 0; i < made.size(); ++i) outputs[i] = made[i].release();
-    return Status::Ok();
+    return RunToNewOutputs(fn, session, epctx::RunOptions(), input_names, inputs, input_count,
+                           output_names, output_count, outputs);
+  });
+}
+
+epctx_status* epctx_session_run_with_options(epctx_session* session,
+                                             const epctx_run_options* run_options,
+                                             const char* const* input_names,
+                                             const epctx_tensor* const* inputs, size_t input_count,
+                                             const char* const* output_names, size_t output_count,
+                                             epctx_tensor** outputs) {
+  return Guard(__func__, [&](const char* fn) {
+    return RunToNewOutputs(fn, session, RunOptionsOrDefault(run_options), input_names, inputs,
+                           input_count, output_names, output_count, outputs);
   });
 }
 
@@ -254,36 +319,29 @@ epctx_status* epctx_session_run_with_outputs(epctx_session* session, const char*
                                              const char* const* output_names, size_t output_count,
                                              epctx_tensor** outputs) {
   return Guard(__func__, [&](const char* fn) {
+    return RunToBoundOutputs(fn, session, epctx::RunOptions(), input_names, inputs, input_count,
+                             output_names, output_count, outputs);
+  });
+}
+
+epctx_status* epctx_session_run_with_outputs_and_options(
+    epctx_session* session, const epctx_run_options* run_options, const char* const* input_names,
+    const epctx_tensor* const* inputs, size_t input_count, const char* const* output_names,
+    size_t output_count, epctx_tensor** outputs) {
+  return Guard(__func__, [&](const char* fn) {
+    return RunToBoundOutputs(fn, session, RunOptionsOrDefault(run_options), input_names, inputs,
+                             input_count, output_names, output_count, outputs);
+  });
+}
+
+epctx_status* epctx_session_end_profiling(epctx_session* session, const char** path) {
+  return Guard(__func__, [&](const char* fn) {
     EPCTX_C_REQUIRE(session);
-    std::unordered_map<std::string, epctx::Tensor> feed;
-    std::vector<std::string> wanted;
-    Status args = RunArguments(fn, session, input_names, inputs, input_count, output_names,
-                               output_count, outputs, feed, wanted);
-    if (!args.ok()) return args;
-    std::unordered_map<std::string, epctx::Tensor> bound;
-    for (size_t i = 0; i < wanted.size(); ++i) {
-      epctx::Tensor t = outputs[i] != nullptr ? outputs[i]->tensor : epctx::Tensor();
-      if (outputs[i] != nullptr && t.empty()) {
-        return Status(StatusCode::kInvalidArgument,
-                      std::string(fn) + ": output '" + wanted[i] + "' is bound to an empty tensor");
-      }
-      if (!bound.emplace(wanted[i], std::move(t)).second) {
-        return Status(StatusCode::kInvalidArgument,
-                      std::string(fn) + ": output '" + wanted[i] + "' is named twice");
-      }
-    }
-    Status run = session->session->Run(epctx::RunOptions(), feed, bound);
-    if (!run.ok()) return run;
-    // Everything is allocated before anything is handed out, so a failure leaks nothing.
-    std::vector<std::unique_ptr<epctx_tensor>> made(wanted.size());
-    for (size_t i = 0; i < wanted.size(); ++i) {
-      if (outputs[i] == nullptr) {
-        made[i] = std::unique_ptr<epctx_tensor>(new epctx_tensor{std::move(bound[wanted[i]])});
-      }
-    }
-    for (size_t i = 0; i < wanted.size(); ++i) {
-      if (made[i] != nullptr) outputs[i] = made[i].release();
-    }
+    EPCTX_C_REQUIRE(path);
+    epctx::Result<std::string> written = session->session->EndProfiling();
+    if (!written.ok()) return written.status();
+    session->profile_path = std::move(written).value();
+    *path = session->profile_path.c_str();
     return Status::Ok();
   });
 }

@@ -666,6 +666,100 @@ static void test_bool_views(void) {
   unlink(out_file("not_ctx.epctx"));
 }
 
+/* Run options (C API 4): a run with the terminate flag set stops before its first node with
+ * EPCTX_CANCELLED, and runs again once it is cleared; epctx_session_end_profiling writes the file
+ * epctx.profile_file names, once. */
+static void test_run_options_and_profiling(void) {
+  const char* model = "/usr/share/libonnx-testdata/data/node/test_not_2d/model.onnx";
+  epctx_session_options* options = NULL;
+  epctx_run_options* run_options = NULL;
+  epctx_session* session = NULL;
+  const char* path = "unchanged";
+  int terminate = -1;
+  CHECK_ERROR(epctx_run_options_create(NULL), EPCTX_INVALID_ARGUMENT,
+              "epctx_run_options_create: argument 'out' is NULL");
+  CHECK_ERROR(epctx_run_options_set_terminate(NULL, 1), EPCTX_INVALID_ARGUMENT,
+              "epctx_run_options_set_terminate: argument 'options' is NULL");
+  CHECK_ERROR(epctx_session_end_profiling(NULL, &path), EPCTX_INVALID_ARGUMENT,
+              "epctx_session_end_profiling: argument 'session' is NULL");
+  epctx_run_options_release(NULL);
+  if (!CHECK_OK(epctx_compile_model(model, out_file("not_ctx.onnx"), NULL)) ||
+      !CHECK_OK(epctx_session_options_create(&options)) ||
+      !CHECK_OK(epctx_session_options_add_config_entry(options, "epctx.profile_file",
+                                                       out_file("not_profile.json"))) ||
+      !CHECK_OK(epctx_session_create(out_file("not_ctx.onnx"), options, &session)) ||
+      !CHECK_OK(epctx_run_options_create(&run_options))) {
+    epctx_session_options_release(options);
+    epctx_session_release(session);
+    return;
+  }
+  CHECK_ERROR(epctx_run_options_get_terminate(run_options, NULL), EPCTX_INVALID_ARGUMENT,
+              "epctx_run_options_get_terminate: argument 'terminate' is NULL");
+  CHECK_OK(epctx_run_options_get_terminate(run_options, &terminate));
+  CHECK(terminate == 0, "a new run options' terminate flag is %d", terminate);
+  const int64_t shape[2] = {3, 4};
+  unsigned char bools[12] = {0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 1, 1};
+  const char* name = "x";
+  epctx_tensor* input = NULL;
+  epctx_tensor* output = NULL;
+  CHECK_OK(epctx_tensor_create_view(EPCTX_TYPE_BOOL, shape, 2, bools, sizeof bools, &input));
+  const epctx_tensor* const* inputs = (const epctx_tensor* const*)&input;
+  CHECK_OK(epctx_run_options_set_terminate(run_options, 7));
+  CHECK_OK(epctx_run_options_get_terminate(run_options, &terminate));
+  CHECK(terminate == 1, "terminate flag %d after setting it", terminate);
+  CHECK_ERROR(
+      epctx_session_run_with_options(session, run_options, &name, inputs, 1, NULL, 1, &output),
+      EPCTX_CANCELLED,
+      "the run was terminated (its RunOptions' terminate flag is set), before Not node");
+  CHECK(output == NULL, "a stopped run handed out an output");
+  CHECK_ERROR(epctx_session_run_with_outputs_and_options(session, run_options, &name, inputs, 1,
+                                                         NULL, 1, &output),
+              EPCTX_CANCELLED, "the run was terminated");
+  CHECK_OK(epctx_run_options_set_terminate(run_options, 0));
+  for (int bound = 0; bound < 2; ++bound) {
+    epctx_status* ran =
+        bound ? epctx_session_run_with_outputs_and_options(session, run_options, &name, inputs, 1,
+                                                           NULL, 1, &output)
+              : epctx_session_run_with_options(session, NULL, &name, inputs, 1, NULL, 1, &output);
+    if (CHECK_OK(ran)) {
+      const void* data = NULL;
+      size_t size = 0;
+      CHECK_OK(epctx_tensor_get_data(output, &data, &size));
+      const unsigned char* y = (const unsigned char*)data;
+      int exact = size == 12;
+      for (size_t i = 0; exact && i < 12; ++i) exact = y[i] == (bools[i] ^ 1);
+      CHECK(exact, "Not run with options (bound outputs: %d) is not the negation", bound);
+    }
+    epctx_tensor_release(output);
+    output = NULL;
+  }
+  CHECK_ERROR(epctx_session_end_profiling(session, NULL), EPCTX_INVALID_ARGUMENT,
+              "epctx_session_end_profiling: argument 'path' is NULL");
+  if (CHECK_OK(epctx_session_end_profiling(session, &path))) {
+    CHECK(strcmp(path, out_file("not_profile.json")) == 0, "profile written to '%s'", path);
+    size_t size = 0;
+    char* profile = read_file(out_file("not_profile.json"), &size);
+    CHECK(profile != NULL && size > 2 && profile[0] == '[' && strstr(profile, "\"Not\"") != NULL,
+          "the profile is not a trace of the Not node");
+    free(profile);
+  }
+  CHECK_OK(epctx_session_end_profiling(session, &path));
+  CHECK(strcmp(path, "") == 0, "a second end_profiling returned '%s'", path);
+  epctx_session_release(session);
+  session = NULL;
+  if (CHECK_OK(epctx_session_create(out_file("not_ctx.onnx"), NULL, &session)) &&
+      CHECK_OK(epctx_session_end_profiling(session, &path))) {
+    CHECK(strcmp(path, "") == 0, "an unprofiled session's end_profiling returned '%s'", path);
+  }
+  epctx_tensor_release(input);
+  epctx_session_release(session);
+  epctx_run_options_release(run_options);
+  epctx_session_options_release(options);
+  unlink(out_file("not_profile.json"));
+  unlink(out_file("not_ctx.onnx"));
+  unlink(out_file("not_ctx.epctx"));
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s MODELS_DIR\n", argv[0]);
@@ -684,6 +778,7 @@ int main(int argc, char** argv) {
   test_tensor_errors();
   test_value_kinds();
   test_bool_views();
+  test_run_options_and_profiling();
 
   /* Two models with one trunk into one shared blob. */
   const char* models[2] = {model_file("resnet18_cls.onnx"), model_file("resnet18_reg.onnx")};
