@@ -627,6 +627,18 @@ static void test_value_kinds(void) {
   for (int i = 0; i < 4; ++i) unlink(out_file(written[i]));
 }
 
+/* Whether `output` holds the 12 bools of `x` negated (the Not model of the node test suite). */
+static int is_negation(const epctx_tensor* output, const unsigned char* x) {
+  const void* data = NULL;
+  size_t size = 0;
+  if (!CHECK_OK(epctx_tensor_get_data(output, &data, &size)) || size != 12) return 0;
+  const unsigned char* y = (const unsigned char*)data;
+  for (size_t i = 0; i < 12; ++i) {
+    if (y[i] != (x[i] ^ 1)) return 0;
+  }
+  return 1;
+}
+
 /* A bool view whose bytes are not 0 or 1 (the caller's memory, read in place): the run refuses
  * it naming the element, where Not used to flip 2 to 3. A path cannot hold a NUL byte here: C
  * strings end at the first one. */
@@ -650,13 +662,7 @@ static void test_bool_views(void) {
     bools[11] = 0;
     if (CHECK_OK(epctx_session_run(session, &name, (const epctx_tensor* const*)&input, 1, NULL, 1,
                                    &output))) {
-      const void* data = NULL;
-      size_t size = 0;
-      CHECK_OK(epctx_tensor_get_data(output, &data, &size));
-      const unsigned char* y = (const unsigned char*)data;
-      int exact = size == 12;
-      for (size_t i = 0; exact && i < 12; ++i) exact = y[i] == (bools[i] ^ 1);
-      CHECK(exact, "Not of the view is not its negation");
+      CHECK(is_negation(output, bools), "Not of the view is not its negation");
     }
   }
   epctx_tensor_release(output);
@@ -722,13 +728,8 @@ static void test_run_options_and_profiling(void) {
                                                            NULL, 1, &output)
               : epctx_session_run_with_options(session, NULL, &name, inputs, 1, NULL, 1, &output);
     if (CHECK_OK(ran)) {
-      const void* data = NULL;
-      size_t size = 0;
-      CHECK_OK(epctx_tensor_get_data(output, &data, &size));
-      const unsigned char* y = (const unsigned char*)data;
-      int exact = size == 12;
-      for (size_t i = 0; exact && i < 12; ++i) exact = y[i] == (bools[i] ^ 1);
-      CHECK(exact, "Not run with options (bound outputs: %d) is not the negation", bound);
+      CHECK(is_negation(output, bools),
+            "Not run with options (bound outputs: %d) is not the negation", bound);
     }
     epctx_tensor_release(output);
     output = NULL;
