@@ -142,5 +142,40 @@ TEST(FuseSiblingNBits, NodesThatDifferStayApart) {
   CheckFusion(mixed, 2, 0, 1, 3, {16, 24});
 }
 
+// A node whose constants do not fit its own N stays apart (the compile fuzzer's input: one node
+// reads another's bias, 8 values for its 16 columns); fused, the parts would not fill the fused
+// constants, and writing them read past their end. The two that fit fuse, and every constant of
+// the graph is made with the bytes its shape needs.
+TEST(FuseSiblingNBits, ANodeWhoseConstantsDoNotFitItsColumnsStaysApart) {
+  std::mt19937 rng(7);
+  std::string text =
+      ModelText({{16, 64, false, true}, {8, 64, false, true}, {24, 64, false, true}}, 1, 4, rng);
+  const std::string own = "(x0, b0, s0, , , c0)";
+  ASSERT_NE(text.find(own), std::string::npos) << text;
+  text.replace(text.find(own), own.size(), "(x0, b0, s0, , , c1)");
+  compile::IrGraph g = Import(text);
+  ASSERT_TRUE(compile::LowerMatMulNBits(g).ok());
+  ASSERT_TRUE(compile::EliminateIdentityLike(g).ok());
+  ASSERT_EQ(CountPacked(g), 3);
+  auto stats = compile::FuseSiblingNBitsMatMuls(g);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(CountPacked(g), 2);
+  int fused = 0;
+  for (const compile::IrNode& n : g.nodes) {
+    if (n.op_type != "MatMulNBitsPacked") continue;
+    if (n.outputs.size() > 1) {
+      ++fused;
+      EXPECT_EQ(IntsAttr(n, "output_columns"), (std::vector<int64_t>{8, 24}));
+    }
+    for (int v : n.inputs) {
+      if (v < 0 || !g.values[static_cast<size_t>(v)].is_constant()) continue;
+      auto made = compile::Materialize(g.values[static_cast<size_t>(v)].constant);
+      ASSERT_TRUE(made.ok()) << made.status().ToString();
+      EXPECT_EQ((*made)->bytes.size(), (*made)->AsTensor().byte_size()) << n.name << " input " << v;
+    }
+  }
+  EXPECT_EQ(fused, 1);
+}
+
 }  // namespace
 }  // namespace epctx::testing::dnnl

@@ -14,6 +14,7 @@
 #include "compile/passes/passes.h"
 #include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/quant/nbits_layout.h"
+#include "util/overflow.h"
 #include "util/status_macros.h"
 
 namespace epctx::compile {
@@ -29,6 +30,14 @@ using SiblingKey = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int, bool
 
 bool IsConstantOf(const IrGraph& g, int v, DataType dtype) {
   return v >= 0 && ValueOf(g, v).is_constant() && ValueOf(g, v).constant->dtype == dtype;
+}
+
+// Whether constant `v` holds exactly `count` elements. A node whose constants do not fit its own
+// N (a bias of another column count, say) is left alone, for its kernel to refuse with its own
+// message: concatenated, the parts would not add up to the fused node's sizes.
+bool HasElements(const IrGraph& g, int v, int64_t count) {
+  int64_t elements = 0;
+  return ExactDimProduct(ValueOf(g, v).constant->shape, &elements) && elements == count;
 }
 
 // The node's key, or false when it cannot take part (its inputs are not the constants the
@@ -53,6 +62,15 @@ bool KeyOf(const IrGraph& g, const IrNode& n, SiblingKey* key) {
   }
   const bool bias = n.inputs[kBias] >= 0;
   if (bias && !IsConstantOf(g, n.inputs[kBias], DataType::kFloat32)) return false;
+  Result<exec::kernels::NBitsGeometry> geometry = exec::kernels::MakeNBitsGeometry(
+      IntAttr(n, attr::kK, -1), IntAttr(n, attr::kN, -1), IntAttr(n, attr::kBits, 4),
+      IntAttr(n, attr::kBlockSize, -1));
+  if (!geometry.ok() || !HasElements(g, n.inputs[kCodes], geometry->code_bytes()) ||
+      !HasElements(g, n.inputs[kScales], geometry->block_count()) ||
+      (zero_points != 0 && !HasElements(g, n.inputs[kZeroPoints], geometry->block_count())) ||
+      (bias && !HasElements(g, n.inputs[kBias], geometry->n))) {
+    return false;
+  }
   *key = {n.inputs[0],
           IntAttr(n, attr::kK, -1),
           IntAttr(n, attr::kBits, 4),
@@ -76,6 +94,14 @@ std::shared_ptr<ConstantData> Concatenated(const IrGraph& g, const std::vector<i
       EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const ConstantData> part, Materialize(source));
       bytes->insert(bytes->end(), part->bytes.begin(), part->bytes.end());
       part->ReleasePages();
+    }
+    int64_t elements = 0;
+    if (!ExactDimProduct(shape, &elements) ||
+        bytes->size() != static_cast<uint64_t>(elements) * DataTypeSize(dtype)) {
+      return EPCTX_ERROR(kInternal,
+                         "the fused MatMulNBitsPacked constant has {} bytes, not the {} its "
+                         "shape needs",
+                         bytes->size(), static_cast<uint64_t>(elements) * DataTypeSize(dtype));
     }
     return Tensor::View(dtype, shape, bytes->data(), bytes);
   };
