@@ -115,7 +115,9 @@ std::vector<int> InputsOf(const IrGraph& g, const std::vector<int>& group, int i
   return values;
 }
 
-Status Fuse(IrGraph& g, const std::vector<int>& group, std::vector<bool>& dead) {
+// Fuses `group`; false (nothing changed) when their columns together would be more than the
+// kernel takes: each node alone is still fine.
+bool Fuse(IrGraph& g, const std::vector<int>& group, std::vector<bool>& dead) {
   IrNode& first = g.nodes[static_cast<size_t>(group[0])];
   std::vector<int64_t> columns;
   std::vector<int> outputs;
@@ -124,14 +126,15 @@ Status Fuse(IrGraph& g, const std::vector<int>& group, std::vector<bool>& dead) 
     const IrNode& sibling = g.nodes[static_cast<size_t>(i)];
     columns.push_back(IntAttr(sibling, attr::kN, 0));
     outputs.push_back(sibling.outputs[0]);
-    n += columns.back();
+    if (__builtin_add_overflow(n, columns.back(), &n)) return false;
   }
-  // The geometry of the whole, checked as the kernel will check it (N a positive sum that does
-  // not overflow the sizes).
-  EPCTX_ASSIGN_OR_RETURN(const exec::kernels::NBitsGeometry geometry,
-                         exec::kernels::MakeNBitsGeometry(IntAttr(first, attr::kK, -1), n,
-                                                          IntAttr(first, attr::kBits, 4),
-                                                          IntAttr(first, attr::kBlockSize, -1)));
+  // The geometry of the whole, checked as the kernel will check it (N a sum that does not
+  // overflow the sizes).
+  Result<exec::kernels::NBitsGeometry> whole = exec::kernels::MakeNBitsGeometry(
+      IntAttr(first, attr::kK, -1), n, IntAttr(first, attr::kBits, 4),
+      IntAttr(first, attr::kBlockSize, -1));
+  if (!whole.ok()) return false;
+  const exec::kernels::NBitsGeometry& geometry = *whole;
   const std::string base = ValueOf(g, first.inputs[kCodes]).name;
   const int codes = g.AddConstant(base + "_siblings",
                                   Concatenated(g, InputsOf(g, group, kCodes), DataType::kUint8,
@@ -157,7 +160,7 @@ Status Fuse(IrGraph& g, const std::vector<int>& group, std::vector<bool>& dead) 
   first.SetInt(attr::kN, n);
   first.SetInts(attr::kOutputColumns, columns);
   for (size_t i = 1; i < group.size(); ++i) dead[static_cast<size_t>(group[i])] = true;
-  return Status::Ok();
+  return true;
 }
 
 }  // namespace
@@ -172,8 +175,7 @@ Result<PassStats> FuseSiblingNBitsMatMuls(IrGraph& graph) {
   std::vector<bool> dead(graph.nodes.size(), false);
   for (const auto& [key, group] : groups) {
     if (group.size() < 2) continue;
-    EPCTX_RETURN_IF_ERROR(Fuse(graph, group, dead));
-    stats.changed += static_cast<int>(group.size()) - 1;
+    if (Fuse(graph, group, dead)) stats.changed += static_cast<int>(group.size()) - 1;
   }
   EraseNodes(graph, dead);
   return stats;
