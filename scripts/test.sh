@@ -59,11 +59,13 @@ step "sanitizer build, clang ASan + UBSan (build-fuzz/)"
 configure build-fuzz -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -gline-tables-only" \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DEPCTX_FUZZ=ON -DEPCTX_BUILD_BENCH=OFF \
   -DCMAKE_UNITY_BUILD=ON -DEPCTX_FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
-cmake --build build-fuzz -j"$JOBS" --target format_tests \
+cmake --build build-fuzz -j"$JOBS" --target format_tests capi_test \
   blob_fuzzer context_model_fuzzer onnx_import_fuzzer tensor_file_fuzzer compile_fuzzer run_fuzzer
 
-step "blob format tests under ASan + UBSan"
+step "blob format tests and the C API test under ASan + UBSan"
 ctest --no-tests=error --test-dir build-fuzz --output-on-failure -j"$JOBS" -L format
+# Against the sanitized libepctx.so, with the test models the first build exported.
+build-fuzz/tests/capi_test build/test_models
 
 step "fuzz targets"
 ctest --no-tests=error --test-dir build-fuzz --output-on-failure -j"$JOBS" -L fuzz

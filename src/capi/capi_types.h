@@ -2,6 +2,7 @@
 // Uses only the public C++ API (include/epctx/).
 #pragma once
 
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
@@ -55,6 +56,17 @@ epctx_status* Guard(const char* fn, Body&& body) noexcept {
 }
 
 Status NullArgument(const char* fn, const char* arg);
+
+// The int a C caller passed as one of the API's enums. C lets any int through, and in C++
+// loading an enum object outside its enumerators' range is undefined (UBSan's enum check), so
+// the bytes are read as an int, before anything compares or converts them.
+template <typename Enum>
+int FromC(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(int), "the C API's enums are int-sized");
+  int bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
 
 }  // namespace epctx::capi
 

@@ -23,9 +23,9 @@ Status Adopt(epctx::Result<std::unique_ptr<epctx::Session>> created, epctx_sessi
 }
 
 // The inputs or outputs of `session`, or an error naming the function when `kind` is neither.
-Status ValuesOf(const char* fn, const epctx_session* session, epctx_io_kind kind,
+Status ValuesOf(const char* fn, const epctx_session* session, const epctx_io_kind& kind,
                 const std::vector<epctx::ValueInfo>** values) {
-  int k = static_cast<int>(kind);  // any int can arrive from C
+  const int k = epctx::capi::FromC(kind);
   if (k != EPCTX_INPUT && k != EPCTX_OUTPUT) {
     return Status(StatusCode::kInvalidArgument,
                   std::string(fn) + ": kind " + std::to_string(k) +
@@ -36,8 +36,8 @@ Status ValuesOf(const char* fn, const epctx_session* session, epctx_io_kind kind
 }
 
 // The value `index` of `kind`, or an error naming the function, the index and the count.
-Status FindValue(const char* fn, const epctx_session* session, epctx_io_kind kind, size_t index,
-                 const epctx::ValueInfo** info) {
+Status FindValue(const char* fn, const epctx_session* session, const epctx_io_kind& kind,
+                 size_t index, const epctx::ValueInfo** info) {
   const std::vector<epctx::ValueInfo>* values = nullptr;
   Status found = ValuesOf(fn, session, kind, &values);
   if (!found.ok()) return found;

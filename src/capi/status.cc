@@ -38,13 +38,13 @@ const char* epctx_version(void) {
 epctx_status* epctx_set_log_level(epctx_log_level level) {
   return Guard(__func__, [&](const char* fn) {
     // Callers in C can pass any int; the enum's underlying type may be unsigned.
-    int value = static_cast<int>(level);
+    const int value = epctx::capi::FromC(level);
     if (value < EPCTX_LOG_DEBUG || value > EPCTX_LOG_OFF) {
       return epctx::Status(epctx::StatusCode::kInvalidArgument,
                            std::string(fn) + ": log level " + std::to_string(value) +
                                " is not one of EPCTX_LOG_DEBUG..EPCTX_LOG_OFF (0..4)");
     }
-    epctx::SetLogLevel(static_cast<epctx::LogLevel>(level));
+    epctx::SetLogLevel(static_cast<epctx::LogLevel>(value));
     return epctx::Status::Ok();
   });
 }
@@ -58,9 +58,9 @@ const char* epctx_status_message(const epctx_status* status) {
 }
 
 const char* epctx_status_code_name(epctx_status_code code) {
-  int value = static_cast<int>(code);
-  if (value < EPCTX_OK || value > EPCTX_INTERNAL) return "Unknown";
-  return epctx::StatusCodeName(static_cast<epctx::StatusCode>(code));
+  const int value = epctx::capi::FromC(code);
+  if (value < EPCTX_OK || value > EPCTX_CANCELLED) return "Unknown";
+  return epctx::StatusCodeName(static_cast<epctx::StatusCode>(value));
 }
 
 void epctx_status_release(epctx_status* status) {

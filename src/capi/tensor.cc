@@ -17,7 +17,7 @@ epctx_status* epctx_tensor_create_view(epctx_data_type type, const int64_t* shap
     EPCTX_C_REQUIRE(out);
     if (rank > 0) EPCTX_C_REQUIRE(shape);
     if (data_size > 0) EPCTX_C_REQUIRE(data);
-    auto dtype = static_cast<epctx::DataType>(type);
+    auto dtype = static_cast<epctx::DataType>(epctx::capi::FromC(type));
     size_t element_size = epctx::DataTypeSize(dtype);
     if (element_size == 0) {
       return Status(StatusCode::kUnsupported, std::string(fn) + ": element type " +
@@ -171,7 +171,7 @@ epctx_status* epctx_tensor_create_sequence(epctx_data_type element_type,
   return Guard(__func__, [&](const char* fn) {
     EPCTX_C_REQUIRE(out);
     if (count > 0) EPCTX_C_REQUIRE(elements);
-    const auto type = static_cast<epctx::DataType>(element_type);
+    const auto type = static_cast<epctx::DataType>(epctx::capi::FromC(element_type));
     std::vector<epctx::Tensor> copies;
     copies.reserve(count);
     for (size_t i = 0; i < count; ++i) {
@@ -200,7 +200,8 @@ epctx_status* epctx_tensor_create_sequence(epctx_data_type element_type,
 epctx_status* epctx_tensor_create_none(epctx_data_type element_type, epctx_tensor** out) {
   return Guard(__func__, [&](const char* fn) {
     EPCTX_C_REQUIRE(out);
-    *out = new epctx_tensor{epctx::Tensor::None(static_cast<epctx::DataType>(element_type))};
+    *out = new epctx_tensor{
+        epctx::Tensor::None(static_cast<epctx::DataType>(epctx::capi::FromC(element_type)))};
     return Status::Ok();
   });
 }

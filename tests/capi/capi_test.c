@@ -231,6 +231,8 @@ static void test_versions_and_codes(void) {
         epctx_status_code_name(EPCTX_NOT_FOUND));
   CHECK(strcmp(epctx_status_code_name((epctx_status_code)99), "Unknown") == 0, "%s",
         epctx_status_code_name((epctx_status_code)99));
+  CHECK(strcmp(epctx_status_code_name(EPCTX_CANCELLED), "Cancelled") == 0, "%s",
+        epctx_status_code_name(EPCTX_CANCELLED));
   CHECK_ERROR(epctx_set_log_level((epctx_log_level)7), EPCTX_INVALID_ARGUMENT,
               "log level 7 is not one of");
   CHECK_OK(epctx_set_log_level(EPCTX_LOG_ERROR)); /* the fallback test warns on purpose */
