@@ -5,6 +5,7 @@
 
 #include "capi/capi_types.h"
 
+using epctx::Result;
 using epctx::Status;
 using epctx::StatusCode;
 using epctx::capi::Guard;
@@ -53,11 +54,19 @@ Status FindValue(const char* fn, const epctx_session* session, const epctx_io_ki
 
 // The arguments both run functions take, checked: the feed by name, and the names of the
 // outputs wanted (all the model's, in order, when `output_names` is NULL).
-Status RunArguments(const char* fn, const epctx_session* session, const char* const* input_names,
-                    const epctx_tensor* const* inputs, size_t input_count,
-                    const char* const* output_names, size_t output_count, epctx_tensor** outputs,
-                    std::unordered_map<std::string, epctx::Tensor>& feed,
-                    std::vector<std::string>& wanted) {
+struct RunRequest {
+  std::unordered_map<std::string, epctx::Tensor> feed;
+  std::vector<std::string> wanted;
+};
+
+Result<RunRequest> RunArguments(const char* fn, const epctx_session* session,
+                                const char* const* input_names, const epctx_tensor* const* inputs,
+                                size_t input_count, const char* const* output_names,
+                                size_t output_count, epctx_tensor** outputs) {
+  EPCTX_C_REQUIRE(session);
+  RunRequest request;
+  std::unordered_map<std::string, epctx::Tensor>& feed = request.feed;
+  std::vector<std::string>& wanted = request.wanted;
   if (input_count > 0) {
     EPCTX_C_REQUIRE(input_names);
     EPCTX_C_REQUIRE(inputs);
@@ -89,7 +98,7 @@ Status RunArguments(const char* fn, const epctx_session* session, const char* co
   if (output_count == 0) {
     return Status(StatusCode::kInvalidArgument, std::string(fn) + ": no outputs requested");
   }
-  return Status::Ok();
+  return request;
 }
 
 // epctx_session_run's work, within `run_options`.
@@ -97,12 +106,10 @@ Status RunToNewOutputs(const char* fn, epctx_session* session, const epctx::RunO
                        const char* const* input_names, const epctx_tensor* const* inputs,
                        size_t input_count, const char* const* output_names, size_t output_count,
                        epctx_tensor** outputs) {
-  EPCTX_C_REQUIRE(session);
-  std::unordered_map<std::string, epctx::Tensor> feed;
-  std::vector<std::string> wanted;
-  Status args = RunArguments(fn, session, input_names, inputs, input_count, output_names,
-                             output_count, outputs, feed, wanted);
-  if (!args.ok()) return args;
+  Result<RunRequest> request = RunArguments(fn, session, input_names, inputs, input_count,
+                                            output_names, output_count, outputs);
+  if (!request.ok()) return request.status();
+  auto& [feed, wanted] = *request;
   if (output_names == nullptr) wanted.clear();  // all, in model order
   auto result = session->session->Run(run_options, feed, wanted);
   if (!result.ok()) return result.status();
@@ -121,12 +128,10 @@ Status RunToBoundOutputs(const char* fn, epctx_session* session,
                          const epctx_tensor* const* inputs, size_t input_count,
                          const char* const* output_names, size_t output_count,
                          epctx_tensor** outputs) {
-  EPCTX_C_REQUIRE(session);
-  std::unordered_map<std::string, epctx::Tensor> feed;
-  std::vector<std::string> wanted;
-  Status args = RunArguments(fn, session, input_names, inputs, input_count, output_names,
-                             output_count, outputs, feed, wanted);
-  if (!args.ok()) return args;
+  Result<RunRequest> request = RunArguments(fn, session, input_names, inputs, input_count,
+                                            output_names, output_count, outputs);
+  if (!request.ok()) return request.status();
+  auto& [feed, wanted] = *request;
   std::unordered_map<std::string, epctx::Tensor> bound;
   for (size_t i = 0; i < wanted.size(); ++i) {
     epctx::Tensor t = outputs[i] != nullptr ? outputs[i]->tensor : epctx::Tensor();
