@@ -288,13 +288,14 @@ TEST(Passes, Float16MatMulWeightsAreLiftedWhenWritten) {
     }
   }
   // Both matmuls' packed weights are stored as float16 again where the kernels read them (AVX-512
-  // builds): their values are float16's, whether lifted when written or at once.
+  // builds, and AVX2 ones with F16C and FMA): their values are float16's, whether lifted when
+  // written or at once.
   std::vector<DataType> weight_types;
   for (const IrNode& n : g.nodes) {
     if (n.op_type != "DnnlMatMul") continue;
     weight_types.push_back(g.values[static_cast<size_t>(n.inputs[1])].constant->dtype);
   }
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__F16C__) && defined(__FMA__))
   EXPECT_EQ(weight_types, (std::vector<DataType>{DataType::kFloat16, DataType::kFloat16}));
 #else
   EXPECT_EQ(weight_types, (std::vector<DataType>{DataType::kFloat32, DataType::kFloat32}));

@@ -4,6 +4,7 @@
 // (oneDNN's own primitive), with bias and post-ops, on 1 and 2 threads; and the refusals.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -32,7 +33,8 @@ struct BothForms {
   onednn::PackedWeight f16;
 };
 
-// `w` [k, n] packed as float32 for a prompt's shape (as the compiler packs), and its float16 form.
+// `w` [k, n] packed as float32 for a prompt's shape (as the compiler packs: oneDNN's blocked
+// layout on AVX-512, its plain one on AVX2), and its float16 form (the blocked layout on both).
 BothForms PackBothForms(const std::vector<float>& w, int64_t k, int64_t n) {
   onednn::MatMulConfig config;
   auto f32 = onednn::PackMatMulWeights({128, k, n}, config, w.data(), false, 1.f);
@@ -41,13 +43,21 @@ BothForms PackBothForms(const std::vector<float>& w, int64_t k, int64_t n) {
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   auto half_plan = onednn::Float16FormOf(*plan, k, n);
   EXPECT_TRUE(half_plan.ok()) << half_plan.status().ToString();
-  auto f16 = onednn::NarrowToFloat16(*f32);
+  auto f16 = onednn::PackFloat16MatMulWeights(*half_plan, k, n, w.data());
   EXPECT_TRUE(f16.ok()) << f16.status().ToString();
   // What the compiler plans is what the packing makes.
   EXPECT_EQ(f16->format, half_plan->format);
   EXPECT_EQ(f16->bytes.dtype(), DataType::kFloat16);
-  EXPECT_EQ(f16->bytes.byte_size() * 2, f32->bytes.byte_size());
+  EXPECT_EQ(f16->bytes.element_count(), half_plan->elements);
+  EXPECT_EQ(f16->required_cpu_features, half_plan->required_cpu_features);
   EXPECT_EQ(onednn::GemvLayoutOf(f16->format, k, n), onednn::GemvLayout::kFloat16Blocked);
+  if (onednn::GemvLayoutOf(f32->format, k, n) == onednn::GemvLayout::kFloat32Blocked) {
+    // oneDNN's own blocked layout: the float16 form is its float32 bytes narrowed.
+    auto narrowed = onednn::NarrowToFloat16(*f32);
+    EXPECT_TRUE(narrowed.ok()) << narrowed.status().ToString();
+    EXPECT_EQ(narrowed->format, f16->format);
+    EXPECT_EQ(std::memcmp(narrowed->bytes.data(), f16->bytes.data(), f16->bytes.byte_size()), 0);
+  }
   return {*std::move(f32), *std::move(f16)};
 }
 
@@ -170,10 +180,15 @@ TEST(DnnlMatMulFloat16, RefusesWhatItCannotRun) {
   onednn::MatMulConfig config;
   std::vector<float> w(static_cast<size_t>(k * n), 0.5f);
   w[7] = 0.1f;
-  auto f32 = onednn::PackMatMulWeights({128, k, n}, config, w.data(), false, 1.f);
-  ASSERT_TRUE(f32.ok()) << f32.status().ToString();
-  ExpectError(onednn::NarrowToFloat16(*std::move(f32)).status(), StatusCode::kInternal,
-              "(0.1) is not a float16 value");
+  auto plan = onednn::PlanMatMulWeights({128, k, n}, config);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  auto half_plan = onednn::Float16FormOf(*plan, k, n);
+  ASSERT_TRUE(half_plan.ok()) << half_plan.status().ToString();
+  ExpectError(onednn::PackFloat16MatMulWeights(*half_plan, k, n, w.data()).status(),
+              StatusCode::kInternal, "(0.1) is not a float16 value");
+  // Only a float16 plan packs so.
+  ExpectError(onednn::PackFloat16MatMulWeights(*plan, k, n, w.data()).status(),
+              StatusCode::kInternal, "not a float16 weight plan");
 }
 
 }  // namespace

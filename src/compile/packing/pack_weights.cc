@@ -279,11 +279,10 @@ Result<bool> PackDnnlMatMul(IrGraph& graph, IrNode& n) {
   }
   Logger().debug("{}: weight {} to be packed for {} as {}", n.name, ShapeToString(w.shape),
                  plan.implementation, onednn::DescribeWeightFormat(plan.format));
-  AttachPacked(graph, n, plan, [geometry, config, narrow](const std::byte* b) {
-    Result<onednn::PackedWeight> packed =
-        onednn::PackMatMulWeights(geometry, config, reinterpret_cast<const float*>(b), false, 1.0f);
-    if (!narrow || !packed.ok()) return packed;
-    return onednn::NarrowToFloat16(std::move(*packed));
+  AttachPacked(graph, n, plan, [geometry, config, narrow, plan](const std::byte* b) {
+    const float* values = reinterpret_cast<const float*>(b);
+    if (narrow) return onednn::PackFloat16MatMulWeights(plan, geometry.k, geometry.n, values);
+    return onednn::PackMatMulWeights(geometry, config, values, false, 1.0f);
   });
   return true;
 }

@@ -14,6 +14,11 @@
 // uninitialized" where they are inlined.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#elif defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
+// Without AVX-512, the float16 layout only: oneDNN packs float32 weights plain there, and the
+// compiler stores a float16 model's weights in the blocked layout for this file to read.
+#define EPCTX_GEMV_FLOAT16_AVX2 1
+#include <immintrin.h>
 #endif
 
 namespace epctx::exec::kernels::onednn {
@@ -79,6 +84,45 @@ void GemvBlocks(const Weight* w, int64_t k, int64_t n, const float* x, float* y,
 
 #endif  // __AVX512F__
 
+#if defined(EPCTX_GEMV_FLOAT16_AVX2)
+
+// y[c] for the columns of blocks [b0, b1) of float16 weights, widened exactly and summed in
+// float32 row after row as the AVX-512 pass does: eight accumulators of 8 columns.
+void GemvHalfBlocksAvx2(const uint16_t* w, int64_t k, int64_t n, const float* x, float* y,
+                        int64_t b0, int64_t b1) {
+  const int64_t block_elements = RoundUp(k, kRows) * kColumns;
+  for (int64_t b = b0; b < b1; ++b) {
+    const uint16_t* wb = w + b * block_elements;
+    __m256 acc[8];
+    for (__m256& a : acc) a = _mm256_setzero_ps();
+    for (int64_t r = 0; r < k; ++r) {
+      const uint16_t* row = wb + r * kColumns;  // 128 bytes: two cache lines
+      const char* ahead = reinterpret_cast<const char*>(row) + kStreamPrefetchBytes;
+      PrefetchStream(ahead);
+      PrefetchStream(ahead + 64);
+      const __m256 xr = _mm256_set1_ps(x[r]);
+      for (int j = 0; j < 8; ++j) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 8 * j));
+        acc[j] = _mm256_fmadd_ps(xr, _mm256_cvtph_ps(h), acc[j]);
+      }
+    }
+    const int64_t c0 = b * kColumns;
+    for (int j = 0; j < 8; ++j) {
+      const int64_t left = std::min<int64_t>(8, n - c0 - 8 * j);
+      if (left <= 0) break;
+      if (left == 8) {
+        _mm256_storeu_ps(y + c0 + 8 * j, acc[j]);
+      } else {
+        alignas(32) float lanes[8];
+        _mm256_store_ps(lanes, acc[j]);
+        std::memcpy(y + c0 + 8 * j, lanes, static_cast<size_t>(left) * sizeof(float));
+      }
+    }
+  }
+}
+
+#endif  // EPCTX_GEMV_FLOAT16_AVX2
+
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
 
 // y[c] for the columns of blocks [b0, b1) (bfloat16 weights in pairs of rows; `pairs` holds x
@@ -142,6 +186,8 @@ GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n) {
       blk.inner_idxs[1] == 1) {
     return GemvLayout::kFloat32Blocked;
   }
+#endif
+#if defined(__AVX512F__) || defined(EPCTX_GEMV_FLOAT16_AVX2)
   if (md.data_type == dnnl_f16 && blocked_by(kRows) && blk.inner_nblks == 2 &&
       blk.inner_blks[0] == kRows && blk.inner_blks[1] == kColumns && blk.inner_idxs[0] == 0 &&
       blk.inner_idxs[1] == 1) {
@@ -187,6 +233,12 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const f
         GemvBlocks(static_cast<const uint16_t*>(w), k, n, x, y, b0, b1);
       });
       break;
+#elif defined(EPCTX_GEMV_FLOAT16_AVX2)
+    case GemvLayout::kFloat16Blocked:
+      SplitStream(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
+        GemvHalfBlocksAvx2(static_cast<const uint16_t*>(w), k, n, x, y, b0, b1);
+      });
+      break;
 #endif
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
     case GemvLayout::kBf16Blocked: {
@@ -211,6 +263,11 @@ void WidenFloat16(const uint16_t* from, int64_t count, float* to) {
   for (; i + 16 <= count; i += 16) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i));
     _mm512_storeu_ps(to + i, _mm512_cvtph_ps(h));
+  }
+#elif defined(EPCTX_GEMV_FLOAT16_AVX2)
+  for (; i + 8 <= count; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i));
+    _mm256_storeu_ps(to + i, _mm256_cvtph_ps(h));
   }
 #endif
   for (; i < count; ++i) to[i] = elementwise::HalfToFloat(elementwise::Half{from[i]});

@@ -5,7 +5,9 @@
 // "BA16a64b", bfloat16 "BA16a64b2a": blocks of 64 columns outermost, each [K padded to 16 or 32]
 // [64], bfloat16 in pairs of rows), and float16 in float32's layout, which the compiler stores
 // for a float16 model's weights (oneDNN has no float16 matmul on these CPUs: the products are
-// float32's, the weight's bytes half); anything else keeps oneDNN's primitive.
+// float32's, the weight's bytes half); anything else keeps oneDNN's primitive. Without AVX-512
+// (AVX2, F16C and FMA), only the float16 layout: the compiler stores a float16 model's weights
+// in it there too, where oneDNN would keep float32 weights plain.
 #pragma once
 
 #include <cstdint>

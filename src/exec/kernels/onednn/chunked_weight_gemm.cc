@@ -10,6 +10,7 @@
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/onednn/blocked_gemv.h"
 #include "exec/kernels/onednn/dnnl.h"
+#include "exec/kernels/onednn/isa.h"
 #include "exec/kernels/onednn/primitive_cache.h"
 #include "exec/kernels/onednn/primitive_memo.h"
 #include "exec/kernels/onednn/runtime.h"
@@ -65,16 +66,20 @@ float* ThreadChunkBuffer(size_t floats) {
 // thread that calls it.
 Result<std::shared_ptr<const CachedPrimitive>> ChunkPrimitive(int64_t m, int64_t k, int64_t columns,
                                                               ChunkLayout layout) {
-  const bool blocked = layout == ChunkLayout::kBlocked;
-  const std::string key =
-      fmt::format("chunk matmul t1 m{} k{} c{} {}", m, k, columns, blocked ? "BA16a64b" : "ba");
+  using tag = dnnl::memory::format_tag;
+  const tag weight_tag = layout == ChunkLayout::kBlocked   ? tag::BA16a64b
+                         : layout == ChunkLayout::kColumns ? tag::ba
+                                                           : tag::ab;
+  const char* weight_name = layout == ChunkLayout::kBlocked   ? "BA16a64b"
+                            : layout == ChunkLayout::kColumns ? "ba"
+                                                              : "ab";
+  const std::string key = fmt::format("chunk matmul t1 m{} k{} c{} {}", m, k, columns, weight_name);
   return GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
     ThreadBudget budget(1);
     try {
       using dnnl::memory;
       const memory::desc src({m, k}, memory::data_type::f32, memory::format_tag::ab);
-      const memory::desc wei({k, columns}, memory::data_type::f32,
-                             blocked ? memory::format_tag::BA16a64b : memory::format_tag::ba);
+      const memory::desc wei({k, columns}, memory::data_type::f32, weight_tag);
       const memory::desc dst({m, columns}, memory::data_type::f32, memory::format_tag::ab);
       dnnl::primitive_attr attr;
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -86,7 +91,7 @@ Result<std::shared_ptr<const CachedPrimitive>> ChunkPrimitive(int64_t m, int64_t
       out.weights = pd.weights_desc();
       if (out.weights != wei) {
         return EPCTX_ERROR(kUnsupported, "oneDNN's matmul here does not read {} weights",
-                           blocked ? "BA16a64b" : "ba");
+                           weight_name);
       }
       return out;
     } catch (const dnnl::error& e) {
@@ -167,11 +172,27 @@ Status ChunkedWeightGemm(int64_t m, int64_t k, int64_t n, ChunkLayout layout, co
 Status HalfWeightGemm(const uint16_t* w, int64_t m, int64_t k, int64_t n, const float* a, float* y,
                       int threads) {
   const int64_t block_elements = (k + kBlockRows - 1) / kBlockRows * kBlockRows * kBlockColumns;
+  if (PackingIsa() == format::KernelIsa::kAvx512Core) {
+    return ChunkedWeightGemm(
+        m, k, n, ChunkLayout::kBlocked,
+        [&](int64_t first, int64_t count, float* out) {
+          const int64_t blocks = (count + kBlockColumns - 1) / kBlockColumns;
+          WidenFloat16(w + first / kBlockColumns * block_elements, blocks * block_elements, out);
+        },
+        a, y, threads);
+  }
+  // oneDNN's AVX2 matmuls read plain weights only (a blocked one would take its reference code):
+  // each block's rows are widened into the chunk's rows.
   return ChunkedWeightGemm(
-      m, k, n, ChunkLayout::kBlocked,
+      m, k, n, ChunkLayout::kRows,
       [&](int64_t first, int64_t count, float* out) {
-        const int64_t blocks = (count + kBlockColumns - 1) / kBlockColumns;
-        WidenFloat16(w + first / kBlockColumns * block_elements, blocks * block_elements, out);
+        for (int64_t c = 0; c < count; c += kBlockColumns) {
+          const uint16_t* block = w + (first + c) / kBlockColumns * block_elements;
+          const int64_t width = std::min(kBlockColumns, count - c);
+          for (int64_t r = 0; r < k; ++r) {
+            WidenFloat16(block + r * kBlockColumns, width, out + r * count + c);
+          }
+        }
       },
       a, y, threads);
 }

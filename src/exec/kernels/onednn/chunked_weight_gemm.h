@@ -18,6 +18,7 @@ namespace epctx::exec::kernels::onednn {
 enum class ChunkLayout {
   kBlocked,  // oneDNN's BA16a64b: blocks of 64 columns, K padded to a multiple of 16
   kColumns,  // column after column, each column's K weights contiguous (oneDNN's ba)
+  kRows,     // row after row, each row's columns contiguous (oneDNN's ab: its AVX2 matmuls' own)
 };
 
 // Writes the float32 weights of columns [first, first + count) into `out`, in the chunk's
@@ -30,7 +31,8 @@ using FillChunk = std::function<void(int64_t first, int64_t count, float* out)>;
 Status ChunkedWeightGemm(int64_t m, int64_t k, int64_t n, ChunkLayout layout, const FillChunk& fill,
                          const float* a, float* y, int threads);
 
-// The float16 case: w in the kFloat16Blocked layout, widened to float32 exactly.
+// The float16 case: w in the kFloat16Blocked layout, widened to float32 exactly, into oneDNN's
+// blocked layout where its matmuls read it (AVX-512), into rows elsewhere.
 Status HalfWeightGemm(const uint16_t* w, int64_t m, int64_t k, int64_t n, const float* a, float* y,
                       int threads);
 

@@ -109,7 +109,7 @@ class DnnlMatMulKernel final : public Kernel {
     if (gemv_ != GemvLayout::kFloat16Blocked) {
       return EPCTX_ERROR(kUnsupported,
                          "float16 weights in layout {} (this build reads float16 weights only in "
-                         "64-column blocks, with AVX-512)",
+                         "64-column blocks, with AVX-512 or with AVX2, F16C and FMA)",
                          DescribeWeightFormat(matmul_.format()));
     }
     return Status::Ok();

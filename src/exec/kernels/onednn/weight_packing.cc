@@ -173,26 +173,74 @@ namespace {
 // The element type slot of an encoded format (weight_format.h: version, kind, type, ...).
 constexpr size_t kFormatTypeSlot = 2;
 
-// What our float16 kernels need of a CPU (vcvtph2ps on 512 bits is AVX-512F's).
-constexpr uint64_t kFloat16WeightCpuFeatures = cpu::kAvx512F | cpu::kF16c;
+// What our float16 kernels need of a CPU of the tier the weights are packed for: on AVX-512,
+// vcvtph2ps on 512 bits (AVX-512F's); on AVX2, the 256-bit F16C conversion and FMA.
+uint64_t Float16WeightCpuFeatures() {
+  return PackingIsa() == format::KernelIsa::kAvx512Core ? cpu::kAvx512F | cpu::kF16c
+                                                        : cpu::kAvx2 | cpu::kFma | cpu::kF16c;
+}
+
+// The float16 form's layout, oneDNN's "BA16a64b" (blocks of 64 columns, each [K padded to 16]
+// [64]): what oneDNN packs float32 matmul weights in on AVX-512, and the layout our float16
+// kernels read on every CPU.
+dnnl::memory::desc BlockedDesc(int64_t k, int64_t n, dnnl::memory::data_type type) {
+  return dnnl::memory::desc({k, n}, type, dnnl::memory::format_tag::BA16a64b);
+}
 
 }  // namespace
 
 Result<PackedWeightPlan> Float16FormOf(const PackedWeightPlan& plan, int64_t k, int64_t n) {
-  if (plan.dtype != DataType::kFloat32 ||
-      GemvLayoutOf(plan.format, k, n) != GemvLayout::kFloat32Blocked) {
+  if (plan.dtype != DataType::kFloat32) {
     return EPCTX_ERROR(kUnsupported, "the weight's layout {} has no float16 form read here",
                        DescribeWeightFormat(plan.format));
   }
   PackedWeightPlan half = plan;
+  if (GemvLayoutOf(plan.format, k, n) != GemvLayout::kFloat32Blocked) {
+    // oneDNN keeps this weight plain (its AVX2 matmuls read [K, N] rows): the float16 form takes
+    // the blocked layout all the same, read only by our kernels.
+    try {
+      EPCTX_ASSIGN_OR_RETURN(half.format,
+                             EncodeWeightFormat(BlockedDesc(k, n, dnnl::memory::data_type::f32)));
+    } catch (const dnnl::error& e) {
+      return FromDnnlError(e, "planning a float16 weight");
+    }
+    half.required_cpu_features = 0;
+  }
   half.format[kFormatTypeSlot] = dnnl_f16;
   half.dtype = DataType::kFloat16;
+  half.elements = GemvWeightBytes(GemvLayout::kFloat16Blocked, k, n) / 2;
   half.implementation = "epctx:float16-weights";
-  half.required_cpu_features |= kFloat16WeightCpuFeatures;
+  half.required_cpu_features |= Float16WeightCpuFeatures();
   if (GemvLayoutOf(half.format, k, n) != GemvLayout::kFloat16Blocked) {
     return EPCTX_ERROR(kUnsupported, "this build reads no float16 weights");
   }
   return half;
+}
+
+Result<PackedWeight> PackFloat16MatMulWeights(const PackedWeightPlan& half, int64_t k, int64_t n,
+                                              const float* b) {
+  if (half.dtype != DataType::kFloat16 || half.format.size() <= kFormatTypeSlot ||
+      GemvLayoutOf(half.format, k, n) != GemvLayout::kFloat16Blocked) {
+    return EPCTX_ERROR(kInternal, "not a float16 weight plan (Float16FormOf makes them)");
+  }
+  std::vector<int64_t> wide_format = half.format;
+  wide_format[kFormatTypeSlot] = dnnl_f32;
+  EPCTX_ASSIGN_OR_RETURN(dnnl::memory::desc wide, DecodeBlockedWeightFormat(wide_format));
+  PackedWeight out;
+  out.format = std::move(wide_format);
+  out.implementation = half.implementation;
+  out.required_cpu_features = half.required_cpu_features;
+  EPCTX_ASSIGN_OR_RETURN(
+      out.bytes, Tensor::Allocate(DataType::kFloat32, {static_cast<int64_t>(wide.get_size() / 4)}));
+  std::memset(out.bytes.mutable_data(), 0, wide.get_size());  // the padding, as PackInto's
+  try {
+    dnnl::memory src = Wrap(PlainDesc({k, n}, dnnl::memory::format_tag::ab), b);
+    dnnl::memory dst = Wrap(wide, out.bytes.data());
+    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, "packing float16 matmul weights");
+  }
+  return NarrowToFloat16(std::move(out));
 }
 
 Result<PackedWeight> NarrowToFloat16(PackedWeight packed) {
@@ -214,7 +262,7 @@ Result<PackedWeight> NarrowToFloat16(PackedWeight packed) {
   packed.bytes = std::move(half);
   packed.format[kFormatTypeSlot] = dnnl_f16;
   packed.implementation = "epctx:float16-weights";
-  packed.required_cpu_features |= kFloat16WeightCpuFeatures;
+  packed.required_cpu_features |= Float16WeightCpuFeatures();
   return packed;
 }
 

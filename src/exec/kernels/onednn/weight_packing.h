@@ -45,12 +45,18 @@ Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConf
                                        const float* b, bool transposed, float alpha);
 
 // A float16 model's matmul weight [k, n], whose float32 values are all float16 values, stored as
-// float16 in the layout `plan` (float32) has, which our kernels read (blocked_gemv.h's
-// kFloat16Blocked: half the bytes of a decode step's weight stream); kUnsupported when `plan`'s
-// layout is another or this build cannot read it (the weight then stays float32).
+// float16 in the 64-column blocked layout our kernels read (blocked_gemv.h's kFloat16Blocked:
+// half the bytes of a decode step's weight stream): the layout `plan` (float32) has where oneDNN
+// packs it so (AVX-512), the same layout in place of oneDNN's plain one (AVX2). kUnsupported when
+// this build cannot read it (the weight then stays float32).
 Result<PackedWeightPlan> Float16FormOf(const PackedWeightPlan& plan, int64_t k, int64_t n);
 
-// `packed` (float32 in the layout Float16FormOf accepted) in that float16 form; kInternal when a
+// `b` [k, n] (plain float32, every value a float16 value) packed as `half` (Float16FormOf's
+// plan) says; kInternal when a value is not a float16 value.
+Result<PackedWeight> PackFloat16MatMulWeights(const PackedWeightPlan& half, int64_t k, int64_t n,
+                                              const float* b);
+
+// `packed` (float32 in a layout Float16FormOf accepts) in its float16 form; kInternal when a
 // value is not a float16 value.
 Result<PackedWeight> NarrowToFloat16(PackedWeight packed);
 
