@@ -12,6 +12,7 @@
 #endif
 
 #include "exec/kernels/common/parallel_for.h"
+#include "exec/kernels/common/weight_stream.h"
 #include "exec/kernels/onednn/chunked_weight_gemm.h"
 #include "util/status_macros.h"
 
@@ -283,6 +284,16 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
       FloatOneRowAvx512(w, padded.rows.data(), padded.block_sums.data(), y, threads);
       return;
     }
+  }
+  if (m == 1 && int8_activations) {
+    // A decode step in integers reads its weights faster than it multiplies them (the float
+    // arithmetic does not): each thread's columns are one stream, which the AVX2 products
+    // prefetch ahead (a SmolLM-shaped token on a Zen 3: 12.7 -> 10.1 ms at 1 thread).
+    const int64_t bytes = g.code_bytes() + g.block_count() * static_cast<int64_t>(sizeof(float));
+    SplitStream(g.n, bytes, threads, [&](int64_t begin, int64_t end) {
+      DotColumnsInt8(w, quantized->rows, 0, 1, begin, end, y, g.n);
+    });
+    return;
   }
   ParallelForRanges(threads, g.n, kColumnGrain, [&](int64_t begin, int64_t end) {
     for (int64_t row0 = 0; row0 < m; row0 += kRowTile) {

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include "exec/kernels/common/weight_stream.h"
+
 namespace epctx::exec::kernels::nbits_detail {
 namespace {
 
@@ -394,7 +396,16 @@ void Int8OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t ro
     acc[c] = _mm256_setzero_ps();
     correction[c] = 0;
   }
+  // The columns' codes (and scales) lie one after the other: prefetched ahead as one stream,
+  // kCols blocks of it per step.
+  const char* codes_ahead = reinterpret_cast<const char*>(column[0]) + kStreamPrefetchBytes;
+  const char* scales_ahead = reinterpret_cast<const char*>(sb[0]) + kStreamPrefetchBytes / 4;
+  const int64_t step_bytes = kCols * g.block_bytes;
   for (int64_t b = 0; b < g.blocks; ++b) {
+    for (int64_t line = 0; line < step_bytes; line += 64) {
+      PrefetchStream(codes_ahead + b * step_bytes + line);
+    }
+    PrefetchStream(scales_ahead + b * kCols * static_cast<int64_t>(sizeof(float)));
     const __m256 sab = _mm256_broadcast_ss(sa + b);
     const int8_t* qb = qa + b * g.block_size;
     __m256i zero_lanes = _mm256_setzero_si256();
