@@ -68,6 +68,13 @@ def build_epctx(build_dir):
     return exe
 
 
+def ensure_onnxruntime_node():
+    """Installs onnxruntime-node into bench/node_modules (package.json pins 1.30.0) when missing."""
+    if not os.path.isdir(os.path.join(BENCH, "node_modules", "onnxruntime-node")):
+        run_shown(["npm", "install", "--prefix", BENCH, "--ignore-scripts", "--no-audit",
+                   "--no-fund"])
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as f:

@@ -35,7 +35,8 @@ import sys
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import (BENCH, BUSY_LOADAVG, RESULTS, ROOT, TMP, cpu_facts,  # noqa: E402
-                          cpu_title, log, run, run_shown, write_cpu_section)
+                          cpu_title, ensure_onnxruntime_node, log, run, run_shown,
+                          write_cpu_section)
 
 WORK = os.path.join(TMP, "compile")
 LLM = os.path.join(TMP, "llm")
@@ -323,10 +324,8 @@ def main():
                "epctx_cli"])
     epctx = os.path.join(os.path.abspath(args.build), "bin", "epctx")
     engines = [("epctx", epctx)] + ([("baseline", args.baseline)] if args.baseline else [])
-    if not args.skip_ort and not os.path.isdir(os.path.join(BENCH, "node_modules",
-                                                            "onnxruntime-node")):
-        run_shown(["npm", "install", "--prefix", BENCH, "--ignore-scripts", "--no-audit",
-                   "--no-fund"])
+    if not args.skip_ort:
+        ensure_onnxruntime_node()
     if args.cold_only:
         with open(os.path.join(RESULTS, "compile_memory.json")) as f:
             report = json.load(f)

@@ -42,7 +42,7 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from bench_common import (BUSY_LOADAVG, RESULTS, ROOT, TMP, CommandFailed, build_epctx,  # noqa: E402
-                          cpu_facts, cpu_title, log, run, run_json,
+                          cpu_facts, cpu_title, ensure_onnxruntime_node, log, run, run_json,
                           run_shown, write_cpu_section)
 
 WORK = os.path.join(TMP, "llm")
@@ -270,6 +270,7 @@ def main():
     else:
         epctx = build_epctx(BUILD)
     run_shown(["cmake", "--build", BUILD, "-j", str(os.cpu_count() or 2), "--target", "epctx_python"])
+    ensure_onnxruntime_node()
     variants = args.variants.split(",")
     prepared = prepare(epctx, variants)
     import subprocess
