@@ -61,8 +61,10 @@ int32_t QuantizeBlock(const float* src, int64_t len, int64_t block_size, int8_t*
   for (int64_t i = 0; i < block_size; ++i) {
     int32_t c = 0;
     if (i < len) {
-      c = static_cast<int32_t>(std::nearbyint(src[i] * inverse));
-      c = std::clamp(c, -128, 127);
+      // A NaN (or an infinity, which makes the inverse 0) gives -128, as vcvtps2dq's "integer
+      // indefinite" saturated does above; converting it to int would be undefined.
+      const float v = src[i] * inverse;
+      c = std::isnan(v) ? -128 : static_cast<int32_t>(std::nearbyint(std::clamp(v, -128.f, 127.f)));
     }
     codes[i] = static_cast<int8_t>(c);
     sum += c;
