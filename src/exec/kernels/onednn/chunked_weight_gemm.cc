@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/onednn/blocked_gemv.h"
@@ -61,18 +62,26 @@ float* ThreadChunkBuffer(size_t floats) {
   return buffer.get();
 }
 
+// oneDNN's tag for a chunk's layout, and its name.
+std::pair<dnnl::memory::format_tag, const char*> ChunkWeightTag(ChunkLayout layout) {
+  using tag = dnnl::memory::format_tag;
+  switch (layout) {
+    case ChunkLayout::kBlocked:
+      return {tag::BA16a64b, "BA16a64b"};
+    case ChunkLayout::kColumns:
+      return {tag::ba, "ba"};
+    case ChunkLayout::kRows:
+      break;
+  }
+  return {tag::ab, "ab"};
+}
+
 // The matmul of a [m, k] by a float32 chunk [k, columns] into a dense [m, columns]: for a
 // destination with longer rows oneDNN 2.7 has only its reference matmul. It runs on the one
 // thread that calls it.
 Result<std::shared_ptr<const CachedPrimitive>> ChunkPrimitive(int64_t m, int64_t k, int64_t columns,
                                                               ChunkLayout layout) {
-  using tag = dnnl::memory::format_tag;
-  const tag weight_tag = layout == ChunkLayout::kBlocked   ? tag::BA16a64b
-                         : layout == ChunkLayout::kColumns ? tag::ba
-                                                           : tag::ab;
-  const char* weight_name = layout == ChunkLayout::kBlocked   ? "BA16a64b"
-                            : layout == ChunkLayout::kColumns ? "ba"
-                                                              : "ab";
+  const auto [weight_tag, weight_name] = ChunkWeightTag(layout);
   const std::string key = fmt::format("chunk matmul t1 m{} k{} c{} {}", m, k, columns, weight_name);
   return GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
     ThreadBudget budget(1);

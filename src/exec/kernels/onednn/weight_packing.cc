@@ -73,9 +73,27 @@ Result<PackedWeightPlan> PlanOf(const PrimitiveDesc& pd, bool integer, bool bf16
   return plan;
 }
 
-// `data` (of layout `source`) reordered into the primitive's packed layout, as PackedWeight's
-// bytes of `type`. Gaps a layout leaves between elements are zero: heap garbage must not reach
-// the blob (its bytes are hashed, deduplicated and compared).
+// `data` (of layout `source`) reordered into `packed`, as a Tensor of `type`. Gaps a layout leaves
+// between elements are zero: heap garbage must not reach the blob (its bytes are hashed,
+// deduplicated and compared).
+Result<Tensor> ReorderInto(const dnnl::memory::desc& packed, DataType type,
+                           const dnnl::memory::desc& source, const void* data,
+                           std::string_view what) {
+  EPCTX_ASSIGN_OR_RETURN(
+      Tensor bytes,
+      Tensor::Allocate(type, {static_cast<int64_t>(packed.get_size() / DataTypeSize(type))}));
+  std::memset(bytes.mutable_data(), 0, packed.get_size());
+  try {
+    dnnl::memory src = Wrap(source, data);
+    dnnl::memory dst = Wrap(packed, bytes.data());
+    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
+  } catch (const dnnl::error& e) {
+    return FromDnnlError(e, fmt::format("packing {} weights", what));
+  }
+  return bytes;
+}
+
+// `data` reordered into the primitive's packed layout, as PackedWeight's bytes of `type`.
 template <typename PrimitiveDesc>
 Result<PackedWeight> PackInto(const PrimitiveDesc& pd, DataType type,
                               uint64_t required_cpu_features, const dnnl::memory::desc& source,
@@ -85,17 +103,7 @@ Result<PackedWeight> PackInto(const PrimitiveDesc& pd, DataType type,
   EPCTX_ASSIGN_OR_RETURN(out.format, EncodeWeightFormat(packed));
   out.implementation = std::string("onednn:") + pd.impl_info_str();
   out.required_cpu_features = required_cpu_features;
-  EPCTX_ASSIGN_OR_RETURN(
-      out.bytes,
-      Tensor::Allocate(type, {static_cast<int64_t>(packed.get_size() / DataTypeSize(type))}));
-  std::memset(out.bytes.mutable_data(), 0, packed.get_size());
-  try {
-    dnnl::memory src = Wrap(source, data);
-    dnnl::memory dst = Wrap(packed, out.bytes.data());
-    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
-  } catch (const dnnl::error& e) {
-    return FromDnnlError(e, fmt::format("packing {} weights", what));
-  }
+  EPCTX_ASSIGN_OR_RETURN(out.bytes, ReorderInto(packed, type, source, data, what));
   return out;
 }
 
@@ -227,19 +235,12 @@ Result<PackedWeight> PackFloat16MatMulWeights(const PackedWeightPlan& half, int6
   wide_format[kFormatTypeSlot] = dnnl_f32;
   EPCTX_ASSIGN_OR_RETURN(dnnl::memory::desc wide, DecodeBlockedWeightFormat(wide_format));
   PackedWeight out;
+  EPCTX_ASSIGN_OR_RETURN(
+      out.bytes, ReorderInto(wide, DataType::kFloat32,
+                             PlainDesc({k, n}, dnnl::memory::format_tag::ab), b, "float16 matmul"));
   out.format = std::move(wide_format);
   out.implementation = half.implementation;
   out.required_cpu_features = half.required_cpu_features;
-  EPCTX_ASSIGN_OR_RETURN(
-      out.bytes, Tensor::Allocate(DataType::kFloat32, {static_cast<int64_t>(wide.get_size() / 4)}));
-  std::memset(out.bytes.mutable_data(), 0, wide.get_size());  // the padding, as PackInto's
-  try {
-    dnnl::memory src = Wrap(PlainDesc({k, n}, dnnl::memory::format_tag::ab), b);
-    dnnl::memory dst = Wrap(wide, out.bytes.data());
-    dnnl::reorder(src, dst).execute(ThreadStream(), src, dst);
-  } catch (const dnnl::error& e) {
-    return FromDnnlError(e, "packing float16 matmul weights");
-  }
   return NarrowToFloat16(std::move(out));
 }
 

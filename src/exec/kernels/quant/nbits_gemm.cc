@@ -291,8 +291,7 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
     // A decode step in integers reads its weights faster than it multiplies them (the float
     // arithmetic does not): each thread's columns are one stream, which the AVX2 products
     // prefetch ahead (a SmolLM-shaped token on a Zen 3: 12.7 -> 10.1 ms at 1 thread).
-    const int64_t bytes = g.code_bytes() + g.block_count() * static_cast<int64_t>(sizeof(float));
-    SplitStream(g.n, bytes, threads, [&](int64_t begin, int64_t end) {
+    SplitStream(g.n, g.stream_bytes(), threads, [&](int64_t begin, int64_t end) {
       DotColumnsInt8(w, quantized->rows, 0, 1, begin, end, y, g.n);
     });
     return;

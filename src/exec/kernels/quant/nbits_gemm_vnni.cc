@@ -295,8 +295,7 @@ bool Int8OneRowVnniApplies(const NBitsWeights& w) {
 void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
                     int threads) {
   const RowQuads rq = QuadRow(w.g, q, row, w.zero_points == nullptr);
-  const int64_t bytes = w.g.code_bytes() + w.g.block_count() * static_cast<int64_t>(sizeof(float));
-  SplitStream(w.g.n, bytes, threads,
+  SplitStream(w.g.n, w.g.stream_bytes(), threads,
               [&](int64_t begin, int64_t end) { OneRowColumns(w, q, row, rq, begin, end, y); });
 }
 

@@ -105,8 +105,7 @@ bool FloatOneRowAvx512Applies(const NBitsWeights& w) {
 
 void FloatOneRowAvx512(const NBitsWeights& w, const float* a, const float* block_sums, float* y,
                        int threads) {
-  const int64_t bytes = w.g.code_bytes() + w.g.block_count() * static_cast<int64_t>(sizeof(float));
-  SplitStream(w.g.n, bytes, threads,
+  SplitStream(w.g.n, w.g.stream_bytes(), threads,
               [&](int64_t begin, int64_t end) { FloatColumns(w, a, block_sums, begin, end, y); });
 }
 

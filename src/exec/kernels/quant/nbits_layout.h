@@ -56,6 +56,10 @@ struct NBitsGeometry {
 
   int64_t code_bytes() const { return n * blocks * block_bytes; }
   int64_t block_count() const { return n * blocks; }
+  // What a one-row product streams: the codes and a float32 scale per block.
+  int64_t stream_bytes() const {
+    return code_bytes() + block_count() * static_cast<int64_t>(sizeof(float));
+  }
   // The zero point a block has when the operator gives none, in the packed layout's terms.
   int implied_zero_point() const { return bits == 4 ? 8 : 0; }
 };
