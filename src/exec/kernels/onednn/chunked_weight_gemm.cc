@@ -81,7 +81,10 @@ std::pair<dnnl::memory::format_tag, const char*> ChunkWeightTag(ChunkLayout layo
 // thread that calls it.
 Result<std::shared_ptr<const CachedPrimitive>> ChunkPrimitive(int64_t m, int64_t k, int64_t columns,
                                                               ChunkLayout layout) {
-  const auto [weight_tag, weight_name] = ChunkWeightTag(layout);
+  // Plain names, not a structured binding: clang 14 does not let the lambda below capture one.
+  const std::pair<dnnl::memory::format_tag, const char*> chosen = ChunkWeightTag(layout);
+  const dnnl::memory::format_tag weight_tag = chosen.first;
+  const char* weight_name = chosen.second;
   const std::string key = fmt::format("chunk matmul t1 m{} k{} c{} {}", m, k, columns, weight_name);
   return GetOrCreatePrimitive(key, [&]() -> Result<CachedPrimitive> {
     ThreadBudget budget(1);
