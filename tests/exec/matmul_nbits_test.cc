@@ -187,8 +187,9 @@ std::vector<NBitsCase> Cases() {
     }
   }
   // Prompts of the 4-bit int8 arithmetic, which AVX-512 VNNI builds run as integer products in
-  // tiles of 16 rows and panels of 64 columns (nbits_gemm_vnni.cc): partial tiles, panels and
-  // blocks, every block size.
+  // tiles of 16 rows and panels of 64 columns (nbits_gemm_vnni.cc), and other AVX2 builds in
+  // pairs of tiles of 8 rows, 4 columns at a time (nbits_panels_avx2.cc): partial tiles, pairs,
+  // panels and blocks, every block size.
   cases.push_back({40, 3 * 64 + 5, 131, 4, 64, NBitsCase::kPacked, true, 4, 2});
   cases.push_back({24, 256, 66, 4, 128, NBitsCase::kNone, false, 4, 1});
   cases.push_back({17, 512, 8, 4, 256, NBitsCase::kPacked, false, 4, 2});

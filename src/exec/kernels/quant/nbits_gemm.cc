@@ -115,6 +115,17 @@ void RoundRowsToInt8Grid(const NBitsGeometry& g, const float* a, int64_t begin, 
   }
 }
 
+int64_t PanelWidth(int64_t n, int threads, int64_t max_width, int64_t step) {
+  const int64_t workers = std::max(threads, 1);
+  int64_t best = max_width, best_load = INT64_MAX;
+  for (int64_t width = max_width; width >= 2 * step; width -= step) {
+    const int64_t panels = (n + width - 1) / width;
+    const int64_t load = (panels + workers - 1) / workers * width;  // the busiest thread's
+    if (load < best_load) best = width, best_load = load;
+  }
+  return best;
+}
+
 #if !defined(__AVX2__)
 
 namespace {
@@ -262,7 +273,7 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
   // The VNNI code exists only in builds for CPUs with VNNI: `if constexpr` keeps other builds
   // from referring to it, at every optimization level.
   bool one_row_vnni = false;
-  if constexpr (kHasInt8Panels) one_row_vnni = Int8OneRowVnniApplies(w);
+  if constexpr (kHasVnni) one_row_vnni = Int8OneRowVnniApplies(w);
   if (int8_activations) {
     quantized.emplace(g, m);
     QuantizedRows& q = quantized->rows;
@@ -278,7 +289,7 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
     padded = PadRows(g, a, m);
   }
   if (int8_activations && m == 1 && one_row_vnni) {  // a decode step
-    if constexpr (kHasInt8Panels) Int8OneRowVnni(w, quantized->rows, 0, y, threads);
+    if constexpr (kHasVnni) Int8OneRowVnni(w, quantized->rows, 0, y, threads);
     return;
   }
   if constexpr (kHasFloatOneRowAvx512) {
@@ -336,7 +347,7 @@ Status NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y,
   using namespace nbits_detail;
   const NBitsGeometry& g = w.g;
   if (m <= 0) return Status::Ok();
-  bool int8_panels = false;  // as in SmallMatMul: no reference to VNNI code in other builds
+  bool int8_panels = false;  // as in SmallMatMul: no reference to panel code in other builds
   if constexpr (kHasInt8Panels) {
     int8_panels = m >= kPanelRows && int8_activations && Int8PanelsApply(w);
   }

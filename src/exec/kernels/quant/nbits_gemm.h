@@ -30,13 +30,13 @@ struct NBitsWeights {
 
 // y [m, n] (row-major) = a [m, k] (row-major) x W^T (+ bias), on up to `threads` threads.
 // Few rows (decode) take the column products below, which read each weight once from the
-// quantized bytes. Many rows (a prompt) at accuracy_level 4 with 4-bit weights take the VNNI
-// integer products where the build has them (Int8PanelMatMul); other prompts dequantize the
-// weights a chunk of columns at a time and multiply with oneDNN's float32 matmul
-// (chunked_weight_gemm.h), whose register blocking beats integer dot products on CPUs without
-// VNNI; for accuracy_level 4 the activations are first rounded to their int8 grid (the codes
-// times the block scale, as floats), so the result is the int8 arithmetic's up to float
-// rounding. Fails only when oneDNN cannot make that matmul.
+// quantized bytes. Many rows (a prompt) at accuracy_level 4 with 4-bit weights take the integer
+// products of AVX-512 VNNI or AVX2 (Int8PanelMatMul); other prompts dequantize the weights a
+// chunk of columns at a time and multiply with oneDNN's float32 matmul (chunked_weight_gemm.h);
+// at accuracy_level 4 (8-bit weights, float zero points, builds without AVX2) the activations
+// are first rounded to their int8 grid (the codes times the block scale, as floats), so the
+// result is the int8 arithmetic's up to float rounding. Fails only when oneDNN cannot make that
+// matmul.
 Status NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y,
                    bool int8_activations, int threads);
 
@@ -75,10 +75,16 @@ void RoundRowsToInt8Grid(const NBitsGeometry& g, const float* a, int64_t begin, 
 // Column n's weights dequantized, (code - zero point) * scale, into out [k].
 void DequantizeColumn(const NBitsWeights& w, int64_t n, float* out);
 
-// The int8 arithmetic for many rows on AVX-512 VNNI (nbits_gemm_vnni.cc): y [m, n] from the rows
-// quantized in `q`, for 4-bit weights with integer or implied zero points (Int8PanelsApply).
-// Built only for CPUs with AVX-512 VNNI (kHasInt8Panels).
+// The int8 arithmetic for many rows: y [m, n] from the rows quantized in `q`, for 4-bit weights
+// with integer or implied zero points (Int8PanelsApply). Built for CPUs with AVX-512 VNNI
+// (nbits_gemm_vnni.cc) and for other AVX2 CPUs (nbits_panels_avx2.cc); kHasInt8Panels says
+// whether the build has either.
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+inline constexpr bool kHasVnni = true;
+#else
+inline constexpr bool kHasVnni = false;
+#endif
+#if defined(__AVX2__)
 inline constexpr bool kHasInt8Panels = true;
 #else
 inline constexpr bool kHasInt8Panels = false;
@@ -86,8 +92,13 @@ inline constexpr bool kHasInt8Panels = false;
 bool Int8PanelsApply(const NBitsWeights& w);
 void Int8PanelMatMul(const NBitsWeights& w, const QuantizedRows& q, int64_t m, float* y,
                      int threads);
+// The columns of a panel of the int8 arithmetic: up to max_width, a multiple of step, chosen so
+// that the threads get as even a share of the n columns as can be (576 columns on 2 threads in
+// panels of up to 64: 12 panels of 48, not 9 of 64, of which one thread would take 5).
+int64_t PanelWidth(int64_t n, int threads, int64_t max_width, int64_t step);
 // And for one row (a decode step), row `row` of `q` into y [n] on up to `threads` threads, for
 // 4-bit weights in blocks of 32 with integer or implied zero points (Int8OneRowVnniApplies).
+// Built only for CPUs with AVX-512 VNNI (kHasVnni).
 bool Int8OneRowVnniApplies(const NBitsWeights& w);
 void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
                     int threads);

@@ -299,24 +299,6 @@ void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, 
               [&](int64_t begin, int64_t end) { OneRowColumns(w, q, row, rq, begin, end, y); });
 }
 
-namespace {
-
-// Columns per panel: up to kPanelColumns, a multiple of kStepColumns, chosen so that the threads
-// get as even a share of the columns as can be (576 columns on 2 threads: 12 panels of 48, not 9
-// of 64, of which one thread would take 5).
-int64_t PanelWidth(int64_t n, int threads) {
-  const int64_t workers = std::max(threads, 1);
-  int64_t best = kPanelColumns, best_load = INT64_MAX;
-  for (int64_t width = kPanelColumns; width >= 2 * kStepColumns; width -= kStepColumns) {
-    const int64_t panels = (n + width - 1) / width;
-    const int64_t load = (panels + workers - 1) / workers * width;  // the busiest thread's
-    if (load < best_load) best = width, best_load = load;
-  }
-  return best;
-}
-
-}  // namespace
-
 bool Int8PanelsApply(const NBitsWeights& w) {
   return w.g.bits == 4 && w.float_zero_points == nullptr;
 }
@@ -325,7 +307,7 @@ void Int8PanelMatMul(const NBitsWeights& w, const QuantizedRows& q, int64_t m, f
                      int threads) {
   const NBitsGeometry& g = w.g;
   const RowTiles rows = TileRows(g, q, m, threads);
-  const int64_t width = PanelWidth(g.n, threads);
+  const int64_t width = PanelWidth(g.n, threads, kPanelColumns, kStepColumns);
   const int64_t panels = (g.n + width - 1) / width;
   std::vector<ColumnPanel> scratch(static_cast<size_t>(std::max(1, threads)));
   ParallelFor(threads, panels, [&](int64_t panel, int worker) {
