@@ -270,16 +270,16 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
   std::optional<QuantizedRowsBuffer> quantized;
   std::vector<int32_t> zero_lanes;
   PaddedRows padded;
-  // The VNNI code exists only in builds for CPUs with VNNI: `if constexpr` keeps other builds
-  // from referring to it, at every optimization level.
-  bool one_row_vnni = false;
-  if constexpr (kHasVnni) one_row_vnni = Int8OneRowVnniApplies(w);
+  // The int8 kernels exist only in builds for CPUs with AVX2: `if constexpr` keeps other builds
+  // from referring to them, at every optimization level.
+  bool decode_step = false;
+  if constexpr (kHasInt8Kernels) decode_step = Int8DecodeStepApplies(w);
   if (int8_activations) {
     quantized.emplace(g, m);
     QuantizedRows& q = quantized->rows;
-    // The zero lanes serve the AVX2 column products, not the one-row VNNI ones.
+    // The zero lanes serve the AVX2 column products, not the decode step's kernels.
     if (g.bits == 4 && g.block_size % 32 == 0 && w.zero_points == nullptr &&
-        w.float_zero_points == nullptr && !(m == 1 && one_row_vnni)) {
+        w.float_zero_points == nullptr && !(m == 1 && decode_step)) {
       zero_lanes.resize(static_cast<size_t>(m * g.blocks * 8));
       q.zero_lanes = zero_lanes.data();
     }
@@ -288,8 +288,8 @@ void SmallMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, boo
   } else {
     padded = PadRows(g, a, m);
   }
-  if (int8_activations && m == 1 && one_row_vnni) {  // a decode step
-    if constexpr (kHasVnni) Int8OneRowVnni(w, quantized->rows, 0, y, threads);
+  if (int8_activations && m == 1 && decode_step) {
+    if constexpr (kHasInt8Kernels) Int8DecodeStep(w, quantized->rows, 0, y, threads);
     return;
   }
   if constexpr (kHasFloatOneRowAvx512) {
@@ -348,14 +348,14 @@ Status NBitsMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y,
   const NBitsGeometry& g = w.g;
   if (m <= 0) return Status::Ok();
   bool int8_panels = false;  // as in SmallMatMul: no reference to panel code in other builds
-  if constexpr (kHasInt8Panels) {
+  if constexpr (kHasInt8Kernels) {
     int8_panels = m >= kPanelRows && int8_activations && Int8PanelsApply(w);
   }
   if (int8_panels) {
     QuantizedRowsBuffer q(g, m);
     ParallelForRanges(threads, m, 8,
                       [&](int64_t begin, int64_t end) { QuantizeRows(g, a, begin, end, q.rows); });
-    if constexpr (kHasInt8Panels) Int8PanelMatMul(w, q.rows, m, y, threads);
+    if constexpr (kHasInt8Kernels) Int8PanelMatMul(w, q.rows, m, y, threads);
   } else if (m >= kPanelRows) {
     std::vector<float> grid;
     if (int8_activations) {

@@ -75,20 +75,15 @@ void RoundRowsToInt8Grid(const NBitsGeometry& g, const float* a, int64_t begin, 
 // Column n's weights dequantized, (code - zero point) * scale, into out [k].
 void DequantizeColumn(const NBitsWeights& w, int64_t n, float* out);
 
-// The int8 arithmetic for many rows: y [m, n] from the rows quantized in `q`, for 4-bit weights
-// with integer or implied zero points (Int8PanelsApply). Built for CPUs with AVX-512 VNNI
-// (nbits_gemm_vnni.cc) and for other AVX2 CPUs (nbits_panels_avx2.cc); kHasInt8Panels says
-// whether the build has either.
-#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
-inline constexpr bool kHasVnni = true;
-#else
-inline constexpr bool kHasVnni = false;
-#endif
+// The int8 arithmetic's own kernels, for 4-bit weights with integer or implied zero points. Built
+// for CPUs with AVX-512 VNNI (nbits_gemm_vnni.cc) and for other AVX2 CPUs (nbits_panels_avx2.cc,
+// nbits_gemv_int8_avx2.cc); kHasInt8Kernels says whether the build has them.
 #if defined(__AVX2__)
-inline constexpr bool kHasInt8Panels = true;
+inline constexpr bool kHasInt8Kernels = true;
 #else
-inline constexpr bool kHasInt8Panels = false;
+inline constexpr bool kHasInt8Kernels = false;
 #endif
+// Many rows: y [m, n] from the rows quantized in `q` (Int8PanelsApply: any block size).
 bool Int8PanelsApply(const NBitsWeights& w);
 void Int8PanelMatMul(const NBitsWeights& w, const QuantizedRows& q, int64_t m, float* y,
                      int threads);
@@ -96,11 +91,10 @@ void Int8PanelMatMul(const NBitsWeights& w, const QuantizedRows& q, int64_t m, f
 // that the threads get as even a share of the n columns as can be (576 columns on 2 threads in
 // panels of up to 64: 12 panels of 48, not 9 of 64, of which one thread would take 5).
 int64_t PanelWidth(int64_t n, int threads, int64_t max_width, int64_t step);
-// And for one row (a decode step), row `row` of `q` into y [n] on up to `threads` threads, for
-// 4-bit weights in blocks of 32 with integer or implied zero points (Int8OneRowVnniApplies).
-// Built only for CPUs with AVX-512 VNNI (kHasVnni).
-bool Int8OneRowVnniApplies(const NBitsWeights& w);
-void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
+// One row (a decode step): row `row` of `q` into y [n] on up to `threads` threads
+// (Int8DecodeStepApplies: blocks of 32).
+bool Int8DecodeStepApplies(const NBitsWeights& w);
+void Int8DecodeStep(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
                     int threads);
 
 // The float arithmetic for one row (a decode step at accuracy_level 0-3) on AVX-512

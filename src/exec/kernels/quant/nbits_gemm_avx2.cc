@@ -9,17 +9,11 @@
 
 #include <algorithm>
 
+#include "exec/kernels/common/vector_sum.h"
 #include "exec/kernels/common/weight_stream.h"
 
 namespace epctx::exec::kernels::nbits_detail {
 namespace {
-
-inline float HorizontalSum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
 
 inline __m256i Widen(__m128i v) {
   return _mm256_set_m128i(_mm_setzero_si128(), v);

@@ -288,11 +288,11 @@ void OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row, c
 
 }  // namespace
 
-bool Int8OneRowVnniApplies(const NBitsWeights& w) {
+bool Int8DecodeStepApplies(const NBitsWeights& w) {
   return w.g.bits == 4 && w.g.block_size == 32 && w.float_zero_points == nullptr;
 }
 
-void Int8OneRowVnni(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
+void Int8DecodeStep(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
                     int threads) {
   const RowQuads rq = QuadRow(w.g, q, row, w.zero_points == nullptr);
   SplitStream(w.g.n, w.g.stream_bytes(), threads,
