@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <random>
 
+#include "exec/kernels/quant/nbits_gemm.h"
 #include "exec/kernels/quant/nbits_layout.h"
 #include "kernel_test_helpers.h"
 
@@ -214,6 +216,60 @@ std::vector<NBitsCase> Cases() {
 
 INSTANTIATE_TEST_SUITE_P(Cases, MatMulNBitsTest, ::testing::ValuesIn(Cases()),
                          [](const auto& info) { return Name(info.param); });
+
+// The activation quantization of the int8 arithmetic gives MLAS's codes bit for bit on every
+// path (AVX-512, AVX2 and scalar: whole blocks take the vector code where the build has it, the
+// partial last block the scalar code): codes round(a * 127 / max|a|) to nearest even, ties
+// included, a NaN or an infinity's product -128 and skipped by the maximum.
+TEST(MatMulNBitsQuantization, ActivationCodesAreMlasCodesOnEveryPath) {
+  const int64_t k = 4 * 64 + 40;  // four whole blocks, then a partial one
+  NBitsGeometry g = *kernels::MakeNBitsGeometry(k, 1, 4, 64);
+  std::mt19937 rng(17);
+  std::vector<float> a(static_cast<size_t>(k));
+  for (auto& v : a) v = std::uniform_real_distribution<float>(-3, 3)(rng);
+  // Block 0: values whose products are exact ties (max 127: the products are the values).
+  a[0] = 127.f;
+  for (int i = 1; i < 64; ++i) a[static_cast<size_t>(i)] = static_cast<float>(i % 9) - 4.5f;
+  a[70] = std::nanf("");                                            // block 1: a NaN
+  a[130] = std::numeric_limits<float>::infinity();                  // block 2: an infinity
+  for (int i = 192; i < 256; ++i) a[static_cast<size_t>(i)] = 0.f;  // block 3: all zero
+  a[260] = std::nanf("");                                           // the partial block: a NaN
+  std::vector<int8_t> codes(static_cast<size_t>(g.blocks * g.block_size), 99);
+  std::vector<float> scales(static_cast<size_t>(g.blocks)), sums(static_cast<size_t>(g.blocks));
+  kernels::nbits_detail::QuantizedRows q;
+  q.rows = 1;
+  q.row_codes = g.blocks * g.block_size;
+  q.codes = codes.data();
+  q.scales = scales.data();
+  q.scaled_sums = sums.data();
+  kernels::nbits_detail::QuantizeRows(g, a.data(), 0, 1, q);
+  for (int64_t b = 0; b < g.blocks; ++b) {
+    const int64_t k0 = b * g.block_size, len = std::min(g.block_size, k - k0);
+    float amax = 0;
+    for (int64_t i = 0; i < len; ++i)
+      amax = std::max(amax, std::fabs(a[static_cast<size_t>(k0 + i)]));
+    const float inverse = amax != 0.f ? 127.f / amax : 0.f;
+    EXPECT_EQ(scales[static_cast<size_t>(b)], amax / 127.f) << "block " << b;
+    int32_t sum = 0;
+    for (int64_t i = 0; i < g.block_size; ++i) {
+      int32_t expected = 0;
+      if (i < len) {
+        const float v = a[static_cast<size_t>(k0 + i)] * inverse;
+        expected = std::isnan(v) ? -128 : static_cast<int32_t>(std::nearbyint(v));
+      }
+      EXPECT_EQ(codes[static_cast<size_t>(k0 + i)], expected) << "block " << b << ", code " << i;
+      sum += expected;
+    }
+    EXPECT_EQ(sums[static_cast<size_t>(b)],
+              scales[static_cast<size_t>(b)] * static_cast<float>(sum))
+        << "block " << b;
+  }
+  // The ties round to even: 0.5 -> 0, 1.5 -> 2, -0.5 -> 0, -1.5 -> -2 (a[i] = i % 9 - 4.5).
+  EXPECT_EQ(codes[9], -4);  // -4.5
+  EXPECT_EQ(codes[4], 0);   // -0.5
+  EXPECT_EQ(codes[5], 0);   // 0.5
+  EXPECT_EQ(codes[6], 2);   // 1.5
+}
 
 // The packed 4-bit layout: byte j of a group of 32 holds codes j (low) and j + 16 (high).
 TEST(MatMulNBitsPacking, FourBitGroupsHoldCodesJAndJPlus16) {

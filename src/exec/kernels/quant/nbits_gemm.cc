@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#if defined(__AVX512F__) && defined(__AVX512BW__)
+#if defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -52,6 +52,39 @@ int32_t QuantizeBlock(const float* src, int64_t len, int64_t block_size, int8_t*
     return _mm512_reduce_add_epi32(sum16);
   }
 #pragma GCC diagnostic pop
+#elif defined(__AVX2__)
+  // The same arithmetic 8 at a time, for CPUs without AVX-512 (prompts spent ~5% of their time
+  // here): vcvtps2dq rounds as above, the saturating packs are the clamp, and a NaN's "integer
+  // indefinite" packs to -128 as the scalar path gives it: the same codes bit for bit.
+  if (len == block_size && block_size % 16 == 0) {
+    const __m256 sign = _mm256_set1_ps(-0.f);
+    __m256 amax8 = _mm256_setzero_ps();
+    for (int64_t i = 0; i < len; i += 8) {
+      // In this order a NaN is skipped, as std::max(amax, NaN) skips it.
+      amax8 = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(src + i)), amax8);
+    }
+    __m128 amax4 = _mm_max_ps(_mm256_castps256_ps128(amax8), _mm256_extractf128_ps(amax8, 1));
+    amax4 = _mm_max_ps(amax4, _mm_movehl_ps(amax4, amax4));
+    const float amax = _mm_cvtss_f32(_mm_max_ss(amax4, _mm_movehdup_ps(amax4)));
+    scale = amax / 127.f;
+    const __m256 inverse = _mm256_set1_ps(amax != 0.f ? 127.f / amax : 0.f);
+    __m256i sum8 = _mm256_setzero_si256();
+    for (int64_t i = 0; i < len; i += 16) {
+      const __m256i c0 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(src + i), inverse));
+      const __m256i c1 = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(src + i + 8), inverse));
+      // packs works within 128-bit halves: the permute puts the 16 int16 back in order.
+      const __m256i c16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(c0, c1), 0xd8);
+      const __m128i narrow =
+          _mm_packs_epi16(_mm256_castsi256_si128(c16), _mm256_extracti128_si256(c16, 1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(codes + i), narrow);
+      sum8 = _mm256_add_epi32(
+          sum8, _mm256_madd_epi16(_mm256_cvtepi8_epi16(narrow), _mm256_set1_epi16(1)));
+    }
+    __m128i sum4 = _mm_add_epi32(_mm256_castsi256_si128(sum8), _mm256_extracti128_si256(sum8, 1));
+    sum4 = _mm_add_epi32(sum4, _mm_shuffle_epi32(sum4, 0x4e));
+    sum4 = _mm_add_epi32(sum4, _mm_shuffle_epi32(sum4, 0xb1));
+    return _mm_cvtsi128_si32(sum4);
+  }
 #endif
   float amax = 0;
   for (int64_t i = 0; i < len; ++i) amax = std::max(amax, std::fabs(src[i]));
