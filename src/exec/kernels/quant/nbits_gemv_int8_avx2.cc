@@ -58,13 +58,27 @@ RowPairs PairRow(const NBitsGeometry& g, const QuantizedRows& q, int64_t row, bo
   return rp;
 }
 
+// The row's side of one pair of blocks, loaded once for all the columns.
+struct RowPair {
+  __m256i low, high;  // the codes against the weights' low and high nibbles
+  __m256 scales;
+  __m256i start;
+};
+
+inline RowPair LoadRowPair(const RowPairs& rp, int64_t pair) {
+  const int8_t* a = rp.codes.data() + pair * 64;
+  return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 32)),
+          _mm256_loadu_ps(rp.scales.data() + pair * 8),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rp.starts.data() + pair * 8))};
+}
+
 // One pair of blocks of one column into acc. kHalf: the last pair of an odd number of blocks,
 // whose second block does not exist (its codes and scale are not read; the next column's lie
 // there, or nothing).
 template <bool kHalf>
 __attribute__((always_inline)) inline __m256 PairStep(const uint8_t* codes, const float* scales,
-                                                      __m256i a_low, __m256i a_high, __m256 sa,
-                                                      __m256i start, __m256 acc) {
+                                                      const RowPair& a, __m256 acc) {
   const __m256i low_nibbles = _mm256_set1_epi8(0x0f);
   const __m256i pair_lanes = _mm256_set_epi32(1, 1, 1, 1, 0, 0, 0, 0);
   __m256i raw;
@@ -74,15 +88,18 @@ __attribute__((always_inline)) inline __m256 PairStep(const uint8_t* codes, cons
     sb2 = _mm256_zextps128_ps256(_mm_load_ss(scales));
   } else {
     raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
-    sb2 = _mm256_castpd_ps(_mm256_broadcast_sd(reinterpret_cast<const double*>(scales)));
+    // An unaligned 8-byte load (scales are 4-byte aligned: vbroadcastsd's intrinsic would read
+    // them as a double, which needs 8).
+    sb2 = _mm256_zextps128_ps256(
+        _mm_castsi128_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales))));
   }
   const __m256i low = _mm256_and_si256(raw, low_nibbles);
   const __m256i high = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low_nibbles);
   const __m256i pairs =
-      _mm256_add_epi16(_mm256_maddubs_epi16(low, a_low), _mm256_maddubs_epi16(high, a_high));
-  const __m256i dot = _mm256_add_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)), start);
+      _mm256_add_epi16(_mm256_maddubs_epi16(low, a.low), _mm256_maddubs_epi16(high, a.high));
+  const __m256i dot = _mm256_add_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)), a.start);
   const __m256 sb = _mm256_permutevar8x32_ps(sb2, pair_lanes);
-  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(sa, sb), acc);
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_mul_ps(a.scales, sb), acc);
 }
 
 // y[n..n + kCols) from kCols columns, the pair's row data loaded once for all of them (four
@@ -111,27 +128,15 @@ void PairStepColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row,
       PrefetchStream(codes_ahead + pair * kStepBytes + line);
     }
     PrefetchStream(scales_ahead + pair * kCols * 2 * static_cast<int64_t>(sizeof(float)));
-    const int8_t* a = rp.codes.data() + pair * 64;
-    const __m256i a_low = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
-    const __m256i a_high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 32));
-    const __m256 sa = _mm256_loadu_ps(rp.scales.data() + pair * 8);
-    const __m256i start =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rp.starts.data() + pair * 8));
+    const RowPair a = LoadRowPair(rp, pair);
     for (int c = 0; c < kCols; ++c) {
-      acc[c] = PairStep<false>(codes[c] + pair * 32, scales[c] + pair * 2, a_low, a_high, sa, start,
-                               acc[c]);
+      acc[c] = PairStep<false>(codes[c] + pair * 32, scales[c] + pair * 2, a, acc[c]);
     }
   }
   if (full * 2 < blocks) {
-    const int8_t* a = rp.codes.data() + full * 64;
-    const __m256i a_low = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
-    const __m256i a_high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 32));
-    const __m256 sa = _mm256_loadu_ps(rp.scales.data() + full * 8);
-    const __m256i start =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rp.starts.data() + full * 8));
+    const RowPair a = LoadRowPair(rp, full);
     for (int c = 0; c < kCols; ++c) {
-      acc[c] = PairStep<true>(codes[c] + full * 32, scales[c] + full * 2, a_low, a_high, sa, start,
-                              acc[c]);
+      acc[c] = PairStep<true>(codes[c] + full * 32, scales[c] + full * 2, a, acc[c]);
     }
   }
   const float* row_sums = q.scaled_sums + row * blocks;
