@@ -161,10 +161,11 @@ def test_terminate_stops_a_run_in_flight(endless_model):
     error = outcome["error"]
     assert isinstance(error, epctx.Cancelled) and isinstance(error, epctx.EpctxError)
     assert error.code == "Cancelled"
-    # Caught between iterations, or inside the body before one of its nodes.
+    # Caught between iterations, or inside the body before one of its nodes (unnamed, they are
+    # named by their position: Identity_0, Add_1).
     assert re.fullmatch(r"model 'endless': Loop node 'Loop_0': (Loop 'Loop_0' attribute 'body': )?the run was "
                         r"terminated \(its RunOptions' terminate flag is set\), "
-                        r"(in Loop iteration \d+|before (Identity|Add) node '(Identity|Add)_0')", str(error))
+                        r"(in Loop iteration \d+|before (Identity node 'Identity_0'|Add node 'Add_1'))", str(error))
 
     # A run started with the flag set stops before its first node; cleared, runs go on.
     with pytest.raises(epctx.Cancelled) as e:
