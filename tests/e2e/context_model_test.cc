@@ -1,6 +1,7 @@
 // The context model is a valid ONNX model (onnx.checker), with ONNX Runtime's EPContext attribute
 // names, the original's inputs and outputs, and metadata for the fallback.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -11,16 +12,22 @@
 namespace epctx::testing {
 namespace {
 
-// Runs a Python snippet with the file as argv[1]; returns its stdout and exit status.
+// Runs a Python snippet with the file as argv[1]; returns its stdout and exit status. The
+// snippet's file is this process's and this call's own (ctest runs the cases of this file in
+// parallel processes, each with its own snippet), and removed afterwards.
 std::pair<std::string, int> RunPython(const std::string& code, const std::string& arg) {
-  std::string script = std::filesystem::temp_directory_path() / "epctx_ctx_check.py";
+  static int calls = 0;
+  const std::filesystem::path script =
+      std::filesystem::temp_directory_path() /
+      ("epctx_ctx_check_" + std::to_string(::getpid()) + "_" + std::to_string(++calls) + ".py");
   { std::ofstream(script) << code; }
-  std::string cmd = "/usr/bin/python3 " + script + " '" + arg + "' 2>&1";
+  std::string cmd = "/usr/bin/python3 " + script.string() + " '" + arg + "' 2>&1";
   FILE* pipe = ::popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
   while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
   int status = pipe ? ::pclose(pipe) : -1;
+  std::filesystem::remove(script);
   return {out, status};
 }
 
