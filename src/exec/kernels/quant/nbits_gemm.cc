@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -127,6 +128,36 @@ void QuantizeRows(const NBitsGeometry& g, const float* a, int64_t begin, int64_t
       }
     }
   }
+}
+
+RowBlockGroups GroupRowBlocks(const NBitsGeometry& g, const QuantizedRows& q, int64_t row,
+                              int64_t blocks_per_group, bool implied_zero) {
+  RowBlockGroups r;
+  r.blocks_per_group = blocks_per_group;
+  r.groups = (g.blocks + blocks_per_group - 1) / blocks_per_group;
+  const int64_t group_codes = blocks_per_group * 32, group_lanes = blocks_per_group * 4;
+  r.codes.assign(static_cast<size_t>(r.groups * group_codes), 0);
+  r.scales.assign(static_cast<size_t>(r.groups * group_lanes), 0.f);
+  r.starts.assign(static_cast<size_t>(r.groups * group_lanes), 0);
+  const int8_t* qa = q.codes + row * q.row_codes;
+  const float* sa = q.scales + row * g.blocks;
+  for (int64_t b = 0; b < g.blocks; ++b) {
+    const int64_t group = b / blocks_per_group, slot = b % blocks_per_group;
+    int8_t* low = r.codes.data() + group * group_codes + slot * 16;
+    int8_t* high = low + group_codes / 2;
+    std::memcpy(low, qa + b * 32, 16);
+    std::memcpy(high, qa + b * 32 + 16, 16);
+    for (int64_t l = 0; l < 4; ++l) {
+      const auto lane = static_cast<size_t>(group * group_lanes + slot * 4 + l);
+      r.scales[lane] = sa[b];
+      if (implied_zero) {
+        int32_t sum = 0;
+        for (int64_t i = 0; i < 4; ++i) sum += low[l * 4 + i] + high[l * 4 + i];
+        r.starts[lane] = -8 * sum;
+      }
+    }
+  }
+  return r;
 }
 
 void RoundRowsToInt8Grid(const NBitsGeometry& g, const float* a, int64_t begin, int64_t end,

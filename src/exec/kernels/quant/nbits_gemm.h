@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "epctx/status.h"
 
@@ -55,6 +56,21 @@ struct QuantizedRows {
   // that the zero point comes off the integer sums lane by lane. [rows, blocks, 8]; else null.
   int32_t* zero_lanes = nullptr;
 };
+
+// Row `row` of `q` laid out for the one-row int8 kernels, which take `blocks_per_group` blocks of
+// 32 codes per step (VNNI 4, AVX2 2): per group, codes 0-15 of each of its blocks, then codes
+// 16-31 of each, so that one load of the group's packed weight codes, split into low and high
+// nibbles, meets them; each block's result lands in 4 lanes. Blocks past the last are zero.
+struct RowBlockGroups {
+  int64_t blocks_per_group = 0;
+  int64_t groups = 0;           // ceil(blocks / blocks_per_group)
+  std::vector<int8_t> codes;    // [groups][blocks_per_group * 32]
+  std::vector<float> scales;    // [groups][blocks_per_group * 4]: each lane's block's scale
+  std::vector<int32_t> starts;  // [groups][blocks_per_group * 4]: -8 x the lane's 8 codes' sum
+                                // when the zero point is the implied 8, else 0
+};
+RowBlockGroups GroupRowBlocks(const NBitsGeometry& g, const QuantizedRows& q, int64_t row,
+                              int64_t blocks_per_group, bool implied_zero);
 
 // Quantizes rows [begin, end) of a [m, k] into `q`.
 void QuantizeRows(const NBitsGeometry& g, const float* a, int64_t begin, int64_t end,

@@ -163,39 +163,8 @@ void TileTimesColumns(const NBitsGeometry& g, const RowTiles& rows, int64_t tile
 // block) and their high nibbles (codes 16-31), and two vpdpbusd against the row's int8 codes laid
 // out the same way once per call leave block b + l / 4's integer sum in lane l. Per step and
 // column that is one 64-byte load, two products, one conversion and one multiply-add for 128
-// weights, which keeps the loop close to the memory's speed.
-struct RowQuads {
-  int64_t quads = 0;            // ceil(blocks / 4); blocks past the last are zero
-  std::vector<int8_t> codes;    // [quads][128]: the low halves' codes, then the high halves'
-  std::vector<float> scales;    // [quads][16]: each lane's block's activation scale
-  std::vector<int32_t> starts;  // [quads][16]: -8 x the lane's 8 codes' sum (implied zero point)
-};
-
-RowQuads QuadRow(const NBitsGeometry& g, const QuantizedRows& q, int64_t row, bool implied_zero) {
-  RowQuads rq;
-  rq.quads = (g.blocks + 3) / 4;
-  rq.codes.assign(static_cast<size_t>(rq.quads * 128), 0);
-  rq.scales.assign(static_cast<size_t>(rq.quads * 16), 0.f);
-  rq.starts.assign(static_cast<size_t>(rq.quads * 16), 0);
-  const int8_t* qa = q.codes + row * q.row_codes;
-  const float* sa = q.scales + row * g.blocks;
-  for (int64_t b = 0; b < g.blocks; ++b) {
-    const int64_t quad = b / 4, slot = b % 4;
-    int8_t* low = rq.codes.data() + quad * 128 + slot * 16;
-    std::memcpy(low, qa + b * 32, 16);
-    std::memcpy(low + 64, qa + b * 32 + 16, 16);
-    for (int64_t l = 0; l < 4; ++l) {
-      const int64_t lane = quad * 16 + slot * 4 + l;
-      rq.scales[static_cast<size_t>(lane)] = sa[b];
-      if (implied_zero) {
-        int32_t sum = 0;
-        for (int64_t i = 0; i < 4; ++i) sum += low[l * 4 + i] + low[64 + l * 4 + i];
-        rq.starts[static_cast<size_t>(lane)] = -8 * sum;
-      }
-    }
-  }
-  return rq;
-}
+// weights, which keeps the loop close to the memory's speed. The row is laid out by
+// GroupRowBlocks (nbits_gemm.h), four blocks a group.
 
 // For integer zero points: the sum over the blocks of column n of the activation's scale x its
 // codes' sum x the weight scale x the zero point, which the integer products leave out.
@@ -227,7 +196,7 @@ constexpr int64_t kPrefetchBytes = kStreamPrefetchBytes;
 // codes and scales are loaded under the masks (the next column's follow them).
 template <bool kMasked>
 __attribute__((always_inline)) inline __m512 QuadStep(const uint8_t* codes, const float* scales,
-                                                      const RowQuads& rq, int64_t quad,
+                                                      const RowBlockGroups& rq, int64_t quad,
                                                       __mmask64 code_mask, __mmask16 scale_mask,
                                                       __m512 acc) {
   const __m512i low_nibbles = _mm512_set1_epi8(0x0f);
@@ -258,8 +227,8 @@ __attribute__((always_inline)) inline __m512 QuadStep(const uint8_t* codes, cons
 }
 
 // y[n] from column n.
-void OneRowColumn(const NBitsWeights& w, const QuantizedRows& q, int64_t row, const RowQuads& rq,
-                  int64_t n, float* y) {
+void OneRowColumn(const NBitsWeights& w, const QuantizedRows& q, int64_t row,
+                  const RowBlockGroups& rq, int64_t n, float* y) {
   const int64_t blocks = w.g.blocks;
   const uint8_t* codes = w.codes + n * blocks * 16;
   const float* scales = w.scales + n * blocks;
@@ -277,8 +246,8 @@ void OneRowColumn(const NBitsWeights& w, const QuantizedRows& q, int64_t row, co
 }
 
 // Columns [begin, end) of the one-row product.
-void OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row, const RowQuads& rq,
-                   int64_t begin, int64_t end, float* y) {
+void OneRowColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row,
+                   const RowBlockGroups& rq, int64_t begin, int64_t end, float* y) {
   PrefetchStreamStart(w.codes + begin * w.g.blocks * 16, w.codes + end * w.g.blocks * 16,
                       kPrefetchBytes);
   PrefetchStreamStart(w.scales + begin * w.g.blocks, w.scales + end * w.g.blocks,
@@ -294,7 +263,7 @@ bool Int8DecodeStepApplies(const NBitsWeights& w) {
 
 void Int8DecodeStep(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
                     int threads) {
-  const RowQuads rq = QuadRow(w.g, q, row, w.zero_points == nullptr);
+  const RowBlockGroups rq = GroupRowBlocks(w.g, q, row, 4, w.zero_points == nullptr);
   SplitStream(w.g.n, w.g.stream_bytes(), threads,
               [&](int64_t begin, int64_t end) { OneRowColumns(w, q, row, rq, begin, end, y); });
 }

@@ -24,48 +24,15 @@
 namespace epctx::exec::kernels::nbits_detail {
 namespace {
 
-// The row's codes and scales by pairs of blocks; blocks past the last are zero.
-struct RowPairs {
-  int64_t pairs = 0;            // ceil(blocks / 2)
-  std::vector<int8_t> codes;    // [pairs][64]: codes 0-15 of b, of b + 1, then codes 16-31 alike
-  std::vector<float> scales;    // [pairs][8]: each lane's block's activation scale
-  std::vector<int32_t> starts;  // [pairs][8]: -8 x the lane's 8 codes' sum (implied zero point)
-};
-
-RowPairs PairRow(const NBitsGeometry& g, const QuantizedRows& q, int64_t row, bool implied_zero) {
-  RowPairs rp;
-  rp.pairs = (g.blocks + 1) / 2;
-  rp.codes.assign(static_cast<size_t>(rp.pairs * 64), 0);
-  rp.scales.assign(static_cast<size_t>(rp.pairs * 8), 0.f);
-  rp.starts.assign(static_cast<size_t>(rp.pairs * 8), 0);
-  const int8_t* qa = q.codes + row * q.row_codes;
-  const float* sa = q.scales + row * g.blocks;
-  for (int64_t b = 0; b < g.blocks; ++b) {
-    const int64_t pair = b / 2, half = b % 2;
-    int8_t* low = rp.codes.data() + pair * 64 + half * 16;
-    std::memcpy(low, qa + b * 32, 16);
-    std::memcpy(low + 32, qa + b * 32 + 16, 16);
-    for (int64_t l = 0; l < 4; ++l) {
-      const int64_t lane = pair * 8 + half * 4 + l;
-      rp.scales[static_cast<size_t>(lane)] = sa[b];
-      if (implied_zero) {
-        int32_t sum = 0;
-        for (int64_t i = 0; i < 4; ++i) sum += low[l * 4 + i] + low[32 + l * 4 + i];
-        rp.starts[static_cast<size_t>(lane)] = -8 * sum;
-      }
-    }
-  }
-  return rp;
-}
-
-// The row's side of one pair of blocks, loaded once for all the columns.
+// The row's side of one pair of blocks (GroupRowBlocks, two blocks a group), loaded once for all
+// the columns.
 struct RowPair {
   __m256i low, high;  // the codes against the weights' low and high nibbles
   __m256 scales;
   __m256i start;
 };
 
-inline RowPair LoadRowPair(const RowPairs& rp, int64_t pair) {
+inline RowPair LoadRowPair(const RowBlockGroups& rp, int64_t pair) {
   const int8_t* a = rp.codes.data() + pair * 64;
   return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)),
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 32)),
@@ -105,8 +72,8 @@ __attribute__((always_inline)) inline __m256 PairStep(const uint8_t* codes, cons
 // y[n..n + kCols) from kCols columns, the pair's row data loaded once for all of them (four
 // columns: four multiply-add chains, which one column's single chain would wait on).
 template <int kCols>
-void PairStepColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row, const RowPairs& rp,
-                     int64_t n, float* y) {
+void PairStepColumns(const NBitsWeights& w, const QuantizedRows& q, int64_t row,
+                     const RowBlockGroups& rp, int64_t n, float* y) {
   const int64_t blocks = w.g.blocks;
   const int64_t column_bytes = blocks * 16;
   const uint8_t* codes[kCols];
@@ -164,7 +131,7 @@ bool Int8DecodeStepApplies(const NBitsWeights& w) {
 
 void Int8DecodeStep(const NBitsWeights& w, const QuantizedRows& q, int64_t row, float* y,
                     int threads) {
-  const RowPairs rp = PairRow(w.g, q, row, w.zero_points == nullptr);
+  const RowBlockGroups rp = GroupRowBlocks(w.g, q, row, 2, w.zero_points == nullptr);
   SplitStream(w.g.n, w.g.stream_bytes(), threads, [&](int64_t begin, int64_t end) {
     PrefetchStreamStart(w.codes + begin * w.g.blocks * 16, w.codes + end * w.g.blocks * 16,
                         kStreamPrefetchBytes);
