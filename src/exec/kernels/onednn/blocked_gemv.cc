@@ -15,9 +15,9 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #elif defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
-// Without AVX-512, the float16 layout only: oneDNN packs float32 weights plain there, and the
-// compiler stores a float16 model's weights in the blocked layout for this file to read.
-#define EPCTX_GEMV_FLOAT16_AVX2 1
+// Without AVX-512: the float16 blocked layout, which the compiler stores a float16 model's
+// weights in, and float32 weights as oneDNN packs them there, plain [K, N] rows.
+#define EPCTX_GEMV_AVX2 1
 #include <immintrin.h>
 #endif
 
@@ -84,7 +84,7 @@ void GemvBlocks(const Weight* w, int64_t k, int64_t n, const float* x, float* y,
 
 #endif  // __AVX512F__
 
-#if defined(EPCTX_GEMV_FLOAT16_AVX2)
+#if defined(EPCTX_GEMV_AVX2)
 
 // y[c] for the columns of blocks [b0, b1) of float16 weights, widened exactly and summed in
 // float32 row after row as the AVX-512 pass does: eight accumulators of 8 columns.
@@ -123,7 +123,68 @@ void GemvHalfBlocksAvx2(const uint16_t* w, int64_t k, int64_t n, const float* x,
   }
 }
 
-#endif  // EPCTX_GEMV_FLOAT16_AVX2
+// Columns of a plain weight summed at a time: their running sums (4 KiB) stay in L1 while the
+// rows' segments of them stream past.
+constexpr int64_t kRowsBlockColumns = 1024;
+
+// Adds `kCount` rows' products (rows `wr`, activations `xs`) to the running sums y[cb, ce), in
+// row order; prefetches the same columns of the rows at `next`.
+template <int kCount>
+__attribute__((always_inline)) inline void AddRows(const float* const (&wr)[kCount],
+                                                   const float (&xs)[kCount],
+                                                   const char* const (&next)[kCount], float* y,
+                                                   int64_t cb, int64_t ce) {
+  __m256 xr[kCount];
+  for (int i = 0; i < kCount; ++i) xr[i] = _mm256_set1_ps(xs[i]);
+  int64_t c = cb;
+  for (; c + 16 <= ce; c += 16) {
+    for (int i = 0; i < kCount; ++i) PrefetchStream(next[i] + c * 4);
+    __m256 lo = _mm256_loadu_ps(y + c), hi = _mm256_loadu_ps(y + c + 8);
+    for (int i = 0; i < kCount; ++i) {
+      lo = _mm256_fmadd_ps(xr[i], _mm256_loadu_ps(wr[i] + c), lo);
+      hi = _mm256_fmadd_ps(xr[i], _mm256_loadu_ps(wr[i] + c + 8), hi);
+    }
+    _mm256_storeu_ps(y + c, lo);
+    _mm256_storeu_ps(y + c + 8, hi);
+  }
+  for (; c < ce; ++c) {
+    float acc = y[c];
+    for (int i = 0; i < kCount; ++i) acc = std::fma(xs[i], wr[i][c], acc);
+    y[c] = acc;
+  }
+}
+
+// y[c] for columns [c0, c1) of a plain row-major [k, n] float32 weight, rows 4 at a time. Each
+// column's products are summed in row order (as the blocked passes sum them), so a column's sum
+// does not depend on how the columns were split between threads.
+void GemvRowsAvx2(const float* w, int64_t k, int64_t n, const float* x, float* y, int64_t c0,
+                  int64_t c1) {
+  for (int64_t cb = c0; cb < c1; cb += kRowsBlockColumns) {
+    const int64_t ce = std::min(c1, cb + kRowsBlockColumns);
+    const int64_t segment_bytes = (ce - cb) * 4;
+    // Rows ahead that the prefetches ask for: at least kStreamPrefetchBytes of weights.
+    const int64_t ahead = RoundUp((kStreamPrefetchBytes + segment_bytes - 1) / segment_bytes, 4);
+    auto next = [&](int64_t row) {
+      return reinterpret_cast<const char*>(w + std::min(row + ahead, k - 1) * n);
+    };
+    std::fill(y + cb, y + ce, 0.f);
+    int64_t r = 0;
+    for (; r + 4 <= k; r += 4) {
+      const float* const wr[4] = {w + r * n, w + (r + 1) * n, w + (r + 2) * n, w + (r + 3) * n};
+      const float xs[4] = {x[r], x[r + 1], x[r + 2], x[r + 3]};
+      const char* const ahead_rows[4] = {next(r), next(r + 1), next(r + 2), next(r + 3)};
+      AddRows<4>(wr, xs, ahead_rows, y, cb, ce);
+    }
+    for (; r < k; ++r) {
+      const float* const wr[1] = {w + r * n};
+      const float xs[1] = {x[r]};
+      const char* const ahead_rows[1] = {next(r)};
+      AddRows<1>(wr, xs, ahead_rows, y, cb, ce);
+    }
+  }
+}
+
+#endif  // EPCTX_GEMV_AVX2
 
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
 
@@ -173,11 +234,18 @@ GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n) {
   if (!desc.ok()) return GemvLayout::kNone;
   const dnnl_memory_desc_t& md = desc->data;
   if (md.ndims != 2 || md.dims[0] != k || md.dims[1] != n || md.offset0 != 0 ||
-      md.format_kind != dnnl_blocked || md.padded_dims[1] != RoundUp(n, kColumns)) {
+      md.format_kind != dnnl_blocked) {
     return GemvLayout::kNone;
   }
-  // Blocks of 64 columns outermost, each [K padded][64]: a row block of `rows` x 64 elements.
   const dnnl_blocking_desc_t& blk = md.format_desc.blocking;
+#if defined(EPCTX_GEMV_AVX2)
+  if (md.data_type == dnnl_f32 && blk.inner_nblks == 0 && md.padded_dims[0] == k &&
+      md.padded_dims[1] == n && blk.strides[0] == n && blk.strides[1] == 1) {
+    return GemvLayout::kFloat32Rows;
+  }
+#endif
+  if (md.padded_dims[1] != RoundUp(n, kColumns)) return GemvLayout::kNone;
+  // Blocks of 64 columns outermost, each [K padded][64]: a row block of `rows` x 64 elements.
   auto blocked_by = [&](int64_t rows) {
     return md.padded_dims[0] == RoundUp(k, rows) && blk.strides[0] == rows * kColumns &&
            blk.strides[1] == md.padded_dims[0] * kColumns;
@@ -189,7 +257,7 @@ GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n) {
     return GemvLayout::kFloat32Blocked;
   }
 #endif
-#if defined(__AVX512F__) || defined(EPCTX_GEMV_FLOAT16_AVX2)
+#if defined(__AVX512F__) || defined(EPCTX_GEMV_AVX2)
   if (md.data_type == dnnl_f16 && blocked_by(kRows) && blk.inner_nblks == 2 &&
       blk.inner_blks[0] == kRows && blk.inner_blks[1] == kColumns && blk.inner_idxs[0] == 0 &&
       blk.inner_idxs[1] == 1) {
@@ -214,6 +282,8 @@ int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n) {
       return RoundUp(n, kColumns) * RoundUp(k, kBf16Rows) * 2;
     case GemvLayout::kFloat16Blocked:
       return RoundUp(n, kColumns) * RoundUp(k, kRows) * 2;
+    case GemvLayout::kFloat32Rows:
+      return k * n * 4;
     default:
       return 0;
   }
@@ -235,12 +305,21 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const f
         GemvBlocks(static_cast<const uint16_t*>(w), k, n, x, y, b0, b1);
       });
       break;
-#elif defined(EPCTX_GEMV_FLOAT16_AVX2)
+#elif defined(EPCTX_GEMV_AVX2)
     case GemvLayout::kFloat16Blocked:
       SplitStream(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
         GemvHalfBlocksAvx2(static_cast<const uint16_t*>(w), k, n, x, y, b0, b1);
       });
       break;
+    case GemvLayout::kFloat32Rows: {
+      // Shares of 16 columns: a thread's segment of a row starts on a cache line when the row
+      // does.
+      const int64_t groups = (n + 15) / 16;
+      SplitStream(groups, bytes, threads, [&](int64_t g0, int64_t g1) {
+        GemvRowsAvx2(static_cast<const float*>(w), k, n, x, y, g0 * 16, std::min(n, g1 * 16));
+      });
+      break;
+    }
 #endif
 #if defined(__AVX512BF16__) && defined(__AVX512F__)
     case GemvLayout::kBf16Blocked: {
@@ -266,7 +345,7 @@ void WidenFloat16(const uint16_t* from, int64_t count, float* to) {
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + i));
     _mm512_storeu_ps(to + i, _mm512_cvtph_ps(h));
   }
-#elif defined(EPCTX_GEMV_FLOAT16_AVX2)
+#elif defined(EPCTX_GEMV_AVX2)
   for (; i + 8 <= count; i += 8) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i));
     _mm256_storeu_ps(to + i, _mm256_cvtph_ps(h));

@@ -6,8 +6,12 @@
 // [64], bfloat16 in pairs of rows), and float16 in float32's layout, which the compiler stores
 // for a float16 model's weights (oneDNN has no float16 matmul on these CPUs: the products are
 // float32's, the weight's bytes half); anything else keeps oneDNN's primitive. Without AVX-512
-// (AVX2, F16C and FMA), only the float16 layout: the compiler stores a float16 model's weights
-// in it there too, where oneDNN would keep float32 weights plain.
+// (AVX2, F16C and FMA): the float16 layout, which the compiler stores a float16 model's weights
+// in there too, and float32 weights as oneDNN keeps them there, plain [K, N] rows. For those the
+// reason is not speed (on a Zen 3 core both read 13-18 GB/s) but code generation: oneDNN's
+// one-row product is its GEMM's, whose code it makes at the process's first product, 8-20 ms
+// that a CNN's first run paid in its classifier (ResNet-50's first run at 1 thread, median of 5
+// processes: 137.5 -> 114.2 ms).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +24,7 @@ enum class GemvLayout {
   kFloat32Blocked,  // [N / 64][K padded to 16][64] float32
   kBf16Blocked,     // [N / 64][K padded to 32 / 2][64][2] bfloat16
   kFloat16Blocked,  // [N / 64][K padded to 16][64] float16, multiplied in float32
+  kFloat32Rows,     // [K][N] float32, plain rows (AVX2 builds, where oneDNN keeps them so)
 };
 
 // The layout of an encoded weight format (weight_format.h) of a [k, n] weight, when this file
