@@ -91,7 +91,9 @@ class DnnlMatMulKernel final : public Kernel {
     return half_ ? "epctx:float16-weights" : matmul_.implementation();
   }
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
-    if (!half_) matmul_.Prepare(shapes, threads);  // no primitive reads float16 weights
+    if (half_) return;  // no primitive reads float16 weights
+    if (gemv_ == GemvLayout::kFloat32Rows && TakesOneDnnGemm(shapes)) WarmUpGemm();
+    matmul_.Prepare(shapes, threads);
   }
 
  private:
@@ -192,6 +194,14 @@ class DnnlMatMulKernel final : public Kernel {
   // first run (a log-mel spectrogram's [~100, 201] x [201, 80] filter bank) paid several times
   // over; the weight stays in the cache from row to row.
   static constexpr int64_t kSmallProductMacs = int64_t{4} << 20;
+
+  // Whether a run with A of these shapes may take oneDNN's GEMM over plain rows: not one row,
+  // not a small product; when A's shape is known before the run only.
+  bool TakesOneDnnGemm(std::span<const std::vector<int64_t>* const> shapes) const {
+    if (shapes.empty() || shapes[0] == nullptr) return true;
+    auto g = matmul_.GeometryFor(*shapes[0]);
+    return g.ok() && g->m > 1 && g->m * g->k * g->n > kSmallProductMacs;
+  }
 
   Status RunRowByRow(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,
                      const MatMulGeometry& g, Tensor& y, int threads) const {

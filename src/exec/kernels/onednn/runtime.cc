@@ -7,6 +7,7 @@
 #include <atomic>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "util/anonymous_memory.h"
 #include "util/status_macros.h"
@@ -35,6 +36,18 @@ ThreadBudget::ThreadBudget(int threads) : previous_(omp_get_max_threads()) {
 
 ThreadBudget::~ThreadBudget() {
   omp_set_num_threads(previous_);
+}
+
+void WarmUpGemm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    constexpr int kSide = 64;
+    const std::vector<float> a(kSide * kSide, 0.f), b(kSide * kSide, 0.f);
+    std::vector<float> c(kSide * kSide);
+    ThreadBudget budget(1);
+    (void)dnnl_sgemm('N', 'N', kSide, kSide, kSide, 1.f, a.data(), kSide, b.data(), kSide, 0.f,
+                     c.data(), kSide);
+  });
 }
 
 Status FromDnnlError(const dnnl::error& e, std::string_view what) {

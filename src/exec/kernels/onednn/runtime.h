@@ -59,6 +59,14 @@ void MapScratchpadAhead(const std::atomic<bool>& stop);
 // Bytes of the buffer mapped ahead that no thread has adopted yet (0 if none).
 size_t SpareScratchpadBytes();
 
+// oneDNN makes the code of its float32 GEMM (what its matmuls over plain weights run, every
+// float32 matmul of more than a few rows on AVX2) at the first product that needs it, nearly
+// every variant at once: 20-35 ms on a Zen 3 core, which a first run otherwise pays inside its
+// first such matmul. The first call makes them with one 64 x 64 x 64 product on the calling
+// thread (smaller products leave kernels unmade); later calls return at once, or wait for the
+// call making them.
+void WarmUpGemm();
+
 // Plain memory descriptor of an f32 tensor of `dims` in the given tag.
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag);
 
