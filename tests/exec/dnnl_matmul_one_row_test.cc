@@ -1,7 +1,8 @@
 // DnnlMatMul with one row (a decode step), which reads oneDNN's packed float32 and bfloat16
-// layouts (on AVX2, float32's plain rows) itself (blocked_gemv.cc): the product against a reference
-// and against oneDNN's own primitive for the same weight (two rows), with and without bias, on 1
-// and 2 threads.
+// layouts (on AVX2, float32's plain rows) itself (blocked_gemv.cc): the product against a
+// reference and against two rows of the same weight (oneDNN's primitive; on AVX2 these small
+// products go row by row), with and without bias, on 1 and 2 threads; post-ops against
+// oneDNN's primitive.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -51,7 +52,7 @@ void CheckOneRow(int64_t k, int64_t n, bool bf16, std::mt19937& rng) {
   for (int threads : {1, 2}) {
     for (bool with_bias : {false, true}) {
       SCOPED_TRACE(::testing::Message() << threads << " threads, bias " << with_bias);
-      // Two rows: the first through oneDNN's primitive (A [2, K]), then alone (A [1, K]).
+      // Two rows (A [2, K]: oneDNN's primitive, or row by row), then the first alone (A [1, K]).
       std::vector<float> a(static_cast<size_t>(2 * k));
       for (float& v : a) v = u(rng);
       NodeSpec spec("DnnlMatMul", 1, "com.epctx");

@@ -75,7 +75,7 @@ class DnnlMatMulKernel final : public Kernel {
     const int threads = ctx.num_threads();
     if (g.m == 1 && gemv_ != GemvLayout::kNone) {
       EPCTX_RETURN_IF_ERROR(RunOneRow(*a, *w, b, r, g, *y, threads));
-    } else if (gemv_ == GemvLayout::kFloat32Rows && g.m * g.k * g.n <= kSmallProductMacs) {
+    } else if (gemv_ == GemvLayout::kFloat32Rows && IsSmallProduct(g)) {
       EPCTX_RETURN_IF_ERROR(RunRowByRow(*a, *w, b, r, g, *y, threads));
     } else if (half_) {
       EPCTX_RETURN_IF_ERROR(RunHalfRows(*a, *w, b, r, g, *y, threads));
@@ -195,12 +195,19 @@ class DnnlMatMulKernel final : public Kernel {
   // over; the weight stays in the cache from row to row.
   static constexpr int64_t kSmallProductMacs = int64_t{4} << 20;
 
+  // (N comes from the node's attributes: its product with M and K may not fit 64 bits.)
+  static bool IsSmallProduct(const MatMulGeometry& g) {
+    int64_t rows_k = 0, macs = 0;
+    return !__builtin_mul_overflow(g.m, g.k, &rows_k) &&
+           !__builtin_mul_overflow(rows_k, g.n, &macs) && macs <= kSmallProductMacs;
+  }
+
   // Whether a run with A of these shapes may take oneDNN's GEMM over plain rows: not one row,
   // not a small product; when A's shape is known before the run only.
   bool TakesOneDnnGemm(std::span<const std::vector<int64_t>* const> shapes) const {
     if (shapes.empty() || shapes[0] == nullptr) return true;
     auto g = matmul_.GeometryFor(*shapes[0]);
-    return g.ok() && g->m > 1 && g->m * g->k * g->n > kSmallProductMacs;
+    return g.ok() && g->m > 1 && !IsSmallProduct(*g);
   }
 
   Status RunRowByRow(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,
