@@ -36,10 +36,10 @@ NodeSpec Epctx(const std::string& op) {
   return NodeSpec(op, 1, "com.epctx");
 }
 
-// Between the plain and the 16-channel blocked layout.
-Tensor Reorder(const Tensor& x, ActivationLayout to, int64_t channels) {
-  const ActivationLayout from =
-      to == ActivationLayout::kPlain ? ActivationLayout::kBlocked16 : ActivationLayout::kPlain;
+// Between the plain and a blocked layout (`blocked`, when `to` is plain: the one x is in).
+Tensor Reorder(const Tensor& x, ActivationLayout to, int64_t channels,
+               ActivationLayout blocked = ActivationLayout::kBlocked16) {
+  const ActivationLayout from = to == ActivationLayout::kPlain ? blocked : ActivationLayout::kPlain;
   AttrBuilder a;
   a.Int("to_layout", static_cast<int64_t>(to))
       .Int("from_layout", static_cast<int64_t>(from))
@@ -284,6 +284,8 @@ TEST(DnnlReorderKernel, RoundTripIsExactAndPaddingIsZero) {
   }
 }
 
+// Both blocked layouts (8-channel max pooling is our own pass, blocked_max_pool.h), channels
+// that fill the last block or not, windows over the padding and past the end (ceil_mode).
 TEST(DnnlPoolKernel, MatchesReferencePoolsOnBlockedTensors) {
   struct Case {
     std::string op;    // the reference op
@@ -292,31 +294,43 @@ TEST(DnnlPoolKernel, MatchesReferencePoolsOnBlockedTensors) {
     int64_t include_pad;
     bool ceil;
   };
-  for (const Case& k :
-       {Case{"MaxPool", "max", false, 0, false}, Case{"MaxPool", "max", false, 0, true},
-        Case{"AveragePool", "avg", false, 0, true}, Case{"AveragePool", "avg", false, 1, false},
-        Case{"GlobalAveragePool", "avg", true, 0, false},
-        Case{"GlobalMaxPool", "max", true, 0, false}}) {
-    std::mt19937 rng(5);
-    Tensor x = RandomFloats({2, 24, 9, 8}, rng);
-    AttrBuilder ref_attrs, attrs;
-    attrs.String("pool", k.pool)
-        .Int("global", k.global ? 1 : 0)
-        .Int("layout", 1)
-        .Int("channels", 24);
-    if (!k.global) {
-      for (AttrBuilder* a : {&ref_attrs, &attrs}) {
-        a->Ints("kernel_shape", {3, 3}).Ints("strides", {2, 2}).Ints("pads", {1, 0, 0, 1});
-        if (k.ceil) a->Int("ceil_mode", 1);
-        if (k.op == "AveragePool") a->Int("count_include_pad", k.include_pad);
+  for (ActivationLayout layout : {ActivationLayout::kBlocked16, ActivationLayout::kBlocked8}) {
+    for (int64_t channels : {24, 20}) {
+      for (const Case& k :
+           {Case{"MaxPool", "max", false, 0, false}, Case{"MaxPool", "max", false, 0, true},
+            Case{"AveragePool", "avg", false, 0, true}, Case{"AveragePool", "avg", false, 1, false},
+            Case{"GlobalAveragePool", "avg", true, 0, false},
+            Case{"GlobalMaxPool", "max", true, 0, false}}) {
+        SCOPED_TRACE(::testing::Message()
+                     << k.op << (k.ceil ? " ceil" : "") << ", layout " << static_cast<int>(layout)
+                     << ", " << channels << " channels");
+        std::mt19937 rng(5);
+        Tensor x = RandomFloats({2, channels, 9, 8}, rng);
+        AttrBuilder ref_attrs, attrs;
+        attrs.String("pool", k.pool)
+            .Int("global", k.global ? 1 : 0)
+            .Int("layout", static_cast<int64_t>(layout))
+            .Int("channels", channels);
+        if (!k.global) {
+          for (AttrBuilder* a : {&ref_attrs, &attrs}) {
+            a->Ints("kernel_shape", {3, 3}).Ints("strides", {2, 2}).Ints("pads", {1, 0, 0, 1});
+            if (k.ceil) a->Int("ceil_mode", 1);
+            if (k.op == "AveragePool") a->Int("count_include_pad", k.include_pad);
+          }
+        }
+        auto want = RunNode(NodeSpec(k.op, 17), ref_attrs, {&x});
+        ASSERT_TRUE(want.ok()) << want.status().ToString();
+        Tensor xb = Reorder(x, layout, channels);
+        for (int threads : {1, 2}) {
+          NodeSpec spec = Epctx("DnnlPool");
+          spec.threads = threads;
+          auto got = RunNode(spec, attrs, {&xb});
+          ASSERT_TRUE(got.ok()) << got.status().ToString();
+          ExpectNear(Reorder((*got)[0], ActivationLayout::kPlain, channels, layout), (*want)[0],
+                     k.op);
+        }
       }
     }
-    auto want = RunNode(NodeSpec(k.op, 17), ref_attrs, {&x});
-    ASSERT_TRUE(want.ok()) << want.status().ToString();
-    Tensor xb = Reorder(x, ActivationLayout::kBlocked16, 24);
-    auto got = RunNode(Epctx("DnnlPool"), attrs, {&xb});
-    ASSERT_TRUE(got.ok()) << k.op << ": " << got.status().ToString();
-    ExpectNear(Reorder((*got)[0], ActivationLayout::kPlain, 24), (*want)[0], k.op);
   }
 }
 

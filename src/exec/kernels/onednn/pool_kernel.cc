@@ -6,13 +6,16 @@
 // `channels` (the logical channel count).
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/nn/window.h"
 #include "exec/kernels/onednn/activation_layout.h"
+#include "exec/kernels/onednn/blocked_max_pool.h"
 #include "exec/kernels/onednn/conv_primitive.h"
 #include "exec/kernels/onednn/primitive_memo.h"
 #include "exec/kernels/onednn/runtime.h"
@@ -53,17 +56,25 @@ class DnnlPoolKernel final : public Kernel {
       EPCTX_RETURN_IF_ERROR(ValidateWindowAttrs(k->window_, k->window_.kernel_shape.size()));
     }
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "X"));
+    const std::vector<int64_t>& dilations = k->window_.dilations;
+    k->own_max_pool_ =
+        k->max_ && !k->global_ && k->layout_ == ActivationLayout::kBlocked8 &&
+        k->window_.kernel_shape.size() == 2 &&
+        std::all_of(dilations.begin(), dilations.end(), [](int64_t d) { return d == 1; });
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
-  std::string_view implementation() const override { return memo_.implementation(); }
+  // (A window the own pass does not take, one without input elements, takes oneDNN's.)
+  std::string_view implementation() const override {
+    return own_max_pool_ ? "epctx:max-pool-8" : memo_.implementation();
+  }
 
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
     if (shapes.empty() || shapes[0] == nullptr) return;
     auto src = LogicalShape(*shapes[0], layout_, channels_);
     if (!src.ok() || src->size() < 3 || src->size() > 5) return;
     auto g = Resolve(*src);
-    if (g.ok()) (void)PrimitiveFor(*shapes[0], *g, threads);
+    if (g.ok() && !OwnMaxPool(*g).has_value()) (void)PrimitiveFor(*shapes[0], *g, threads);
   }
 
   Status Run(KernelContext& ctx) override {
@@ -78,6 +89,15 @@ class DnnlPoolKernel final : public Kernel {
         Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, PhysicalShape(g.dst, layout_)));
     if (y->element_count() == 0) return Status::Ok();
     const int threads = ctx.num_threads();
+    if (std::optional<BlockedPoolWindow> own = OwnMaxPool(g)) {
+      if (x->element_count() != own->blocks * own->in_h * own->in_w * 8 ||
+          y->element_count() != own->blocks * own->out_h * own->out_w * 8) {
+        return EPCTX_ERROR(kInvalidArgument, "input X has shape {}, not nChw8c of {}",
+                           ShapeToString(x->shape()), ShapeToString(src));
+      }
+      BlockedMaxPool8(*own, x->data_as<float>(), y->mutable_data_as<float>(), threads);
+      return Status::Ok();
+    }
     const dnnl::memory::desc src_md = ActivationDesc(g.src, layout_);
     const dnnl::memory::desc dst_md = ActivationDesc(g.dst, layout_);
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
@@ -129,6 +149,25 @@ class DnnlPoolKernel final : public Kernel {
     });
   }
 
+  // The window of our own 8-channel max pooling (blocked_max_pool.h), when it takes this one.
+  std::optional<BlockedPoolWindow> OwnMaxPool(const PoolGeometry& g) const {
+    if (!own_max_pool_ || g.src.size() != 4 || g.dst.size() != 4) return std::nullopt;
+    BlockedPoolWindow w;
+    w.blocks = g.src[0] * ((g.src[1] + 7) / 8);
+    w.in_h = g.src[2];
+    w.in_w = g.src[3];
+    w.out_h = g.dst[2];
+    w.out_w = g.dst[3];
+    w.kernel_h = g.kernel[0];
+    w.kernel_w = g.kernel[1];
+    w.stride_h = g.strides[0];
+    w.stride_w = g.strides[1];
+    w.pad_top = g.pad_begin[0];
+    w.pad_left = g.pad_begin[1];
+    if (!EveryWindowHoldsInput(w)) return std::nullopt;
+    return w;
+  }
+
   Result<PoolGeometry> Resolve(const std::vector<int64_t>& src) const {
     PoolGeometry g;
     g.src = src;
@@ -178,6 +217,7 @@ class DnnlPoolKernel final : public Kernel {
 
   bool max_ = true;
   bool global_ = false;
+  bool own_max_pool_ = false;  // 2-D max pooling of nChw8c without dilation (OwnMaxPool)
   bool include_pad_ = false;
   ActivationLayout layout_ = ActivationLayout::kPlain;
   int64_t channels_ = 0;
