@@ -7,6 +7,7 @@
 // float16 [n] when weights_format is float16's: a float16 model's weight, multiplied in float32
 // by our own kernels, blocked_gemv.h and chunked_weight_gemm.h), B (optional bias [N]), R (the
 // residual, present when post_ops adds one; the output's shape).
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -73,9 +74,12 @@ class DnnlMatMulKernel final : public Kernel {
                          ShapeToString(r->shape()), ShapeToString(y->shape()));
     }
     const int threads = ctx.num_threads();
+    const char* own_path = nullptr;
     if (g.m == 1 && gemv_ != GemvLayout::kNone) {
+      own_path = "epctx:one-row";
       EPCTX_RETURN_IF_ERROR(RunOneRow(*a, *w, b, r, g, *y, threads));
     } else if (gemv_ == GemvLayout::kFloat32Rows && IsSmallProduct(g)) {
+      own_path = "epctx:row-by-row";
       EPCTX_RETURN_IF_ERROR(RunRowByRow(*a, *w, b, r, g, *y, threads));
     } else if (half_) {
       EPCTX_RETURN_IF_ERROR(RunHalfRows(*a, *w, b, r, g, *y, threads));
@@ -84,11 +88,16 @@ class DnnlMatMulKernel final : public Kernel {
     }
     ApplyTrailingPostOps(config().post_ops, y->mutable_data_as<float>(), y->element_count(),
                          threads);
+    last_own_path_.store(own_path, std::memory_order_relaxed);
     return Status::Ok();
   }
 
+  // What the last run took (a profile asks after the run): our own pass over the weights, or
+  // oneDNN's primitive (also before any run: the prepared one).
   std::string_view implementation() const override {
-    return half_ ? "epctx:float16-weights" : matmul_.implementation();
+    if (half_) return "epctx:float16-weights";
+    const char* own = last_own_path_.load(std::memory_order_relaxed);
+    return own != nullptr ? own : matmul_.implementation();
   }
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
     if (half_) return;  // no primitive reads float16 weights
@@ -235,7 +244,9 @@ class DnnlMatMulKernel final : public Kernel {
 
   PackedWeightMatMul matmul_;
   GemvLayout gemv_ = GemvLayout::kNone;
-  bool half_ = false;  // float16 weights (CheckFloat16Weights)
+  bool half_ = false;
+  std::atomic<const char*> last_own_path_{
+      nullptr};  // see implementation()  // float16 weights (CheckFloat16Weights)
 };
 
 }  // namespace
