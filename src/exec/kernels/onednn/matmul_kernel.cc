@@ -244,9 +244,8 @@ class DnnlMatMulKernel final : public Kernel {
 
   PackedWeightMatMul matmul_;
   GemvLayout gemv_ = GemvLayout::kNone;
-  bool half_ = false;
-  std::atomic<const char*> last_own_path_{
-      nullptr};  // see implementation()  // float16 weights (CheckFloat16Weights)
+  bool half_ = false;                                // float16 weights (CheckFloat16Weights)
+  std::atomic<const char*> last_own_path_{nullptr};  // see implementation()
 };
 
 }  // namespace

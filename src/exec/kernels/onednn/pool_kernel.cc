@@ -1,6 +1,7 @@
 // com.epctx DnnlPool: MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool run by oneDNN on
 // an activation in the layout the compiler planned (the channel-blocked one between
-// convolutions), so pooling does not break the blocked chain.
+// convolutions), so pooling does not break the blocked chain; 2-D max pooling of 8-channel
+// blocks by our own pass (blocked_max_pool.h).
 // Attributes: `pool` ("max" or "avg"), `global` (0/1), `count_include_pad` (avg), the ONNX
 // window attributes (kernel_shape, strides, pads, dilations, auto_pad, ceil_mode), `layout` and
 // `channels` (the logical channel count).
