@@ -7,6 +7,7 @@
 // float16 [n] when weights_format is float16's: a float16 model's weight, multiplied in float32
 // by our own kernels, blocked_gemv.h and chunked_weight_gemm.h), B (optional bias [N]), R (the
 // residual, present when post_ops adds one; the output's shape).
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -226,7 +227,11 @@ class DnnlMatMulKernel final : public Kernel {
     const float* bias = b != nullptr ? b->data_as<float>() : nullptr;
     const float* residual = r != nullptr ? r->data_as<float>() : nullptr;
     float* out = y.mutable_data_as<float>();
-    ParallelFor(threads, g.m, [&](int64_t row, int) {
+    // A thread per kMacsPerThread multiply-adds at most: waking another costs microseconds.
+    constexpr int64_t kMacsPerThread = int64_t{256} << 10;
+    const int workers = static_cast<int>(
+        std::clamp<int64_t>(g.m * g.k * g.n / kMacsPerThread, 1, std::max(threads, 1)));
+    ParallelFor(workers, g.m, [&](int64_t row, int) {
       float* y_row = out + row * g.n;
       BlockedGemv(gemv_, w.data(), g.k, g.n, rows + row * g.k, bias, y_row, 1);
       ApplyPrimitivePostOps(config().post_ops, y_row,
