@@ -138,12 +138,15 @@ Status ListTargets() {
       ops.size());
   for (const std::string& l : ops) std::printf("  %s\n", l.c_str());
   std::printf(
-      "element types: each kernel checks the types of its node's values when the model is "
-      "compiled, and a type it does not compute is refused there, naming the node, the value and "
-      "the type (epctx.allow_unsupported=1 writes the context model all the same); float16 models "
-      "compute in float32 (docs/KERNELS.md, \"Weight-only int4/int8 (MatMulNBits) and float16 "
-      "models\"), and a float16 operator expanded at compile is expanded in float32 between "
-      "Casts\n");
+      "element types: each operator's line names the value whose element type its kernel "
+      "computes on and the types it takes there (\"input 0: float32\"); the kernel checks its "
+      "other values (indices, shapes, axes) itself. A node of another type is refused when its "
+      "model is compiled, naming the node, the value and the "
+      "type (epctx.allow_unsupported=1 writes the context model all the same). Float16 models "
+      "compute in float32: their float16 values become float32 at compile, so a float16 Conv "
+      "runs on Conv's float32 kernel (docs/KERNELS.md, \"Weight-only int4/int8 (MatMulNBits) "
+      "and float16 models\"), and a float16 operator expanded at compile is expanded in float32 "
+      "between Casts\n");
   return Status::Ok();
 }
 

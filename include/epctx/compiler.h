@@ -120,9 +120,10 @@ struct CompileTarget {
 CompileTarget CurrentCompileTarget();
 // "id name: meaning" lines of the weight packing layouts.
 std::vector<std::string> PackLayoutDescriptions();
-// "domain op_type from opset N" lines of every operator a model may hold (the ONNX domain shown
-// as ai.onnx): those this build's kernels run, and Constant, sorted; epctx's own com.epctx
-// operators last.
+// "domain op_type from opset N; input 0: float32" lines of every operator a model may hold (the
+// ONNX domain shown as ai.onnx; after the opset, the value whose element type the kernel computes
+// on and the types it takes): those this build's kernels run, and Constant, sorted; epctx's own
+// com.epctx operators last.
 std::vector<std::string> SupportedOperatorLines();
 // "key (default "v"): meaning" lines of every SessionOptions key, for --help texts.
 std::string DescribeConfigKeys();

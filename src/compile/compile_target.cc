@@ -50,18 +50,48 @@ std::vector<std::string> PackLayoutDescriptions() {
   };
 }
 
+namespace {
+
+// "input 0: float32": the value whose element type the op's kernel computes on, and the types
+// it takes there (string only where the kernel takes string tensors at all); where an older
+// opset's kernel takes other types, "(opsets 6 to 10: float32)".
+std::string TypedValueText(const exec::RegisteredOp& op) {
+  const auto value = [](const exec::TypedValue& typed) {
+    return fmt::format("{} {}", typed.output ? "output" : "input", typed.index);
+  };
+  const auto types = [&op](const exec::TypedValue& typed) {
+    exec::ElementTypes t = typed.types;
+    if (!(op.accepts & exec::kStringTensors)) t &= ~exec::TypeBit(DataType::kString);
+    return exec::ElementTypesName(t);
+  };
+  const exec::TypedValue& newest = op.typed.back();
+  std::string out = fmt::format("{}: {}", value(newest), types(newest));
+  for (size_t i = 0; i + 1 < op.typed.size(); ++i) {
+    const exec::TypedValue& older = op.typed[i];
+    const exec::TypedValue& next = op.typed[i + 1];
+    if (value(older) == value(next) && types(older) == types(next)) continue;
+    out +=
+        fmt::format(" (opsets {} to {}: {}{})", op.since_versions[i], op.since_versions[i + 1] - 1,
+                    value(older) == value(newest) ? "" : value(older) + " ", types(older));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> SupportedOperatorLines() {
   // Constant nodes become constants when a model is imported: no kernel runs them.
   std::vector<std::string> models = {"ai.onnx Constant from opset 1 (made a constant at import)"};
   std::vector<std::string> own;
   for (const exec::RegisteredOp& op : exec::KernelRegistry::Global().Ops()) {
     if (op.domain == ops::kDomain) {
-      own.push_back(
-          fmt::format("{} {} (epctx's own, written by its compile passes)", op.domain, op.op_type));
+      own.push_back(fmt::format("{} {} (epctx's own, written by its compile passes); {}", op.domain,
+                                op.op_type, TypedValueText(op)));
       continue;
     }
-    std::string line = fmt::format("{} {} from opset {}", op.domain.empty() ? "ai.onnx" : op.domain,
-                                   op.op_type, op.since_versions.front());
+    std::string line =
+        fmt::format("{} {} from opset {}; {}", op.domain.empty() ? "ai.onnx" : op.domain,
+                    op.op_type, op.since_versions.front(), TypedValueText(op));
     if (op.accepts & exec::kStringTensors) line += "; string tensors too";
     if (op.accepts & exec::kAnyValueKind) line += "; sequences and optionals too";
     models.push_back(std::move(line));

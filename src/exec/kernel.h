@@ -142,11 +142,54 @@ enum KernelAccepts : uint8_t {
   kAnyValueKind = 2,   // sequences and optionals in any input or output
 };
 
+// A set of element types: bit i is DataType i.
+using ElementTypes = uint32_t;
+constexpr ElementTypes TypeBit(DataType t) {
+  return ElementTypes{1} << static_cast<int>(t);
+}
+inline constexpr ElementTypes kFloatTypes =
+    TypeBit(DataType::kFloat32) | TypeBit(DataType::kFloat64) | TypeBit(DataType::kFloat16) |
+    TypeBit(DataType::kBFloat16);
+inline constexpr ElementTypes kSignedIntTypes =
+    TypeBit(DataType::kInt8) | TypeBit(DataType::kInt16) | TypeBit(DataType::kInt32) |
+    TypeBit(DataType::kInt64);
+inline constexpr ElementTypes kUnsignedIntTypes =
+    TypeBit(DataType::kUint8) | TypeBit(DataType::kUint16) | TypeBit(DataType::kUint32) |
+    TypeBit(DataType::kUint64);
+inline constexpr ElementTypes kIntTypes = kSignedIntTypes | kUnsignedIntTypes;
+inline constexpr ElementTypes kNumericTypes = kFloatTypes | kIntTypes;
+// Every element type: kernels that move elements without computing on them. Strings still
+// need the row's kStringTensors.
+inline constexpr ElementTypes kEveryType =
+    kNumericTypes | TypeBit(DataType::kBool) | TypeBit(DataType::kString);
+
+// Which value of a node decides the element type a kernel computes on, and the types it takes
+// there: input 0 for most ops (Where's is input 1, the values it selects from; an op whose output
+// type is an attribute names output 0).
+struct TypedValue {
+  bool output = false;
+  int8_t index = 0;
+  ElementTypes types = kEveryType;
+  // Input 0 of one of `types` (the usual row).
+  constexpr TypedValue(ElementTypes t) : types(t) {}
+  constexpr TypedValue(bool is_output, int8_t i, ElementTypes t)
+      : output(is_output), index(i), types(t) {}
+};
+constexpr TypedValue Input(int8_t index, ElementTypes types) {
+  return {false, index, types};
+}
+constexpr TypedValue Output(int8_t index, ElementTypes types) {
+  return {true, index, types};
+}
+
 // A row of a kernel family's registration table (src/exec/kernels/register_all.cc).
 struct KernelEntry {
   std::string_view op_type;
   int64_t since_version = 0;  // the first opset of `domain` that `create` implements
   KernelCreateFn* create = nullptr;
+  // The registry refuses a node whose typed value has another element type before `create`
+  // sees it; `epctx compile --list` shows the types.
+  TypedValue typed = kEveryType;
   std::string_view domain = {};       // "" for the ONNX domain
   uint8_t accepts = kNumericTensors;  // KernelAccepts flags
 };
@@ -157,7 +200,12 @@ struct RegisteredOp {
   std::string op_type;
   std::vector<int64_t> since_versions;  // ascending: the first opset of each kernel row
   uint8_t accepts = kNumericTensors;    // of the newest row
+  std::vector<TypedValue> typed;        // of each row, in since_versions' order
 };
+
+// "float32, float16" (DataType order, float32 first and the 16-bit floats after float64), or a
+// set's name where `types` is one: "every type", "numeric types", "float types", ...
+std::string ElementTypesName(ElementTypes types);
 
 class KernelRegistry {
  public:
@@ -178,6 +226,7 @@ class KernelRegistry {
   struct Factory {
     KernelCreateFn* create = nullptr;
     uint8_t accepts = kNumericTensors;
+    TypedValue typed = kEveryType;
   };
   // "domain/op_type" -> since_version -> factory
   std::map<std::string, std::map<int64_t, Factory>, std::less<>> factories_;

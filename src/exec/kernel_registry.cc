@@ -1,3 +1,5 @@
+#include <utility>
+
 #include "exec/kernel.h"
 #include "util/status_macros.h"
 
@@ -13,6 +15,34 @@ std::string KeyOf(std::string_view domain, std::string_view op_type) {
 
 }  // namespace
 
+std::string ElementTypesName(ElementTypes types) {
+  static constexpr std::pair<ElementTypes, std::string_view> kNamed[] = {
+      {kEveryType, "every type"},
+      {kEveryType & ~TypeBit(DataType::kString), "every type but string"},
+      {kNumericTypes | TypeBit(DataType::kBool), "numeric and bool types"},
+      {kNumericTypes, "numeric types"},
+      {kFloatTypes | kSignedIntTypes, "float and signed integer types"},
+      {kFloatTypes, "float types"},
+      {kIntTypes, "integer types"},
+  };
+  for (const auto& [set, name] : kNamed) {
+    if (types == set) return std::string(name);
+  }
+  // In DataType order but float32 first; the 16-bit floats after float64.
+  static constexpr DataType kOrder[] = {DataType::kFloat32,  DataType::kFloat64, DataType::kFloat16,
+                                        DataType::kBFloat16, DataType::kInt8,    DataType::kInt16,
+                                        DataType::kInt32,    DataType::kInt64,   DataType::kUint8,
+                                        DataType::kUint16,   DataType::kUint32,  DataType::kUint64,
+                                        DataType::kBool,     DataType::kString};
+  std::string out;
+  for (DataType t : kOrder) {
+    if ((types & TypeBit(t)) == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += DataTypeName(t);
+  }
+  return out.empty() ? "no type" : out;
+}
+
 const KernelRegistry& KernelRegistry::Global() {
   static const KernelRegistry* registry = [] {
     auto* r = new KernelRegistry();
@@ -24,7 +54,8 @@ const KernelRegistry& KernelRegistry::Global() {
 
 void KernelRegistry::Register(std::span<const KernelEntry> table) {
   for (const KernelEntry& row : table) {
-    factories_[KeyOf(row.domain, row.op_type)][row.since_version] = {row.create, row.accepts};
+    factories_[KeyOf(row.domain, row.op_type)][row.since_version] = {row.create, row.accepts,
+                                                                     row.typed};
   }
 }
 
@@ -38,6 +69,20 @@ std::string_view RefusedSort(const ValueDesc& d, uint8_t accepts) {
   }
   if (d.dtype == DataType::kString && !(accepts & kStringTensors)) return "string";
   return {};
+}
+
+// The error for a node whose typed value has a type its kernel does not compute on; Ok when
+// it has one it does, is omitted, or its type is not known before the run.
+Status CheckElementType(const NodeInfo& node, const TypedValue& typed) {
+  const std::vector<ValueDesc>& values = typed.output ? node.outputs : node.inputs;
+  const size_t index = static_cast<size_t>(typed.index);
+  if (index >= values.size() || !values[index].present) return Status::Ok();
+  const DataType type = values[index].dtype;
+  if (type == DataType::kUndefined || (typed.types & TypeBit(type)) != 0) return Status::Ok();
+  return EPCTX_ERROR(kUnsupported,
+                     "{} node '{}': {} {} has type {}, which {} does not run on (it takes {})",
+                     node.op_type, node.name, typed.output ? "output" : "input", index,
+                     DataTypeName(type), node.op_type, ElementTypesName(typed.types));
 }
 
 }  // namespace
@@ -59,6 +104,7 @@ Result<std::unique_ptr<Kernel>> KernelRegistry::Create(const NodeInfo& node) con
                              i, sort, node.op_type);
         }
       }
+      EPCTX_RETURN_IF_ERROR(CheckElementType(node, factory.typed));
       auto kernel = factory.create(node);
       if (!kernel.ok()) {
         return Status(kernel.status().code(), fmt::format("{} node '{}': {}", node.op_type,
@@ -87,7 +133,10 @@ std::vector<RegisteredOp> KernelRegistry::Ops() const {
     const size_t slash = key.find('/');
     op.domain = key.substr(0, slash);
     op.op_type = key.substr(slash + 1);
-    for (const auto& [since, factory] : versions) op.since_versions.push_back(since);
+    for (const auto& [since, factory] : versions) {
+      op.since_versions.push_back(since);
+      op.typed.push_back(factory.typed);
+    }
     op.accepts = versions.rbegin()->second.accepts;
     ops.push_back(std::move(op));
   }

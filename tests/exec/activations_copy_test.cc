@@ -45,7 +45,7 @@ TEST(ActivationsTest, RejectsOtherTypes) {
   Tensor i = Int64Tensor({2}, {1, -1});
   AttrBuilder none;
   ExpectError(RunNode(NodeSpec("Relu", 14), none, {&i}).status(), StatusCode::kUnsupported,
-              "input X has type int64, expected float32");
+              "input 0 has type int64, which Relu does not run on (it takes float32)");
 }
 
 TEST(ClipTest, AttributeBoundsBeforeOpset11) {

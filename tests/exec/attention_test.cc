@@ -411,8 +411,9 @@ TEST(GroupQueryAttentionTest, RefusesWhatItDoesNotImplementAtCreation) {
   Tensor q16 = MakeTensor(DataType::kFloat16, g.q.shape(), halves.data());
   std::vector<const Tensor*> half_inputs = g.Inputs();
   half_inputs[0] = &q16;
-  ExpectError(RunGqa(g.Attrs(), half_inputs), StatusCode::kUnsupported,
-              "input query has type float16: GroupQueryAttention runs on float32 only");
+  ExpectError(
+      RunGqa(g.Attrs(), half_inputs), StatusCode::kUnsupported,
+      "input 0 has type float16, which GroupQueryAttention does not run on (it takes float32)");
   ExpectError(RunGqa(g.Attrs(), g.Inputs(), 1), StatusCode::kInvalidArgument,
               "outputs present_key and present_value are required");
 }

@@ -244,7 +244,8 @@ TEST(BinaryArithmeticTest, Errors) {
   const uint8_t bytes[2] = {1, 0};
   Tensor flags = MakeTensor(DataType::kBool, {2}, bytes);
   ExpectError(RunNode(NodeSpec("Sub", 14), none, {&flags, &flags}).status(),
-              StatusCode::kUnsupported, "type bool is not supported");
+              StatusCode::kUnsupported,
+              "input 0 has type bool, which Sub does not run on (it takes numeric types)");
 }
 
 }  // namespace

@@ -81,7 +81,8 @@ TEST(ContribGeluTest, Refusals) {
               StatusCode::kInvalidArgument, "required input B is missing");
   Tensor ints = Int64Tensor({2}, {1, 2});
   ExpectError(RunNode(NodeSpec("QuickGelu", 1, kMs), none, {&ints}).status(),
-              StatusCode::kUnsupported, "input X has type int64, expected float32");
+              StatusCode::kUnsupported,
+              "input 0 has type int64, which QuickGelu does not run on (it takes float32)");
   // QuickGelu takes a scalar, as ONNX Runtime does.
   auto r = RunNode(NodeSpec("QuickGelu", 1, kMs), none, {&scalar});
   ASSERT_TRUE(r.ok()) << r.status().ToString();

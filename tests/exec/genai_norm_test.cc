@@ -146,7 +146,9 @@ TEST(SimplifiedLayerNormTest, DefaultEpsilonAndRefusals) {
       StatusCode::kInvalidArgument, "X has shape [2,0], whose dims from axis 1 on hold no element");
   Tensor ints = Int64Tensor({1, 2}, {1, 2});
   ExpectError(RunNode(NodeSpec("SimplifiedLayerNormalization", 17), none, {&ints, &scale}).status(),
-              StatusCode::kUnsupported, "input X has type int64, expected float32");
+              StatusCode::kUnsupported,
+              "input 0 has type int64, which SimplifiedLayerNormalization does not run on (it "
+              "takes float32)");
 }
 
 TEST(SkipLayerNormTest, EveryOptionalInputAndOutput) {

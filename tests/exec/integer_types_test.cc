@@ -140,8 +140,9 @@ TEST(MaxPoolTest, EightBitTypes) {
 
   AttrBuilder avg;
   avg.Ints("kernel_shape", {2, 2});
-  ExpectError(RunNode(NodeSpec("AveragePool", 19), avg, {&u}).status(), StatusCode::kUnsupported,
-              "input X has type uint8, expected float32 or float64");
+  ExpectError(
+      RunNode(NodeSpec("AveragePool", 19), avg, {&u}).status(), StatusCode::kUnsupported,
+      "input 0 has type uint8, which AveragePool does not run on (it takes float32, float64)");
 }
 
 }  // namespace

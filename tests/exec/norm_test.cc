@@ -84,7 +84,8 @@ TEST(HardmaxTest, FirstMaximumWins) {
 TEST(HardmaxTest, Errors) {
   Tensor x = Int64Tensor({2}, {1, 2});
   ExpectError(RunNode(NodeSpec("Hardmax", 13), AttrBuilder(), {&x}).status(),
-              StatusCode::kUnsupported, "input input has type int64, expected float32 or float64");
+              StatusCode::kUnsupported,
+              "input 0 has type int64, which Hardmax does not run on (it takes float32, float64)");
   Tensor f = FloatTensor({2}, {1, 2});
   AttrBuilder axis;
   axis.Int("axis", 1);

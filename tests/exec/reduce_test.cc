@@ -199,10 +199,12 @@ TEST(ReduceTest, BadAxesAndTypesAreReported) {
   Tensor ints = Typed<int32_t>(DataType::kInt32, {2}, {1, 2});
   AttrBuilder none;
   ExpectError(RunNode(NodeSpec("ReduceL2", 13), none, {&ints}).status(), StatusCode::kUnsupported,
-              "ReduceL2 does not support input type int32");
+              "input 0 has type int32, which ReduceL2 does not run on (it takes float32, float64)");
   Tensor halves = Typed<uint16_t>(DataType::kFloat16, {2}, {0, 0});
   ExpectError(RunNode(NodeSpec("ReduceSum", 13), none, {&halves}).status(),
-              StatusCode::kUnsupported, "ReduceSum does not support input type float16");
+              StatusCode::kUnsupported,
+              "input 0 has type float16, which ReduceSum does not run on (it takes float32, "
+              "float64, int8, int32, int64, uint8)");
 }
 
 // ArgMax, TopK and CumSum split large inputs across threads; results must not change.

@@ -326,14 +326,22 @@ TEST(RecurrentTest, Errors) {
               StatusCode::kInvalidArgument,
               "input sequence_lens holds 3, outside [0, 2] (the sequence length)");
 
-  // Every input but sequence_lens must be float32, refused when the kernel is created.
-  const std::vector<double> doubles(6, 0.5);
+  // Every input but sequence_lens must be float32, refused when the kernel is created: X by the
+  // registry (the value its row declares), the others by the kernel.
+  const std::vector<double> doubles(24, 0.5);
   Tensor x64 = MakeTensor(DataType::kFloat64, {2, 1, 3}, doubles.data());
+  Tensor r64 = MakeTensor(DataType::kFloat64, {1, 8, 2}, doubles.data());
   for (const char* op : {"RNN", "GRU"}) {
-    ExpectError(RunNode(NodeSpec(op, 14), attrs, {&x64, &w, &r}).status(), StatusCode::kUnsupported,
+    ExpectError(
+        RunNode(NodeSpec(op, 14), attrs, {&x64, &w, &r}).status(), StatusCode::kUnsupported,
+        fmt::format("input 0 has type float64, which {} does not run on (it takes float32)", op));
+    ExpectError(RunNode(NodeSpec(op, 14), attrs, {&x, &w, &r64}).status(), StatusCode::kUnsupported,
                 "input X, W, R, B and initial_h has type float64, expected float32");
   }
   ExpectError(RunNode(NodeSpec("LSTM", 14), attrs, {&x64, &w, &r}).status(),
+              StatusCode::kUnsupported,
+              "input 0 has type float64, which LSTM does not run on (it takes float32)");
+  ExpectError(RunNode(NodeSpec("LSTM", 14), attrs, {&x, &w, &r64}).status(),
               StatusCode::kUnsupported,
               "input X, W, R, B, initial_h, initial_c and P has type float64, expected float32");
 }

@@ -206,7 +206,8 @@ TEST(TfIdfVectorizerTest, MalformedAttributesAndInputs) {
               "input X has rank 3, expected 1 ([C]) or 2 ([N, C])");
   Tensor floats = FloatTensor({2}, {1, 2});
   ExpectError(good.Run(floats).status(), StatusCode::kUnsupported,
-              "input X has type float32, expected int32 or int64");
+              "input 0 has type float32, which TfIdfVectorizer does not run on (it takes int32, "
+              "int64, string)");
 }
 
 // pool_strings: the same counting on string tokens; strings the pool does not list count nowhere.

@@ -85,17 +85,20 @@ TEST(CliCompileTest, ListShowsTargetLayoutsAndOperators) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // Operators: the ONNX domain's, the contrib ops the engine implements, and epctx's own last,
   // one a line, with the opset each runs from.
-  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Conv from opset 1\n"));
-  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Cast from opset 6; string tensors too\n"));
-  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx SequenceAt from opset 11; string tensors too; "
-                               "sequences and optionals too\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Conv from opset 1; input 0: float32\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Cast from opset 6; input 0: every type; string tensors "
+                               "too\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx SequenceAt from opset 11; input 0: every type; "
+                               "string tensors too; sequences and optionals too\n"));
   EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Constant from opset 1 (made a constant at import)\n"));
-  EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft MatMulNBits from opset 1\n"));
-  EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft GroupQueryAttention from opset 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft MatMulNBits from opset 1; input 0: float32\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft GroupQueryAttention from opset 1; input 0: "
+                               "float32\n"));
   EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft MultiHeadAttention from opset 1 (expanded into "
                                "ONNX operators at compile)\n"));
   EXPECT_THAT(r.out,
-              HasSubstr("\n  com.epctx DnnlConv (epctx's own, written by its compile passes)\n"));
+              HasSubstr("\n  com.epctx DnnlConv (epctx's own, written by its compile passes); "
+                        "input 0: float32\n"));
   EXPECT_THAT(r.out, Not(HasSubstr("Mystery")));
   EXPECT_LT(r.out.find("com.microsoft MatMulNBits"), r.out.find("com.epctx Attention"));
   EXPECT_LT(r.out.find("ai.onnx Add from"), r.out.find("ai.onnx Constant from"));
@@ -105,7 +108,19 @@ TEST(CliCompileTest, ListShowsTargetLayoutsAndOperators) {
   EXPECT_THAT(r.out, HasSubstr(fmt::format("operators ({}; a node whose model imports an older "
                                            "opset of the domain is refused):",
                                            ops.size())));
-  EXPECT_THAT(r.out, HasSubstr("element types: each kernel checks the types"));
+  // Element types: named sets, lists, and the value that decides them where it is not input 0.
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Abs from opset 6; input 0: numeric types\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Sqrt from opset 6; input 0: float types\n"));
+  EXPECT_THAT(r.out,
+              HasSubstr("\n  ai.onnx Clip from opset 6; input 0: numeric types (opsets 6 to 10: "
+                        "float32)\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx ReduceSum from opset 1; input 0: float32, float64, "
+                               "int8, int32, int64, uint8\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Where from opset 9; input 1: every type; string "
+                               "tensors too\n"));
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx ConstantOfShape from opset 9; output 0: every type "
+                               "but string\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nelement types: each operator's line names the value"));
   EXPECT_THAT(r.out, HasSubstr("hardware_architecture: x86_64:"));
   EXPECT_THAT(r.out, HasSubstr("usable on this CPU:    yes"));
   EXPECT_THAT(r.out, HasSubstr("2 gemm-b-transposed"));
