@@ -104,6 +104,8 @@ class BoundProgram {
   const ValueDecl& input_decl(size_t index) const { return slots_[inputs_[index]].decl; }
   const ValueDecl& output_decl(size_t index) const { return slots_[outputs_[index]].decl; }
   uint64_t arena_bytes() const { return arena_bytes_; }
+  // The threads its kernels run on (the session's intra-op threads; all usable cores for 0).
+  int num_threads() const { return num_threads_; }
 
   // Kernel::Prepare for every node of this program with the shapes the compiler knows, in
   // program order, until `stop` is set. Several threads may share the work: each takes the

@@ -19,6 +19,13 @@ void InitializeKernelRuntime();
 // already holds enough.
 void WarmUpKernelMemory(const std::atomic<bool>& stop);
 
+// Starts the calling thread's team of `threads` kernel threads (OpenMP's, which oneDNN and our own
+// loops share) unless it started one that large before, each thread on a core of its own to begin
+// with: a new thread starts on its creator's core, and spinning there between parallel regions
+// (OpenMP's idle threads spin a while before sleeping) took half the core from the thread it
+// waited for, in slices of a scheduler tick, until the scheduler moved it.
+void StartThreadTeam(int threads);
+
 // Whether this process can compute matrix products and convolutions in bfloat16 (the CPU's
 // instructions, within epctx.target_isa and EPCTX_CPU_FEATURES_MASK).
 bool CanComputeInBf16();

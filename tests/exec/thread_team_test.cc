@@ -1,0 +1,44 @@
+// StartThreadTeam places each thread of a new team on a core of its own for a moment: every
+// thread, the caller included, must get its own affinity back, or a user's thread (and the
+// kernel threads) would stay pinned to one core.
+#include <gtest/gtest.h>
+#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <thread>
+#include <vector>
+
+#include "exec/kernel_runtime.h"
+
+namespace epctx::exec {
+namespace {
+
+cpu_set_t AffinityOfThisThread() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(pthread_getaffinity_np(pthread_self(), sizeof set, &set), 0);
+  return set;
+}
+
+TEST(ThreadTeamTest, EveryThreadKeepsItsAffinity) {
+  const cpu_set_t before = AffinityOfThisThread();
+  if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "needs 2 usable cores";
+  // A thread of its own, so that no team of an earlier test on this thread is reused.
+  std::thread([&before] {
+    StartThreadTeam(2);
+    const cpu_set_t after = AffinityOfThisThread();
+    EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "the calling thread stayed pinned";
+    std::vector<int> counts(2, 0);
+#pragma omp parallel num_threads(2)
+    {
+      const cpu_set_t mine = AffinityOfThisThread();
+      counts[static_cast<size_t>(omp_get_thread_num())] = CPU_COUNT(&mine);
+    }
+    EXPECT_EQ(counts[0], CPU_COUNT(&before));
+    EXPECT_EQ(counts[1], CPU_COUNT(&before)) << "the team's thread stayed pinned";
+  }).join();
+}
+
+}  // namespace
+}  // namespace epctx::exec
