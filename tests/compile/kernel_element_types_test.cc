@@ -8,6 +8,7 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <map>
 #include <set>
@@ -32,38 +33,30 @@ constexpr DataType kAllTypes[] = {DataType::kFloat32,  DataType::kFloat64, DataT
 const std::vector<int64_t> kProbeShape = {2, 2, 2, 2};
 constexpr size_t kProbeElements = 16;
 
+// The bytes of 1 as `type` (little-endian; the 16-bit floats' bit patterns).
+uint64_t OneBits(DataType type) {
+  switch (type) {
+    case DataType::kFloat32:
+      return std::bit_cast<uint32_t>(1.0f);
+    case DataType::kFloat64:
+      return std::bit_cast<uint64_t>(1.0);
+    case DataType::kFloat16:
+      return 0x3c00;
+    case DataType::kBFloat16:
+      return 0x3f80;
+    default:  // integers and bool
+      return 1;
+  }
+}
+
 // A kProbeShape tensor of `type` with every element 1.
 Tensor Ones(DataType type) {
   auto t = Tensor::Allocate(type, kProbeShape);
   EXPECT_TRUE(t.ok());
   const size_t size = DataTypeSize(type);
+  const uint64_t one = OneBits(type);
   for (size_t i = 0; i < kProbeElements; ++i) {
-    uint8_t* e = static_cast<uint8_t*>(t->mutable_data()) + i * size;
-    switch (type) {
-      case DataType::kFloat32: {
-        const float one = 1.0f;
-        std::memcpy(e, &one, size);
-        break;
-      }
-      case DataType::kFloat64: {
-        const double one = 1.0;
-        std::memcpy(e, &one, size);
-        break;
-      }
-      case DataType::kFloat16: {
-        const uint16_t one = 0x3c00;
-        std::memcpy(e, &one, size);
-        break;
-      }
-      case DataType::kBFloat16: {
-        const uint16_t one = 0x3f80;
-        std::memcpy(e, &one, size);
-        break;
-      }
-      default:  // integers and bool, little-endian
-        std::memset(e, 0, size);
-        e[0] = 1;
-    }
+    std::memcpy(static_cast<uint8_t*>(t->mutable_data()) + i * size, &one, size);
   }
   return *t;
 }
