@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -65,9 +66,11 @@ class DnnlPoolKernel final : public Kernel {
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
-  // (A window the own pass does not take, one without input elements, takes oneDNN's.)
+  // Whose pass the last run took (a window without input elements takes oneDNN's); before any
+  // run, the one a run would take.
   std::string_view implementation() const override {
-    return own_max_pool_ ? "epctx:max-pool-8" : memo_.implementation();
+    const int8_t last = last_run_own_.load(std::memory_order_relaxed);
+    return last == 1 || (last < 0 && own_max_pool_) ? "epctx:max-pool-8" : memo_.implementation();
   }
 
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
@@ -97,8 +100,10 @@ class DnnlPoolKernel final : public Kernel {
                            ShapeToString(x->shape()), ShapeToString(src));
       }
       BlockedMaxPool8(*own, x->data_as<float>(), y->mutable_data_as<float>(), threads);
+      last_run_own_.store(1, std::memory_order_relaxed);
       return Status::Ok();
     }
+    last_run_own_.store(0, std::memory_order_relaxed);
     const dnnl::memory::desc src_md = ActivationDesc(g.src, layout_);
     const dnnl::memory::desc dst_md = ActivationDesc(g.dst, layout_);
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
@@ -218,7 +223,8 @@ class DnnlPoolKernel final : public Kernel {
 
   bool max_ = true;
   bool global_ = false;
-  bool own_max_pool_ = false;  // 2-D max pooling of nChw8c without dilation (OwnMaxPool)
+  bool own_max_pool_ = false;             // 2-D max pooling of nChw8c without dilation (OwnMaxPool)
+  std::atomic<int8_t> last_run_own_{-1};  // -1 before any run; see implementation()
   bool include_pad_ = false;
   ActivationLayout layout_ = ActivationLayout::kPlain;
   int64_t channels_ = 0;
