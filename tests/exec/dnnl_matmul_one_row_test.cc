@@ -137,10 +137,17 @@ TEST(DnnlMatMulOneRow, PostOpsAfterTheProductAsThePrimitiveAppliesThem) {
 TEST(DnnlMatMulOneRow, Float32LayoutMatchesTheReferenceAndOneDnn) {
   std::mt19937 rng(3);
   // Whole blocks; K and N padded inside the layout; weights split over two threads (>= 128 KiB).
-  // Plain rows (AVX2): N over one 1024-column block with 4 columns past the last 16, K below
-  // and not a multiple of the 4 rows summed at a time.
-  for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{
-           {576, 192}, {70, 33}, {17, 130}, {1536, 130}, {576, 1000}, {42, 2100}, {3, 37}}) {
+  // Plain rows (AVX2): N within one 4096-column block and over one (at 1 thread; 2 threads
+  // split the columns), with 4 columns past the last 16; K below and not a multiple of the 4
+  // rows summed at a time.
+  for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{{576, 192},
+                                                              {70, 33},
+                                                              {17, 130},
+                                                              {1536, 130},
+                                                              {576, 1000},
+                                                              {42, 2100},
+                                                              {42, 4212},
+                                                              {3, 37}}) {
     CheckOneRow(k, n, false, rng);
   }
 }
