@@ -142,10 +142,12 @@ enum KernelAccepts : uint8_t {
   kAnyValueKind = 2,   // sequences and optionals in any input or output
 };
 
-// A set of element types: bit i is DataType i.
+// A set of element types: bit i is DataType i. A value outside the enum (a forged blob's) is in
+// no set: its bit is 0.
 using ElementTypes = uint32_t;
 constexpr ElementTypes TypeBit(DataType t) {
-  return ElementTypes{1} << static_cast<int>(t);
+  const int bit = static_cast<int>(t);
+  return bit >= 0 && bit < 32 ? ElementTypes{1} << bit : ElementTypes{0};
 }
 inline constexpr ElementTypes kFloatTypes =
     TypeBit(DataType::kFloat32) | TypeBit(DataType::kFloat64) | TypeBit(DataType::kFloat16) |

@@ -210,6 +210,25 @@ TEST(KernelElementTypesTest, AnUndeclaredTypeIsRefusedAtCreation) {
   }
 }
 
+// A type code outside the enum (a forged blob's value declaration) is in no set, even "every
+// type", and is refused by name: shifting by it was undefined behaviour (the blob fuzzer's
+// regression_value_type_outside_enum.epctx).
+TEST(KernelElementTypesTest, ATypeOutsideTheEnumIsRefused) {
+  EXPECT_EQ(TypeBit(static_cast<DataType>(35)), 0u);
+  EXPECT_EQ(TypeBit(static_cast<DataType>(-1)), 0u);
+  EXPECT_EQ(TypeBit(static_cast<DataType>(32)), 0u);
+  const Attributes no_attrs;
+  for (const char* op : {"Identity", "Relu"}) {
+    auto kernel = KernelRegistry::Global().Create(
+        ProbeNode(Probe{op, 1, {DataType::kUndefined}}, static_cast<DataType>(35), no_attrs));
+    ASSERT_FALSE(kernel.ok()) << op;
+    EXPECT_THAT(
+        kernel.status().message(),
+        ::testing::StartsWith(fmt::format(
+            "{} node 'probe': input 0 has type unknown(35), which {} does not run on", op, op)));
+  }
+}
+
 TEST(KernelElementTypesTest, TypeSetsHaveNames) {
   EXPECT_EQ(ElementTypesName(kEveryType), "every type");
   EXPECT_EQ(ElementTypesName(kNumericTypes), "numeric types");
