@@ -154,6 +154,13 @@ Status ValidateProgram(const fb::Program& program, const fb::Manifest& manifest,
       EPCTX_RETURN_IF_ERROR(CheckValueMatchesWeight(
           *v, *manifest.weights()->Get(static_cast<uint32_t>(v->weight()))));
     }
+    // Kernels and the registry's type sets take the type as given: one outside the enum stops here.
+    const auto dtype = static_cast<DataType>(v->dtype());
+    if (dtype != DataType::kUndefined && dtype != DataType::kString &&
+        !KnownFixedSizeType(v->dtype())) {
+      return EPCTX_ERROR(kCorrupt, "value '{}' has unknown data type {}", v->name()->string_view(),
+                         v->dtype());
+    }
     if (v->kind() > static_cast<uint8_t>(ValueKind::kSequence)) {
       return EPCTX_ERROR(kCorrupt, "value '{}' has kind {} (0: tensor, 1: sequence)",
                          v->name()->string_view(), v->kind());

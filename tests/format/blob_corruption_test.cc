@@ -94,6 +94,7 @@ enum class Corruption {
   kValueWeightBelowAbsent,
   kValueRankAboveLimit,
   kValueDimBelowUnknown,
+  kValueUnknownDtype,
   kValueDimNamesMismatch,
   kValueNameTooLong,
   kValueArenaOutside,
@@ -265,6 +266,8 @@ const std::vector<CorruptionCase>& Catalogue() {
        "value 'input' has rank 17 above the limit 16"},
       {C::kValueDimBelowUnknown, "ValueDimBelowUnknown", kCorrupt,
        "value 'hidden' has dimension -2"},
+      {C::kValueUnknownDtype, "ValueUnknownDtype", kCorrupt,
+       "value 'hidden' has unknown data type 35"},
       {C::kValueDimNamesMismatch, "ValueDimNamesMismatch", kCorrupt,
        "value 'input' has 1 dim names for rank 2"},
       {C::kValueNameTooLong, "ValueNameTooLong", kCorrupt, "value 7 has a name longer than 4096"},
@@ -647,6 +650,8 @@ Bytes MakeCorruptBlob(Corruption c, OpenOptions& options) {
       });
     case C::kValueDimBelowUnknown:
       return EditSpec([](BlobSpec& s) { Main(s).values[3].shape = {-2, 2}; });
+    case C::kValueUnknownDtype:
+      return EditSpec([](BlobSpec& s) { Main(s).values[3].dtype = static_cast<DataType>(35); });
     case C::kValueDimNamesMismatch:
       return EditSpec([](BlobSpec& s) { Main(s).values[0].dim_names = {"batch"}; });
     case C::kValueNameTooLong:
