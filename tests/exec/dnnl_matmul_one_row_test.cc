@@ -152,6 +152,42 @@ TEST(DnnlMatMulOneRow, Float32LayoutMatchesTheReferenceAndOneDnn) {
   }
 }
 
+// A decode step's logits are the same bits at any thread count: each column is summed in an
+// order the split between threads does not change (on AVX2, plain rows in two fixed halves of
+// K; 4 threads also split each half's columns).
+TEST(DnnlMatMulOneRow, SumsDoNotDependOnTheThreadCount) {
+  std::mt19937 rng(6);
+  for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{{1536, 1000}, {577, 4212}}) {
+    SCOPED_TRACE(::testing::Message() << "K " << k << " N " << n);
+    std::vector<float> w(static_cast<size_t>(k * n)), a(static_cast<size_t>(k));
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (float& v : w) v = u(rng);
+    for (float& v : a) v = u(rng);
+    kernels::onednn::MatMulConfig config;
+    auto packed = kernels::onednn::PackMatMulWeights({128, k, n}, config, w.data(), false, 1.f);
+    ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+    AttrBuilder attrs;
+    attrs.Ints("weights_shape", {k, n}).Ints("weights_format", packed->format);
+    const Tensor a1 = FloatTensor({1, k}, a);
+    std::vector<float> at_one_thread;
+    for (int threads : {1, 2, 3, 4}) {
+      SCOPED_TRACE(::testing::Message() << threads << " threads");
+      NodeSpec spec("DnnlMatMul", 1, "com.epctx");
+      spec.threads = threads;
+      auto y = RunNode(spec, attrs, {&a1, &packed->bytes});
+      ASSERT_TRUE(y.ok()) << y.status().ToString();
+      const float* out = (*y)[0].data_as<float>();
+      if (threads == 1) {
+        at_one_thread.assign(out, out + n);
+        continue;
+      }
+      for (int64_t c = 0; c < n; ++c) {
+        ASSERT_EQ(out[c], at_one_thread[static_cast<size_t>(c)]) << "column " << c;
+      }
+    }
+  }
+}
+
 TEST(DnnlMatMulOneRow, Bf16LayoutMatchesTheReferenceAndOneDnn) {
   if (!kernels::onednn::HasBf16Kernels()) GTEST_SKIP() << "this CPU has no avx512_bf16";
   std::mt19937 rng(4);
