@@ -275,11 +275,12 @@ TEST(RunLimits, TerminateStopsARunningLoopFromAnotherThread) {
   auto session = CompileAndLoad(dir, WriteModel(dir, "endless", kEndlessModel), options);
   ASSERT_NE(session, nullptr);
   RunOptions run_options;
+  // Timed from before the stopper exists: its 200 ms may start before this thread runs again.
+  auto start = std::chrono::steady_clock::now();
   std::thread stopper([run_options]() mutable {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     run_options.SetTerminate();  // a copy: copies share the flag
   });
-  auto start = std::chrono::steady_clock::now();
   auto out = session->Run(run_options, EndlessFeeds(std::numeric_limits<int64_t>::max()));
   auto elapsed = std::chrono::steady_clock::now() - start;
   stopper.join();
