@@ -137,9 +137,9 @@ TEST(DnnlMatMulOneRow, PostOpsAfterTheProductAsThePrimitiveAppliesThem) {
 TEST(DnnlMatMulOneRow, Float32LayoutMatchesTheReferenceAndOneDnn) {
   std::mt19937 rng(3);
   // Whole blocks; K and N padded inside the layout; weights split over two threads (>= 128 KiB).
-  // Plain rows (AVX2): N within one 4096-column block and over one (at 1 thread; 2 threads
-  // split the columns), with 4 columns past the last 16; K below and not a multiple of the 4
-  // rows summed at a time.
+  // Plain rows (AVX2): N within one 4096-column block and over one, with 4 columns past the
+  // last 16; K below and not a multiple of the 4 rows summed at a time; rows of a multiple of
+  // 2 KiB, which are stored 16 floats longer.
   for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{{576, 192},
                                                               {70, 33},
                                                               {17, 130},
@@ -147,7 +147,9 @@ TEST(DnnlMatMulOneRow, Float32LayoutMatchesTheReferenceAndOneDnn) {
                                                               {576, 1000},
                                                               {42, 2100},
                                                               {42, 4212},
-                                                              {3, 37}}) {
+                                                              {3, 37},
+                                                              {45, 512},
+                                                              {576, 1536}}) {
     CheckOneRow(k, n, false, rng);
   }
 }

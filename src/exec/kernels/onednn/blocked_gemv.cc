@@ -157,11 +157,12 @@ __attribute__((always_inline)) inline void AddRows(const float* const (&wr)[kCou
   }
 }
 
-// y[c] for columns [c0, c1) of a plain row-major [k, n] float32 weight, rows 4 at a time. Each
+// y[c] for columns [c0, c1) of a plain row-major [k, n] float32 weight whose rows start `ld`
+// floats apart, rows 4 at a time. Each
 // column's products are summed in row order (as the blocked passes sum them), so a column's sum
 // does not depend on how the columns were split between threads. GemvRowHalvesAvx2 calls it on
 // each half of the rows.
-void GemvRowsAvx2(const float* w, int64_t k, int64_t n, const float* x, float* y, int64_t c0,
+void GemvRowsAvx2(const float* w, int64_t k, int64_t ld, const float* x, float* y, int64_t c0,
                   int64_t c1) {
   for (int64_t cb = c0; cb < c1; cb += kRowsBlockColumns) {
     const int64_t ce = std::min(c1, cb + kRowsBlockColumns);
@@ -169,18 +170,18 @@ void GemvRowsAvx2(const float* w, int64_t k, int64_t n, const float* x, float* y
     // Rows ahead that the prefetches ask for: at least kStreamPrefetchBytes of weights.
     const int64_t ahead = RoundUp((kStreamPrefetchBytes + segment_bytes - 1) / segment_bytes, 4);
     auto next = [&](int64_t row) {
-      return reinterpret_cast<const char*>(w + std::min(row + ahead, k - 1) * n);
+      return reinterpret_cast<const char*>(w + std::min(row + ahead, k - 1) * ld);
     };
     std::fill(y + cb, y + ce, 0.f);
     int64_t r = 0;
     for (; r + 4 <= k; r += 4) {
-      const float* const wr[4] = {w + r * n, w + (r + 1) * n, w + (r + 2) * n, w + (r + 3) * n};
+      const float* const wr[4] = {w + r * ld, w + (r + 1) * ld, w + (r + 2) * ld, w + (r + 3) * ld};
       const float xs[4] = {x[r], x[r + 1], x[r + 2], x[r + 3]};
       const char* const ahead_rows[4] = {next(r), next(r + 1), next(r + 2), next(r + 3)};
       AddRows<4>(wr, xs, ahead_rows, y, cb, ce);
     }
     for (; r < k; ++r) {
-      const float* const wr[1] = {w + r * n};
+      const float* const wr[1] = {w + r * ld};
       const float xs[1] = {x[r]};
       const char* const ahead_rows[1] = {next(r)};
       AddRows<1>(wr, xs, ahead_rows, y, cb, ce);
@@ -193,7 +194,7 @@ void GemvRowsAvx2(const float* w, int64_t k, int64_t n, const float* x, float* y
 // read one contiguous half each, where shares of columns read half of every row (a SmolLM-shaped
 // decode step's 210 plain weights, 425 MB, on a Zen 3 host at 2 threads, interleaved runs: min
 // 18.4-20.4 ms against 19.6-23.0). More threads split each half's columns.
-void GemvRowHalvesAvx2(const float* w, int64_t k, int64_t n, const float* x, float* y,
+void GemvRowHalvesAvx2(const float* w, int64_t k, int64_t n, int64_t ld, const float* x, float* y,
                        int64_t bytes, int threads) {
   const int64_t halves = k >= 8 ? 2 : 1;
   const int64_t split = halves == 2 ? RoundUp(k / 2, 4) : k;
@@ -209,7 +210,7 @@ void GemvRowHalvesAvx2(const float* w, int64_t k, int64_t n, const float* x, flo
                 const int64_t r0 = half == 0 ? 0 : split, r1 = half == 0 ? split : k;
                 const int64_t c0 = groups * share / shares * 16;
                 const int64_t c1 = std::min(n, groups * (share + 1) / shares * 16);
-                GemvRowsAvx2(w + r0 * n, r1 - r0, n, x + r0, sums[half], c0, c1);
+                GemvRowsAvx2(w + r0 * ld, r1 - r0, ld, x + r0, sums[half], c0, c1);
               });
   if (halves == 2) {
     for (int64_t c = 0; c < n; ++c) y[c] += second_half[c];
@@ -261,7 +262,9 @@ std::vector<uint32_t> Bf16Pairs(const float* x, int64_t k) {
 
 }  // namespace
 
-GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n) {
+GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n,
+                        int64_t* row_stride) {
+  if (row_stride != nullptr) *row_stride = n;
   auto desc = DecodeBlockedWeightFormat(format);
   if (!desc.ok()) return GemvLayout::kNone;
   const dnnl_memory_desc_t& md = desc->data;
@@ -271,8 +274,10 @@ GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n) {
   }
   const dnnl_blocking_desc_t& blk = md.format_desc.blocking;
 #if defined(EPCTX_GEMV_AVX2)
+  // Rows may be longer than n (weight_packing.cc lengthens some against cache aliasing).
   if (md.data_type == dnnl_f32 && blk.inner_nblks == 0 && md.padded_dims[0] == k &&
-      md.padded_dims[1] == n && blk.strides[0] == n && blk.strides[1] == 1) {
+      md.padded_dims[1] == n && blk.strides[0] >= n && blk.strides[1] == 1) {
+    if (row_stride != nullptr) *row_stride = blk.strides[0];
     return GemvLayout::kFloat32Rows;
   }
 #endif
@@ -306,7 +311,7 @@ GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n) {
   return GemvLayout::kNone;
 }
 
-int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n) {
+int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n, int64_t row_stride) {
   switch (layout) {
     case GemvLayout::kFloat32Blocked:
       return RoundUp(n, kColumns) * RoundUp(k, kRows) * 4;
@@ -315,16 +320,16 @@ int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n) {
     case GemvLayout::kFloat16Blocked:
       return RoundUp(n, kColumns) * RoundUp(k, kRows) * 2;
     case GemvLayout::kFloat32Rows:
-      return k * n * 4;
+      return k * std::max(n, row_stride) * 4;
     default:
       return 0;
   }
 }
 
-void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const float* x,
-                 const float* bias, float* y, int threads) {
+void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, int64_t row_stride,
+                 const float* x, const float* bias, float* y, int threads) {
   const int64_t blocks = (n + kColumns - 1) / kColumns;
-  const int64_t bytes = GemvWeightBytes(layout, k, n);
+  const int64_t bytes = GemvWeightBytes(layout, k, n, row_stride);
   switch (layout) {
 #if defined(__AVX512F__)
     case GemvLayout::kFloat32Blocked:
@@ -344,7 +349,8 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const f
       });
       break;
     case GemvLayout::kFloat32Rows:
-      GemvRowHalvesAvx2(static_cast<const float*>(w), k, n, x, y, bytes, threads);
+      GemvRowHalvesAvx2(static_cast<const float*>(w), k, n, std::max(n, row_stride), x, y, bytes,
+                        threads);
       break;
 #endif
 #if defined(__AVX512BF16__) && defined(__AVX512F__)

@@ -28,17 +28,19 @@ enum class GemvLayout {
 };
 
 // The layout of an encoded weight format (weight_format.h) of a [k, n] weight, when this file
-// reads it and the build has the instructions for it; kNone otherwise.
-GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n);
+// reads it and the build has the instructions for it; kNone otherwise. `row_stride`, when given,
+// receives the floats from one row to the next of kFloat32Rows (n or more), n otherwise.
+GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n,
+                        int64_t* row_stride = nullptr);
 
-// The bytes a weight of `layout` takes.
-int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n);
+// The bytes a weight of `layout` takes (kFloat32Rows: rows `row_stride` floats apart, at least n).
+int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n, int64_t row_stride = 0);
 
-// y [n] = x [k] times W (+ bias [n]) on up to `threads` threads. For kBf16Blocked, x is rounded
-// to bfloat16 (to nearest even, as oneDNN's reorder does for the matmul) and the products are
-// summed in float32.
-void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, const float* x,
-                 const float* bias, float* y, int threads);
+// y [n] = x [k] times W (+ bias [n]) on up to `threads` threads; `row_stride` as GemvLayoutOf
+// gives it. For kBf16Blocked, x is rounded to bfloat16 (to nearest even, as oneDNN's reorder does
+// for the matmul) and the products are summed in float32.
+void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, int64_t row_stride,
+                 const float* x, const float* bias, float* y, int threads);
 
 // `count` float16 values widened (exactly) to float32: a run of a kFloat16Blocked weight's column
 // blocks becomes the same blocks in kFloat32Blocked.

@@ -45,7 +45,8 @@ class DnnlMatMulKernel final : public Kernel {
     EPCTX_RETURN_IF_ERROR(k->matmul_.Init(attrs, config));
     // One row (a decode step): our own pass over the packed bytes, then the post-ops.
     if (PrimitivePostOpsArePlain(config.post_ops)) {
-      k->gemv_ = GemvLayoutOf(k->matmul_.format(), k->matmul_.k(), k->matmul_.n());
+      k->gemv_ =
+          GemvLayoutOf(k->matmul_.format(), k->matmul_.k(), k->matmul_.n(), &k->gemv_row_stride_);
     }
     EPCTX_RETURN_IF_ERROR(k->CheckFloat16Weights());
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
@@ -158,9 +159,9 @@ class DnnlMatMulKernel final : public Kernel {
   // W and R as the kernels that compute without the primitive read them.
   Status CheckOwnKernelInputs(const Tensor& w, const Tensor* r, const MatMulGeometry& g) const {
     if (w.dtype() != weight_type() ||
-        static_cast<int64_t>(w.byte_size()) != GemvWeightBytes(gemv_, g.k, g.n)) {
+        static_cast<int64_t>(w.byte_size()) != GemvWeightBytes(gemv_, g.k, g.n, gemv_row_stride_)) {
       return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
-                         w.byte_size(), GemvWeightBytes(gemv_, g.k, g.n));
+                         w.byte_size(), GemvWeightBytes(gemv_, g.k, g.n, gemv_row_stride_));
     }
     if (r == nullptr && ResidualIndex(config().post_ops) >= 0) {
       return EPCTX_ERROR(kInvalidArgument, "post_ops add a residual, but input R is absent");
@@ -192,7 +193,7 @@ class DnnlMatMulKernel final : public Kernel {
                    const MatMulGeometry& g, Tensor& y, int threads) const {
     EPCTX_RETURN_IF_ERROR(CheckOwnKernelInputs(w, r, g));
     float* out = y.mutable_data_as<float>();
-    BlockedGemv(gemv_, w.data(), g.k, g.n, a.data_as<float>(),
+    BlockedGemv(gemv_, w.data(), g.k, g.n, gemv_row_stride_, a.data_as<float>(),
                 b != nullptr ? b->data_as<float>() : nullptr, out, threads);
     ApplyPrimitivePostOps(config().post_ops, out, r != nullptr ? r->data_as<float>() : nullptr,
                           g.n);
@@ -233,7 +234,7 @@ class DnnlMatMulKernel final : public Kernel {
         std::clamp<int64_t>(g.m * g.k * g.n / kMacsPerThread, 1, std::max(threads, 1)));
     ParallelFor(workers, g.m, [&](int64_t row, int) {
       float* y_row = out + row * g.n;
-      BlockedGemv(gemv_, w.data(), g.k, g.n, rows + row * g.k, bias, y_row, 1);
+      BlockedGemv(gemv_, w.data(), g.k, g.n, gemv_row_stride_, rows + row * g.k, bias, y_row, 1);
       ApplyPrimitivePostOps(config().post_ops, y_row,
                             residual != nullptr ? residual + row * g.n : nullptr, g.n);
     });
@@ -249,7 +250,8 @@ class DnnlMatMulKernel final : public Kernel {
 
   PackedWeightMatMul matmul_;
   GemvLayout gemv_ = GemvLayout::kNone;
-  bool half_ = false;                                // float16 weights (CheckFloat16Weights)
+  int64_t gemv_row_stride_ = 0;  // kFloat32Rows: floats from one row of W to the next
+  bool half_ = false;            // float16 weights (CheckFloat16Weights)
   std::atomic<const char*> last_own_path_{nullptr};  // see implementation()
 };
 
