@@ -1,4 +1,4 @@
-// A MatMul weight whose rows are a multiple of 2 KiB is stored with 16 more floats per row where
+// A MatMul weight whose rows are a multiple of 1 KiB is stored with 16 more floats per row where
 // oneDNN reads it in its plain layout (weight_packing.cc, PadAliasingRows), and the product is
 // the same at every row count: the packed shape's and the others, which read the stored layout.
 #include <gtest/gtest.h>
@@ -42,9 +42,9 @@ void CheckWeightOfWidth(int64_t n, bool padded) {
   EXPECT_EQ(md.format_desc.blocking.strides[1], 1);
 }
 
-TEST(MatMulWeightRows, RowsOfAMultipleOf2KiBAreLonger) {
-  CheckWeightOfWidth(512, true);
-  CheckWeightOfWidth(1024, true);
+TEST(MatMulWeightRows, RowsOfAMultipleOf1KiBAreLonger) {
+  CheckWeightOfWidth(256, true);
+  CheckWeightOfWidth(768, true);
   CheckWeightOfWidth(1536, true);
   CheckWeightOfWidth(2048, true);
 }
@@ -52,7 +52,7 @@ TEST(MatMulWeightRows, RowsOfAMultipleOf2KiBAreLonger) {
 TEST(MatMulWeightRows, OtherRowsStayAsOneDnnChose) {
   CheckWeightOfWidth(1000, false);
   CheckWeightOfWidth(576, false);
-  CheckWeightOfWidth(768, false);
+  CheckWeightOfWidth(640, false);
 }
 
 }  // namespace

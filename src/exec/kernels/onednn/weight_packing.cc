@@ -38,18 +38,19 @@ Status CheckInt8ProductsExact(std::span<const int8_t> weights) {
                      kInt8WeightBoundWithoutVnni);
 }
 
-// Floats added to each row of a plain [K, N] weight whose rows are a multiple of 2 KiB long.
+// Floats added to each row of a plain [K, N] weight whose rows are a multiple of 1 KiB long.
 constexpr int64_t kAliasingRowPad = 16;
-constexpr int64_t kAliasingRowBytes = 2048;
+constexpr int64_t kAliasingRowBytes = 1024;
 
 // oneDNN's plain-layout matmul (gemm:jit, what AVX2 CPUs get) reads a [K, N] weight a few columns
 // at a time down all K rows; when a row is a multiple of 4 KiB, every row of such a panel falls
-// into the same cache sets and evicts the others, and at 2 KiB every other row does. SmolLM's
-// [576, 49152] lm_head over 128 rows ran at 13 GFLOPS against 24 with each row 16 floats longer
-// (one thread, Zen 1); over 128 rows on one Zen 3 thread, oneDNN alone: [2048, 512] 5.0-5.4 ->
-// 3.1-3.3 ms, SmolLM's [576, 1536] 4.5-5.5 -> 2.9-3.0, [512, 1536] 3.3-3.5 -> 2.4-2.5 (rows of
-// 1 KiB or 2.5 KiB gained 10-20%, 3 KiB and 2.25 KiB nothing). A one-row product is the same
-// either way. Such a weight is stored with the longer rows (the gap zeroed), when the primitive
+// into the same cache sets and evicts the others, and at 2 or 1 KiB every other or fourth row
+// does. SmolLM's [576, 49152] lm_head over 128 rows ran at 13 GFLOPS against 24 with each row 16
+// floats longer (one thread, Zen 1); over 128 rows on one Zen 3 thread, oneDNN alone: [2048, 512]
+// 5.0-5.4 -> 3.1-3.3 ms, SmolLM's [576, 1536] 4.5-5.5 -> 2.9-3.0, [512, 1536] 3.3-3.5 -> 2.4-2.5,
+// BERT's [768, 768] 2.04 -> 1.80 and [3072, 768] 8.25 -> 7.67 (means of 4 alternating runs);
+// rows of 2.25 KiB (SmolLM's 576 columns) gained nothing. A one-row product is the same either
+// way. Such a weight is stored with the longer rows (the gap zeroed), when the primitive
 // takes them; the others as oneDNN chose.
 dnnl::matmul::primitive_desc PadAliasingRows(const MatMulGeometry& g, const MatMulConfig& c,
                                              dnnl::matmul::primitive_desc pd) {
