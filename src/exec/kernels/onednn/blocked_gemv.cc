@@ -158,10 +158,9 @@ __attribute__((always_inline)) inline void AddRows(const float* const (&wr)[kCou
 }
 
 // y[c] for columns [c0, c1) of a plain row-major [k, n] float32 weight whose rows start `ld`
-// floats apart, rows 4 at a time. Each
-// column's products are summed in row order (as the blocked passes sum them), so a column's sum
-// does not depend on how the columns were split between threads. GemvRowHalvesAvx2 calls it on
-// each half of the rows.
+// floats apart, rows 4 at a time. Each column's products are summed in row order (as the blocked
+// passes sum them), so a column's sum does not depend on how the columns were split between
+// threads. GemvRowHalvesAvx2 calls it on each half of the rows.
 void GemvRowsAvx2(const float* w, int64_t k, int64_t ld, const float* x, float* y, int64_t c0,
                   int64_t c1) {
   for (int64_t cb = c0; cb < c1; cb += kRowsBlockColumns) {
