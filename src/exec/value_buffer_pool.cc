@@ -1,10 +1,13 @@
 #include "exec/value_buffer_pool.h"
 
+#include <sys/mman.h>
+
 #include <bit>
 #include <cstdlib>
 #include <limits>
 #include <vector>
 
+#include "util/anonymous_memory.h"
 #include "util/overflow.h"
 
 namespace epctx::exec {
@@ -15,6 +18,18 @@ std::shared_ptr<ValueBufferPool> ValueBufferPool::Create(uint64_t max_retained_b
 
 ValueBufferPool::~ValueBufferPool() {
   for (auto& [bytes, free] : free_) std::free(free.buffer);
+}
+
+void* ValueBufferPool::AllocateBuffer(uint64_t size_class) {
+  if (size_class < kHugePagedBytes) return std::aligned_alloc(64, static_cast<size_t>(size_class));
+  // Whole 2 MiB pages, advised huge: a first run then faults a 25 MB output in 13 times instead
+  // of 6300 (GPT-2's logits over 128 tokens; 50-65 ms of a first run on a 2-vCPU VM).
+  const uint64_t page = AnonymousMemory::kHugePageSize;
+  const uint64_t rounded = (size_class + page - 1) / page * page;
+  void* buffer = std::aligned_alloc(static_cast<size_t>(page), static_cast<size_t>(rounded));
+  // Refused where THP is compiled out or set to "never"; the buffer still works.
+  if (buffer != nullptr) (void)::madvise(buffer, static_cast<size_t>(rounded), MADV_HUGEPAGE);
+  return buffer;
 }
 
 uint64_t ValueBufferPool::SizeClass(uint64_t bytes) {
@@ -45,7 +60,7 @@ Result<Tensor> ValueBufferPool::Allocate(DataType type, std::vector<int64_t> sha
     }
   }
   if (buffer == nullptr) {
-    buffer = std::aligned_alloc(64, static_cast<size_t>(size_class));
+    buffer = AllocateBuffer(size_class);
     if (buffer == nullptr) {
       return EPCTX_ERROR(kInternal, "out of memory allocating {} bytes", size_class);
     }

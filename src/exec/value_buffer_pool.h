@@ -26,6 +26,8 @@ class ValueBufferPool : public std::enable_shared_from_this<ValueBufferPool> {
  public:
   // Buffers below this size come from the C heap directly: its bins serve them without faults.
   static constexpr uint64_t kMinPooledBytes = 64 * 1024;
+  // Buffers of this size or more are whole 2 MiB pages advised for transparent huge pages.
+  static constexpr uint64_t kHugePagedBytes = 2 << 20;
 
   // Keeps at most `max_retained_bytes` of free buffers; a buffer released beyond that is freed.
   static std::shared_ptr<ValueBufferPool> Create(uint64_t max_retained_bytes);
@@ -51,6 +53,8 @@ class ValueBufferPool : public std::enable_shared_from_this<ValueBufferPool> {
 
  private:
   explicit ValueBufferPool(uint64_t max_retained_bytes) : max_retained_(max_retained_bytes) {}
+  // A new buffer of `size_class` bytes (nullptr when out of memory), freed with std::free.
+  static void* AllocateBuffer(uint64_t size_class);
   void Release(void* buffer, uint64_t bytes);
 
   // Whole runs a free buffer may stay untaken before EndRun frees it.
