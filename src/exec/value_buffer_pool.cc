@@ -23,7 +23,7 @@ ValueBufferPool::~ValueBufferPool() {
 void* ValueBufferPool::AllocateBuffer(uint64_t size_class) {
   if (size_class < kHugePagedBytes) return std::aligned_alloc(64, static_cast<size_t>(size_class));
   // Whole 2 MiB pages, advised huge: a first run then faults a 25 MB output in 13 times instead
-  // of 6300 (GPT-2's logits over 128 tokens; 50-65 ms of a first run on a 2-vCPU VM).
+  // of 6300 (GPT-2's logits over 128 tokens: 34-65 ms of a first run on a 2-vCPU VM).
   const uint64_t page = AnonymousMemory::kHugePageSize;
   const uint64_t rounded = (size_class + page - 1) / page * page;
   void* buffer = std::aligned_alloc(static_cast<size_t>(page), static_cast<size_t>(rounded));
