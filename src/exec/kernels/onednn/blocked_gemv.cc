@@ -192,16 +192,19 @@ void GemvRowsAvx2(const float* w, int64_t k, int64_t ld, const float* x, float* 
 // half in order) + (rows of the second in order) whatever the thread count: two threads then
 // read one contiguous half each, where shares of columns read half of every row (a SmolLM-shaped
 // decode step's 210 plain weights, 425 MB, on a Zen 3 host at 2 threads, interleaved runs: min
-// 18.4-20.4 ms against 19.6-23.0). More threads split each half's columns.
+// 18.4-20.4 ms against 19.6-23.0). More threads split each half's columns. A weight below
+// kOneThreadStreamBytes is never split, so it is summed whole: a small product taken row by row
+// (a log-mel filter bank) pays no second pass per row.
 void GemvRowHalvesAvx2(const float* w, int64_t k, int64_t n, int64_t ld, const float* x, float* y,
                        int64_t bytes, int threads) {
-  const int64_t halves = k >= 8 ? 2 : 1;
+  const bool split_weight = bytes >= kOneThreadStreamBytes;
+  const int64_t halves = split_weight && k >= 8 ? 2 : 1;
   const int64_t split = halves == 2 ? RoundUp(k / 2, 4) : k;
   thread_local std::vector<float> second_half;
   if (halves == 2) second_half.resize(static_cast<size_t>(n));
   float* sums[2] = {y, second_half.data()};
   const int64_t groups = (n + 15) / 16;  // a share's segment of a row starts on a cache line
-  const int workers = bytes < kOneThreadStreamBytes ? 1 : std::max(threads, 1);
+  const int workers = split_weight ? std::max(threads, 1) : 1;
   const int64_t shares = std::clamp<int64_t>(workers / halves, 1, groups);
   ParallelFor(static_cast<int>(std::min<int64_t>(workers, halves * shares)), halves * shares,
               [&](int64_t unit, int) {
