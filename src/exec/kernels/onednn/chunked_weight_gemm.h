@@ -22,9 +22,10 @@ enum class ChunkLayout {
 };
 
 // Writes the float32 weights of columns [first, first + count) into `out`, in the chunk's
-// layout (kBlocked: whole column blocks, first a multiple of 64). Called from several threads
-// at once, each with its own `out`.
-using FillChunk = std::function<void(int64_t first, int64_t count, float* out)>;
+// layout (kBlocked: whole column blocks, first a multiple of 64), `stride` floats from one row
+// (kRows) or column (kColumns) to the next; kBlocked's is 0 (its blocks are dense). Called from
+// several threads at once, each with its own `out`.
+using FillChunk = std::function<void(int64_t first, int64_t count, int64_t stride, float* out)>;
 
 // y [m, n] = a [m, k] times W [k, n], W made a chunk at a time by `fill`, on up to `threads`
 // threads; no bias.

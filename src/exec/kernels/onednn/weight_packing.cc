@@ -59,14 +59,20 @@ dnnl::matmul::primitive_desc PadAliasingRows(const MatMulGeometry& g, const MatM
   const bool plain_rows =
       md.ndims == 2 && md.format_kind == dnnl_blocked && md.format_desc.blocking.inner_nblks == 0 &&
       md.format_desc.blocking.strides[0] == g.n && md.format_desc.blocking.strides[1] == 1;
-  if (!plain_rows || c.integer || c.bf16 || g.k < 2 || (g.n * 4) % kAliasingRowBytes != 0) {
-    return pd;
-  }
+  if (!plain_rows || c.integer || c.bf16 || g.k < 2 || AliasFreeRowStride(g.n) == g.n) return pd;
   const dnnl::memory::desc padded({g.k, g.n}, dnnl::memory::data_type::f32,
-                                  dnnl::memory::dims{g.n + kAliasingRowPad, 1});
+                                  dnnl::memory::dims{AliasFreeRowStride(g.n), 1});
   auto with_padding = MakeMatMulPrimitiveDesc(g, c, &padded);
   return with_padding.ok() ? *with_padding : pd;
 }
+
+}  // namespace
+
+int64_t AliasFreeRowStride(int64_t n) {
+  return (n * 4) % kAliasingRowBytes == 0 ? n + kAliasingRowPad : n;
+}
+
+namespace {
 
 template <typename PrimitiveDesc>
 Result<PackedWeightPlan> PlanOf(const PrimitiveDesc& pd, bool integer, bool bf16) {

@@ -396,9 +396,9 @@ constexpr int64_t kPanelRows = 8;
 Status DequantizedMatMul(const NBitsWeights& w, const float* a, int64_t m, float* y, int threads) {
   return onednn::ChunkedWeightGemm(
       m, w.g.k, w.g.n, onednn::ChunkLayout::kColumns,
-      [&](int64_t first, int64_t count, float* out) {
+      [&](int64_t first, int64_t count, int64_t stride, float* out) {
         for (int64_t c = 0; c < count; ++c) {
-          nbits_detail::DequantizeColumn(w, first + c, out + c * w.g.k);
+          nbits_detail::DequantizeColumn(w, first + c, out + c * stride);
         }
       },
       a, y, threads);
