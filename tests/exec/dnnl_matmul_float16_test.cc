@@ -123,9 +123,10 @@ TEST(DnnlMatMulFloat16, RowsMatchTheReferenceAndTheFloat32Primitive) {
   if (!Float16WeightsRead()) GTEST_SKIP() << "this build reads no float16 weights";
   std::mt19937 rng(12);
   // One chunk; chunks of several blocks, the last one partial (576 x 2550: 40 blocks, 8 chunks);
-  // one block a chunk (K 1536); fewer blocks than threads. Then chunks of 256 columns, whose
-  // rows 1 KiB long are written 16 floats apart where the AVX2 product reads rows: BERT-base's
-  // [768, 768] over 128 rows, and 760 columns, whose last chunk of 248 is not lengthened.
+  // one block a chunk (K 1536); fewer blocks than threads. Then chunks of 256 columns at 1
+  // thread, whose rows 1 KiB long are written 16 floats apart where the AVX2 product reads rows:
+  // BERT-base's [768, 768] over 128 rows, and 760 columns, whose last chunk of 248 is not
+  // lengthened.
   CheckFloat16Rows(2, 70, 33, rng);
   CheckFloat16Rows(7, 576, 2550, rng);
   CheckFloat16Rows(5, 1536, 130, rng);

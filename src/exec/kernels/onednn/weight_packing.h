@@ -32,6 +32,7 @@ struct PackedWeightPlan {
   int64_t elements = 0;                 // the packed bytes are a Tensor [elements] of dtype
   uint64_t required_cpu_features = 0;   // as PackedWeight's, when known before packing
 };
+
 // The distance in floats between the rows of a plain [K, N] float32 weight that oneDNN's plain
 // matmul (AVX2's gemm:jit) reads at full speed: N, or N + 16 when a row is a multiple of 1 KiB
 // (cache-set aliasing; weight_packing.cc says how much it cost).
