@@ -368,8 +368,7 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, int64_t
       });
       break;
     case GemvLayout::kFloat32Rows:
-      GemvRowHalvesAvx2(static_cast<const float*>(w), k, n, std::max(n, row_stride), x, y, bytes,
-                        threads);
+      GemvRowHalvesAvx2(static_cast<const float*>(w), k, n, row_stride, x, y, bytes, threads);
       break;
 #endif
 #if defined(__AVX512BF16__) && defined(__AVX512F__)

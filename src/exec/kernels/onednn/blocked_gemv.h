@@ -37,8 +37,8 @@ GemvLayout GemvLayoutOf(std::span<const int64_t> format, int64_t k, int64_t n,
 int64_t GemvWeightBytes(GemvLayout layout, int64_t k, int64_t n, int64_t row_stride = 0);
 
 // y [n] = x [k] times W (+ bias [n]) on up to `threads` threads; `row_stride` as GemvLayoutOf
-// gives it. For kBf16Blocked, x is rounded to bfloat16 (to nearest even, as oneDNN's reorder does
-// for the matmul) and the products are summed in float32.
+// gives it (read by kFloat32Rows only). For kBf16Blocked, x is rounded to bfloat16 (to nearest
+// even, as oneDNN's reorder does for the matmul) and the products are summed in float32.
 void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, int64_t row_stride,
                  const float* x, const float* bias, float* y, int threads);
 

@@ -112,7 +112,7 @@ Result<std::shared_ptr<const CachedPrimitive>> ChunkPrimitive(int64_t m, int64_t
       using dnnl::memory;
       const memory::desc src({m, k}, memory::data_type::f32, memory::format_tag::ab);
       const memory::desc wei =
-          layout == ChunkLayout::kRows && stride != columns
+          layout == ChunkLayout::kRows
               ? memory::desc({k, columns}, memory::data_type::f32, memory::dims{stride, 1})
               : memory::desc({k, columns}, memory::data_type::f32, weight_tag);
       const memory::desc dst({m, columns}, memory::data_type::f32, memory::format_tag::ab);
