@@ -1,8 +1,8 @@
 // DnnlMatMul with one row (a decode step), which reads oneDNN's packed float32 and bfloat16
-// layouts (on AVX2, float32's plain rows) itself (blocked_gemv.cc): the product against a
-// reference and against two rows of the same weight (oneDNN's primitive; on AVX2 these small
-// products go row by row), with and without bias, on 1 and 2 threads; post-ops against
-// oneDNN's primitive.
+// layouts (on AVX2, float32's 8-column panels, or plain rows for weights panels would pad by
+// more than a quarter) itself (blocked_gemv.cc): the product against a reference and against two
+// rows of the same weight (oneDNN's primitive; on AVX2 these small products go row by row), with
+// and without bias, on 1 and 2 threads; post-ops against oneDNN's primitive.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -41,7 +41,7 @@ void CheckOneRow(int64_t k, int64_t n, bool bf16, std::mt19937& rng) {
   ASSERT_TRUE(packed.ok()) << packed.status().ToString();
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__F16C__) && defined(__FMA__))
   // Not a vacuous pass through oneDNN: this build reads the layout itself (on AVX2, float32's
-  // plain rows; bfloat16 runs on AVX-512 only).
+  // panels or plain rows; bfloat16 runs on AVX-512 only).
   EXPECT_NE(kernels::onednn::GemvLayoutOf(packed->format, k, n), kernels::onednn::GemvLayout::kNone)
       << kernels::onednn::DescribeWeightFormat(packed->format);
 #endif
@@ -137,9 +137,10 @@ TEST(DnnlMatMulOneRow, PostOpsAfterTheProductAsThePrimitiveAppliesThem) {
 TEST(DnnlMatMulOneRow, Float32LayoutMatchesTheReferenceAndOneDnn) {
   std::mt19937 rng(3);
   // Whole blocks; K and N padded inside the layout; weights split over two threads (>= 128 KiB).
-  // Plain rows (AVX2): N within one 4096-column block and over one, with 4 columns past the
-  // last 16; K below and not a multiple of the 4 rows summed at a time; rows of a multiple of
-  // 2 KiB, which are stored 16 floats longer.
+  // On AVX2, panels ([3, 37], [17, 130] and [3, 256] stay plain rows: panels would pad them by
+  // more than a quarter; [3, 256]'s rows, 1 KiB, are stored 16 floats longer): N not a multiple
+  // of 8, whole groups of 8 panels and not; K below 8 and not a multiple of the 2 rows summed at
+  // a time.
   for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{{576, 192},
                                                               {70, 33},
                                                               {17, 130},
@@ -149,14 +150,15 @@ TEST(DnnlMatMulOneRow, Float32LayoutMatchesTheReferenceAndOneDnn) {
                                                               {42, 4212},
                                                               {3, 37},
                                                               {45, 512},
-                                                              {576, 1536}}) {
+                                                              {576, 1536},
+                                                              {3, 256}}) {
     CheckOneRow(k, n, false, rng);
   }
 }
 
 // A decode step's logits are the same bits at any thread count: each column is summed in an
-// order the split between threads does not change (on AVX2, plain rows in two fixed halves of
-// K; 4 threads also split each half's columns).
+// order the split between threads does not change (on AVX2, each panel's column summed in row
+// order, whichever thread reads it).
 TEST(DnnlMatMulOneRow, SumsDoNotDependOnTheThreadCount) {
   std::mt19937 rng(6);
   for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{{1536, 1000}, {577, 4212}}) {

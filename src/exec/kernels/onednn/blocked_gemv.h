@@ -7,11 +7,15 @@
 // for a float16 model's weights (oneDNN has no float16 matmul on these CPUs: the products are
 // float32's, the weight's bytes half); anything else keeps oneDNN's primitive. Without AVX-512
 // (AVX2, F16C and FMA): the float16 layout, which the compiler stores a float16 model's weights
-// in there too, and float32 weights as oneDNN keeps them there, plain [K, N] rows. For those the
-// reason is not speed (on a Zen 3 core both read 13-18 GB/s) but code generation: oneDNN's
-// one-row product is its GEMM's, whose code it makes at the process's first product, 8-20 ms
-// that a CNN's first run paid in its classifier (ResNet-50's first run at 1 thread, median of 5
-// processes: 137.5 -> 114.2 ms).
+// in there too, and float32 weights in the 1x1 convolution's 8-column panels (panel_matmul.h),
+// which the compiler stores them in there, or, where panels would pad a weight by more than a
+// quarter, in oneDNN's own layout there, plain [K, N] rows. Panels are read 8 at a time, their
+// sums kept in registers: a SmolLM-shaped decode step at past 128 (Zen 3, 3 alternating rounds)
+// took 32.2-32.8 ms over panels against 36.2-40.7 over rows at 1 thread, 20.4-21.3 against
+// 24.4-26.0 at 2. Rows are read here not for speed (on a Zen 3 core oneDNN's one-row product
+// and ours both read 13-18 GB/s) but because oneDNN's one-row product is its GEMM's, whose code
+// it makes at the process's first product, 8-20 ms that a CNN's first run paid in its
+// classifier (ResNet-50's first run at 1 thread, median of 5 processes: 137.5 -> 114.2 ms).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,7 @@ enum class GemvLayout {
   kBf16Blocked,     // [N / 64][K padded to 32 / 2][64][2] bfloat16
   kFloat16Blocked,  // [N / 64][K padded to 16][64] float16, multiplied in float32
   kFloat32Rows,     // [K][N] float32, plain rows (AVX2 builds, where oneDNN keeps them so)
+  kFloat32Panels,   // [N / 8][K padded to 8][8] float32: the 1x1 convolution's (panel_matmul.h)
 };
 
 // The layout of an encoded weight format (weight_format.h) of a [k, n] weight, when this file

@@ -20,6 +20,7 @@
 #include "exec/kernels/onednn/chunked_weight_gemm.h"
 #include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/packed_matmul.h"
+#include "exec/kernels/onednn/panel_matmul.h"
 #include "exec/kernels/onednn/runtime.h"
 #include "exec/kernels/onednn/weight_format.h"
 #include "util/status_macros.h"
@@ -43,11 +44,14 @@ class DnnlMatMulKernel final : public Kernel {
                          InputPresent(node, 3) ? "present" : "absent");
     }
     EPCTX_RETURN_IF_ERROR(k->matmul_.Init(attrs, config));
-    // One row (a decode step): our own pass over the packed bytes, then the post-ops.
-    if (PrimitivePostOpsArePlain(config.post_ops)) {
-      k->gemv_ =
-          GemvLayoutOf(k->matmul_.format(), k->matmul_.k(), k->matmul_.n(), &k->gemv_row_stride_);
+    const GemvLayout layout =
+        GemvLayoutOf(k->matmul_.format(), k->matmul_.k(), k->matmul_.n(), &k->gemv_row_stride_);
+    // Panels are the 1x1 convolution's layout: it takes every product our passes do not.
+    if (layout == GemvLayout::kFloat32Panels) {
+      k->panels_ = std::make_unique<PanelMatMul>(k->matmul_.k(), k->matmul_.n(), config);
     }
+    // One row (a decode step): our own pass over the packed bytes, then the post-ops.
+    if (PrimitivePostOpsArePlain(config.post_ops)) k->gemv_ = layout;
     EPCTX_RETURN_IF_ERROR(k->CheckFloat16Weights());
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, k->weight_type(), "W"));
@@ -80,11 +84,13 @@ class DnnlMatMulKernel final : public Kernel {
     if (g.m == 1 && gemv_ != GemvLayout::kNone) {
       own_path = "epctx:one-row";
       EPCTX_RETURN_IF_ERROR(RunOneRow(*a, *w, b, r, g, *y, threads));
-    } else if (gemv_ == GemvLayout::kFloat32Rows && IsSmallProduct(g)) {
+    } else if (ReadsFloat32Rows() && IsSmallProduct(g)) {
       own_path = "epctx:row-by-row";
       EPCTX_RETURN_IF_ERROR(RunRowByRow(*a, *w, b, r, g, *y, threads));
     } else if (half_) {
       EPCTX_RETURN_IF_ERROR(RunHalfRows(*a, *w, b, r, g, *y, threads));
+    } else if (panels_ != nullptr) {
+      EPCTX_RETURN_IF_ERROR(panels_->Run(*a, *w, b, r, g, *y, threads));
     } else {
       EPCTX_RETURN_IF_ERROR(RunPrimitive(*a, *w, b, r, g, *y, threads));
     }
@@ -99,10 +105,15 @@ class DnnlMatMulKernel final : public Kernel {
   std::string_view implementation() const override {
     if (half_) return "epctx:float16-weights";
     const char* own = last_own_path_.load(std::memory_order_relaxed);
-    return own != nullptr ? own : matmul_.implementation();
+    if (own != nullptr) return own;
+    return panels_ != nullptr ? panels_->implementation() : matmul_.implementation();
   }
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
     if (half_) return;  // no primitive reads float16 weights
+    if (panels_ != nullptr) {
+      if (TakesOneDnnGemm(shapes)) panels_->Prepare(shapes, threads);
+      return;
+    }
     if (gemv_ == GemvLayout::kFloat32Rows && TakesOneDnnGemm(shapes)) WarmUpGemm();
     matmul_.Prepare(shapes, threads);
   }
@@ -213,8 +224,9 @@ class DnnlMatMulKernel final : public Kernel {
            !__builtin_mul_overflow(rows_k, g.n, &macs) && macs <= kSmallProductMacs;
   }
 
-  // Whether a run with A of these shapes may take oneDNN's GEMM over plain rows: not one row,
-  // not a small product; when A's shape is known before the run only.
+  // Whether a run with A of these shapes may take oneDNN's GEMM over plain rows (or the 1x1
+  // convolution over panels): not one row, not a small product; when A's shape is known before
+  // the run only.
   bool TakesOneDnnGemm(std::span<const std::vector<int64_t>* const> shapes) const {
     if (shapes.empty() || shapes[0] == nullptr) return true;
     auto g = matmul_.GeometryFor(*shapes[0]);
@@ -243,6 +255,11 @@ class DnnlMatMulKernel final : public Kernel {
 
   DnnlMatMulKernel() = default;
 
+  // Float32 weights our one-row pass reads row by row for a small product.
+  bool ReadsFloat32Rows() const {
+    return gemv_ == GemvLayout::kFloat32Rows || gemv_ == GemvLayout::kFloat32Panels;
+  }
+
   const MatMulConfig& config() const { return matmul_.config(); }
   DataType weight_type() const {
     return half_ ? DataType::kFloat16 : PackedFloatWeightType(config().bf16);
@@ -250,8 +267,9 @@ class DnnlMatMulKernel final : public Kernel {
 
   PackedWeightMatMul matmul_;
   GemvLayout gemv_ = GemvLayout::kNone;
-  int64_t gemv_row_stride_ = 0;  // kFloat32Rows: floats from one row of W to the next
-  bool half_ = false;            // float16 weights (CheckFloat16Weights)
+  int64_t gemv_row_stride_ = 0;          // kFloat32Rows: floats from one row of W to the next
+  bool half_ = false;                    // float16 weights (CheckFloat16Weights)
+  std::unique_ptr<PanelMatMul> panels_;  // float32 weights in panels: the 1x1 convolution
   std::atomic<const char*> last_own_path_{nullptr};  // see implementation()
 };
 

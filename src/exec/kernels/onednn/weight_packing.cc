@@ -9,6 +9,7 @@
 #include "exec/kernels/onednn/blocked_gemv.h"
 #include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/isa.h"
+#include "exec/kernels/onednn/panel_matmul.h"
 #include "exec/kernels/onednn/runtime.h"
 #include "exec/kernels/onednn/weight_format.h"
 #include "format/target.h"
@@ -38,6 +39,15 @@ Status CheckInt8ProductsExact(std::span<const int8_t> weights) {
                      kInt8WeightBoundWithoutVnni);
 }
 
+// Whether oneDNN's matmul reads the weight as plain [K, N] rows (its AVX2 tiers' gemm:jit).
+bool ReadsPlainRows(const MatMulGeometry& g, const dnnl::matmul::primitive_desc& pd) {
+  const dnnl::memory::desc chosen = pd.weights_desc();
+  const dnnl_memory_desc_t& md = chosen.data;
+  return md.ndims == 2 && md.format_kind == dnnl_blocked &&
+         md.format_desc.blocking.inner_nblks == 0 && md.format_desc.blocking.strides[0] == g.n &&
+         md.format_desc.blocking.strides[1] == 1;
+}
+
 // Floats added to each row of a plain [K, N] weight whose rows are a multiple of 1 KiB long.
 constexpr int64_t kAliasingRowPad = 16;
 constexpr int64_t kAliasingRowBytes = 1024;
@@ -51,15 +61,12 @@ constexpr int64_t kAliasingRowBytes = 1024;
 // BERT's [768, 768] 2.04 -> 1.80 and [3072, 768] 8.25 -> 7.67 (means of 4 alternating runs);
 // rows of 2.25 KiB (SmolLM's 576 columns) gained nothing. A one-row product is the same either
 // way. Such a weight is stored with the longer rows (the gap zeroed), when the primitive
-// takes them; the others as oneDNN chose.
+// takes them; the others as oneDNN chose. (Float32 weights are stored so only when the 1x1
+// convolution cannot take them in panels: panel_matmul.h.)
 dnnl::matmul::primitive_desc PadAliasingRows(const MatMulGeometry& g, const MatMulConfig& c,
                                              dnnl::matmul::primitive_desc pd) {
-  const dnnl::memory::desc chosen = pd.weights_desc();
-  const dnnl_memory_desc_t& md = chosen.data;
-  const bool plain_rows =
-      md.ndims == 2 && md.format_kind == dnnl_blocked && md.format_desc.blocking.inner_nblks == 0 &&
-      md.format_desc.blocking.strides[0] == g.n && md.format_desc.blocking.strides[1] == 1;
-  if (!plain_rows || c.integer || c.bf16 || g.k < 2 || AliasFreeRowStride(g.n) == g.n) return pd;
+  if (!ReadsPlainRows(g, pd) || c.integer || c.bf16 || g.k < 2 || AliasFreeRowStride(g.n) == g.n)
+    return pd;
   const dnnl::memory::desc padded({g.k, g.n}, dnnl::memory::data_type::f32,
                                   dnnl::memory::dims{AliasFreeRowStride(g.n), 1});
   auto with_padding = MakeMatMulPrimitiveDesc(g, c, &padded);
@@ -129,6 +136,19 @@ Result<PackedWeight> PackFloatWeights(const PrimitiveDesc& pd, bool bf16,
                   what);
 }
 
+// A weight oneDNN's matmul would read in plain rows, stored in panels for the 1x1 convolution
+// instead (panel_matmul.h).
+Result<PackedWeightPlan> PanelPlan(const MatMulGeometry& g, const MatMulConfig& c) {
+  EPCTX_ASSIGN_OR_RETURN(auto pd, MakePanelMatMulPrimitiveDesc(g, c, true));
+  PackedWeightPlan plan;
+  const dnnl::memory::desc panels = PanelWeightDesc(g.k, g.n);
+  EPCTX_ASSIGN_OR_RETURN(plan.format, EncodeWeightFormat(panels));
+  plan.implementation = std::string("onednn:") + pd.impl_info_str();
+  plan.dtype = DataType::kFloat32;
+  plan.elements = static_cast<int64_t>(panels.get_size() / sizeof(float));
+  return plan;
+}
+
 }  // namespace
 
 Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig& c) {
@@ -138,6 +158,7 @@ Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig
 
 Result<PackedWeightPlan> PlanMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c) {
   EPCTX_ASSIGN_OR_RETURN(auto chosen, MakeMatMulPrimitiveDesc(g, c, nullptr));
+  if (TakesPanelMatMul(g, c, ReadsPlainRows(g, chosen))) return PanelPlan(g, c);
   return PlanOf(PadAliasingRows(g, c, std::move(chosen)), c.integer, c.bf16);
 }
 
@@ -151,7 +172,7 @@ Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
 Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c,
                                        const float* b, bool transposed, float alpha) {
   EPCTX_ASSIGN_OR_RETURN(auto chosen, MakeMatMulPrimitiveDesc(g, c, nullptr));
-  const dnnl::matmul::primitive_desc pd = PadAliasingRows(g, c, std::move(chosen));
+  const bool panels = TakesPanelMatMul(g, c, ReadsPlainRows(g, chosen));
   std::vector<float> scaled;
   if (alpha != 1.0f) {
     scaled.assign(b, b + g.k * g.n);
@@ -160,8 +181,17 @@ Result<PackedWeight> PackMatMulWeights(const MatMulGeometry& g, const MatMulConf
   }
   using tag = dnnl::memory::format_tag;
   // [N, K] row-major is [K, N] with swapped strides: oneDNN's "ba".
-  return PackFloatWeights(pd, c.bf16, PlainDesc({g.k, g.n}, transposed ? tag::ba : tag::ab), b,
-                          "matmul");
+  const dnnl::memory::desc source = PlainDesc({g.k, g.n}, transposed ? tag::ba : tag::ab);
+  if (panels) {
+    EPCTX_ASSIGN_OR_RETURN(PackedWeightPlan plan, PanelPlan(g, c));
+    PackedWeight out;
+    EPCTX_ASSIGN_OR_RETURN(
+        out.bytes, ReorderInto(PanelWeightDesc(g.k, g.n), DataType::kFloat32, source, b, "matmul"));
+    out.format = std::move(plan.format);
+    out.implementation = std::move(plan.implementation);
+    return out;
+  }
+  return PackFloatWeights(PadAliasingRows(g, c, std::move(chosen)), c.bf16, source, b, "matmul");
 }
 
 Result<PackedWeight> PackIntegerConvWeights(const ConvGeometry& g, const ConvConfig& c,
