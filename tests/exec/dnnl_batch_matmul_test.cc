@@ -1,6 +1,7 @@
 // com.epctx DnnlBatchMatMul against the reference kernels: ONNX MatMul of the same operands after
 // the Transposes the compiler folded into it (a_perm, b_perm, out_perm), with broadcast batch
-// dims, a fused scale, and its refusals.
+// dims, a fused scale, and its refusals. On the AVX2 tier products of at most 4 Mi multiply-adds
+// are our own (small_batch_gemm.h), larger ones oneDNN's.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -69,7 +70,15 @@ INSTANTIATE_TEST_SUITE_P(
         // Attention as BERT exports it: heads split by Transpose.
         BatchMatMulCase{"qk", {2, 16, 4, 8}, {2, 16, 4, 8}, {0, 2, 1, 3}, {0, 2, 3, 1}, {}},
         BatchMatMulCase{"pv", {2, 4, 16, 16}, {2, 16, 4, 8}, {}, {0, 2, 1, 3}, {0, 2, 1, 3}},
-        BatchMatMulCase{"transposed_b_2d", {5, 7}, {3, 7}, {}, {1, 0}, {}}),
+        BatchMatMulCase{"transposed_b_2d", {5, 7}, {3, 7}, {}, {1, 0}, {}},
+        // Rows not a multiple of the 6 summed at a time, columns of three 16-column groups, the
+        // last partial; 3 heads on 2 threads.
+        BatchMatMulCase{
+            "qk_rows_and_groups", {1, 37, 3, 65}, {1, 40, 3, 65}, {0, 2, 1, 3}, {0, 2, 3, 1}, {}},
+        // One product, its rows split between 2 threads (25 and 25).
+        BatchMatMulCase{"one_product_split_by_rows", {50, 33}, {33, 70}, {}, {}, {}},
+        // Above 4 Mi multiply-adds: oneDNN's matmul on every tier.
+        BatchMatMulCase{"large", {300, 128}, {128, 120}, {}, {}, {1, 0}}),
     [](const auto& info) { return info.param.name; });
 
 TEST(DnnlBatchMatMulKernel, ScalePostOp) {

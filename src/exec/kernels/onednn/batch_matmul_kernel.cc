@@ -7,16 +7,19 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <numeric>
 #include <vector>
 
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/post_ops.h"
 #include "exec/kernels/onednn/primitive_memo.h"
 #include "exec/kernels/onednn/runtime.h"
+#include "exec/kernels/onednn/small_batch_gemm.h"
 #include "util/status_macros.h"
 
 namespace epctx::exec::kernels::onednn {
@@ -85,12 +88,15 @@ class DnnlBatchMatMulKernel final : public Kernel {
     if (ResidualIndex(k->post_ops_) >= 0) {
       return EPCTX_ERROR(kInvalidArgument, "DnnlBatchMatMul adds no residual");
     }
+    k->own_post_ops_ = PrimitivePostOpsArePlain(k->post_ops_);
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, DataType::kFloat32, "B"));
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
-  std::string_view implementation() const override { return memo_.implementation(); }
+  std::string_view implementation() const override {
+    return own_path_.load(std::memory_order_relaxed) ? "epctx:small-gemm" : memo_.implementation();
+  }
 
   Status Run(KernelContext& ctx) override {
     EPCTX_ASSIGN_OR_RETURN(const Tensor* a, RequiredInput(ctx, 0, "A"));
@@ -137,6 +143,15 @@ class DnnlBatchMatMulKernel final : public Kernel {
       yst[out_perm_.empty() ? i : static_cast<size_t>(out_perm_[i])] = st[i];
     }
     const int threads = ctx.num_threads();
+    if (own_post_ops_ && SmallBatchGemmTakes(m, kd, n)) {
+      RunSmall(a->data_as<float>(), ad, ast, b->data_as<float>(), bd, bst,
+               y->mutable_data_as<float>(), yd, yst, threads);
+      own_path_.store(true, std::memory_order_relaxed);
+      float* out = y->mutable_data_as<float>();
+      ApplyPrimitivePostOps(post_ops_, out, nullptr, y->element_count());
+      ApplyTrailingPostOps(post_ops_, out, y->element_count(), threads);
+      return Status::Ok();
+    }
     Dims shapes = as;
     shapes.push_back(-1);
     shapes.insert(shapes.end(), bs.begin(), bs.end());
@@ -162,6 +177,7 @@ class DnnlBatchMatMulKernel final : public Kernel {
                                                  {DNNL_ARG_WEIGHTS, Wrap(bd_md, b->data())},
                                                  {DNNL_ARG_DST, Wrap(yd_md, y->data())}};
       EPCTX_RETURN_IF_ERROR(ExecutePrimitive(*prim, args, threads, "a batched matmul"));
+      own_path_.store(false, std::memory_order_relaxed);
       ApplyTrailingPostOps(post_ops_, y->mutable_data_as<float>(), y->element_count(), threads);
       return Status::Ok();
     } catch (const dnnl::error& e) {
@@ -191,8 +207,43 @@ class DnnlBatchMatMulKernel final : public Kernel {
     }
   }
 
+  // Every product of the batch by SmallGemm (y's batch dims `yd` over the broadcast operands),
+  // split between threads by products, and by rows when there are fewer products than threads.
+  static void RunSmall(const float* a, const Dims& ad, const Dims& ast, const float* b,
+                       const Dims& bd, const Dims& bst, float* y, const Dims& yd, const Dims& yst,
+                       int threads) {
+    const size_t rank = yd.size();
+    const int64_t m = yd[rank - 2], k = ad[rank - 1], n = yd[rank - 1];
+    int64_t batches = 1;
+    for (size_t i = 0; i + 2 < rank; ++i) batches *= yd[i];
+    const int64_t workers = std::max(threads, 1);
+    const int64_t parts =
+        std::clamp<int64_t>((workers + batches - 1) / batches, 1, std::max<int64_t>(m / 4, 1));
+    const int64_t units = batches * parts;
+    ParallelFor(static_cast<int>(std::min(workers, units)), units, [&](int64_t unit, int) {
+      int64_t batch = unit / parts;
+      const int64_t part = unit % parts;
+      int64_t a_off = 0, b_off = 0, y_off = 0;
+      for (size_t i = rank - 2; i-- > 0;) {
+        const int64_t idx = batch % yd[i];
+        batch /= yd[i];
+        if (ad[i] != 1) a_off += idx * ast[i];
+        if (bd[i] != 1) b_off += idx * bst[i];
+        y_off += idx * yst[i];
+      }
+      const int64_t r0 = m * part / parts, r1 = m * (part + 1) / parts;
+      thread_local std::vector<float> pack;
+      pack.resize(static_cast<size_t>(SmallGemmPackFloats(k, n)));
+      SmallGemm({a + a_off + r0 * ast[rank - 2], ast[rank - 2], ast[rank - 1]},
+                {b + b_off, bst[rank - 2], bst[rank - 1]}, y + y_off + r0 * yst[rank - 2],
+                yst[rank - 2], yst[rank - 1], r1 - r0, k, n, pack.data());
+    });
+  }
+
   Dims a_perm_, b_perm_, out_perm_;
   std::vector<PostOp> post_ops_;
+  bool own_post_ops_ = false;          // the post-ops are ones ApplyPrimitivePostOps applies
+  std::atomic<bool> own_path_{false};  // the last run took SmallGemm (implementation())
   PrimitiveMemo memo_;
 };
 
