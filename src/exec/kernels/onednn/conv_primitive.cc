@@ -112,6 +112,16 @@ Result<dnnl::convolution_forward::primitive_desc> MakeIntegerConvPrimitiveDesc(
 
 }  // namespace
 
+Result<dnnl::convolution_forward::primitive_desc> ConvWithPostOps(
+    const dnnl::convolution_forward::desc& desc, std::span<const PostOp> ops,
+    const dnnl::memory::desc& dst) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  EPCTX_ASSIGN_OR_RETURN(dnnl::post_ops chain, ToDnnlPostOps(ops, &dst));
+  attr.set_post_ops(chain);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+}
+
 Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
     const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights) {
   if (!g.out_spatial.empty() && g.out_spatial.back() > kMaxConvOutputWidth) {
@@ -143,11 +153,7 @@ Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
         memory::dims(g.strides.begin(), g.strides.end()), dilations,
         memory::dims(g.pad_begin.begin(), g.pad_begin.end()),
         memory::dims(g.pad_end.begin(), g.pad_end.end()));
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    EPCTX_ASSIGN_OR_RETURN(dnnl::post_ops chain, ToDnnlPostOps(c.post_ops, &dst));
-    attr.set_post_ops(chain);
-    return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+    return ConvWithPostOps(desc, c.post_ops, dst);
   } catch (const dnnl::error& e) {
     return FromDnnlError(e, fmt::format("a {}{}convolution of {} by {}", c.bf16 ? "bfloat16 " : "",
                                         c.winograd ? "Winograd " : "", fmt::join(g.src_dims(), "x"),

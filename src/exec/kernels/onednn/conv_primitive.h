@@ -66,6 +66,13 @@ inline constexpr int64_t kMaxConvOutputWidth = int64_t{1} << 21;
 Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
     const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights);
 
+// The primitive descriptor of an inference convolution `desc` that applies the post-ops `ops`
+// (their residual in `dst`'s layout), its scratchpad the caller's. Throws dnnl::error as oneDNN
+// does; kInvalidArgument for a post-op list oneDNN cannot take.
+Result<dnnl::convolution_forward::primitive_desc> ConvWithPostOps(
+    const dnnl::convolution_forward::desc& desc, std::span<const PostOp> ops,
+    const dnnl::memory::desc& dst);
+
 // oneDNN chooses some Winograd layouts by the number of threads the primitive is made for (in
 // ResNet-50's 14x14 layers: the same layout for 1 and for 4 or more threads, another for 2 and
 // 3). The compiler packs the 1-thread layout, and a kernel whose session has another count makes

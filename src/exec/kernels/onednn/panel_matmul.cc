@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "exec/kernels/common/shape.h"
+#include "exec/kernels/onednn/conv_primitive.h"
 #include "exec/kernels/onednn/post_ops.h"
 #include "exec/kernels/onednn/runtime.h"
 #include "util/status_macros.h"
@@ -60,11 +61,7 @@ Result<dnnl::convolution_forward::primitive_desc> MakePanelMatMulPrimitiveDesc(
     auto desc = dnnl::convolution_forward::desc(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
         PanelFilterDesc(g.k, g.n, panels), bias, dst, ones, zeros, zeros, zeros);
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    EPCTX_ASSIGN_OR_RETURN(dnnl::post_ops chain, ToDnnlPostOps(c.post_ops, &dst));
-    attr.set_post_ops(chain);
-    return dnnl::convolution_forward::primitive_desc(desc, attr, CpuEngine());
+    return ConvWithPostOps(desc, c.post_ops, dst);
   } catch (const dnnl::error& e) {
     return FromDnnlError(e, fmt::format("a matmul of [{}, {}] by [{}, {}] as a 1x1 convolution",
                                         g.m, g.k, g.k, g.n));
