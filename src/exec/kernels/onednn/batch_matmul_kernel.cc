@@ -88,7 +88,7 @@ class DnnlBatchMatMulKernel final : public Kernel {
     if (ResidualIndex(k->post_ops_) >= 0) {
       return EPCTX_ERROR(kInvalidArgument, "DnnlBatchMatMul adds no residual");
     }
-    k->own_post_ops_ = PrimitivePostOpsArePlain(k->post_ops_);
+    k->small_products_ = SmallBatchGemmAvailable() && PrimitivePostOpsArePlain(k->post_ops_);
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 0, DataType::kFloat32, "A"));
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, DataType::kFloat32, "B"));
     return std::unique_ptr<Kernel>(std::move(k));
@@ -143,7 +143,7 @@ class DnnlBatchMatMulKernel final : public Kernel {
       yst[out_perm_.empty() ? i : static_cast<size_t>(out_perm_[i])] = st[i];
     }
     const int threads = ctx.num_threads();
-    if (own_post_ops_ && SmallBatchGemmTakes(m, kd, n)) {
+    if (small_products_ && IsSmallBatchProduct(m, kd, n)) {
       RunSmall(a->data_as<float>(), ad, ast, b->data_as<float>(), bd, bst,
                y->mutable_data_as<float>(), yd, yst, threads);
       own_path_.store(true, std::memory_order_relaxed);
@@ -242,7 +242,9 @@ class DnnlBatchMatMulKernel final : public Kernel {
 
   Dims a_perm_, b_perm_, out_perm_;
   std::vector<PostOp> post_ops_;
-  bool own_post_ops_ = false;          // the post-ops are ones ApplyPrimitivePostOps applies
+  // Small products are ours (SmallBatchGemmAvailable), the post-ops ones ApplyPrimitivePostOps
+  // applies.
+  bool small_products_ = false;
   std::atomic<bool> own_path_{false};  // the last run took SmallGemm (implementation())
   PrimitiveMemo memo_;
 };

@@ -91,6 +91,21 @@ void GemvBlocks(const Weight* w, int64_t k, int64_t n, const float* x, float* y,
 
 #endif  // __AVX512F__
 
+#if defined(__AVX2__)
+
+// Stores the first `count` (1 to 8) sums of `sums` at y.
+__attribute__((always_inline)) inline void StoreFirst(__m256 sums, int64_t count, float* y) {
+  if (count == 8) {
+    _mm256_storeu_ps(y, sums);
+    return;
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, sums);
+  std::memcpy(y, lanes, static_cast<size_t>(count) * sizeof(float));
+}
+
+#endif  // __AVX2__
+
 #if defined(EPCTX_GEMV_AVX2)
 
 // y[c] for the columns of blocks [b0, b1) of float16 weights, widened exactly and summed in
@@ -119,13 +134,7 @@ void GemvHalfBlocksAvx2(const uint16_t* w, int64_t k, int64_t n, const float* x,
     for (int j = 0; j < 8; ++j) {
       const int64_t left = std::min<int64_t>(8, n - c0 - 8 * j);
       if (left <= 0) break;
-      if (left == 8) {
-        _mm256_storeu_ps(y + c0 + 8 * j, acc[j]);
-      } else {
-        alignas(32) float lanes[8];
-        _mm256_store_ps(lanes, acc[j]);
-        std::memcpy(y + c0 + 8 * j, lanes, static_cast<size_t>(left) * sizeof(float));
-      }
+      StoreFirst(acc[j], left, y + c0 + 8 * j);
     }
   }
 }
@@ -280,14 +289,8 @@ __attribute__((always_inline)) inline void SumPanels(const float* w, int64_t pan
     }
   }
   for (int i = 0; i < kCount; ++i) {
-    const int64_t left = std::min<int64_t>(kPanelColumns, columns - i * kPanelColumns);
-    if (left == kPanelColumns) {
-      _mm256_storeu_ps(y + i * kPanelColumns, acc[i]);
-    } else {
-      alignas(32) float lanes[kPanelColumns];
-      _mm256_store_ps(lanes, acc[i]);
-      std::memcpy(y + i * kPanelColumns, lanes, static_cast<size_t>(left) * sizeof(float));
-    }
+    StoreFirst(acc[i], std::min<int64_t>(kPanelColumns, columns - i * kPanelColumns),
+               y + i * kPanelColumns);
   }
 }
 
@@ -451,10 +454,9 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, int64_t
 #endif
 #if defined(EPCTX_GEMV_PANELS)
     case GemvLayout::kFloat32Panels:
-      SplitStream((n + kPanelColumns - 1) / kPanelColumns, bytes, threads,
-                  [&](int64_t p0, int64_t p1) {
-                    GemvPanels(static_cast<const float*>(w), k, n, x, y, p0, p1);
-                  });
+      SplitStream(PaddedToPanel(n) / kPanelColumns, bytes, threads, [&](int64_t p0, int64_t p1) {
+        GemvPanels(static_cast<const float*>(w), k, n, x, y, p0, p1);
+      });
       break;
 #endif
 #if defined(__AVX512BF16__) && defined(__AVX512F__)

@@ -111,7 +111,10 @@ class DnnlMatMulKernel final : public Kernel {
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
     if (half_) return;  // no primitive reads float16 weights
     if (panels_ != nullptr) {
-      if (TakesOneDnnGemm(shapes)) panels_->Prepare(shapes, threads);
+      // (TakesOneDnnGemm of a known shape has its geometry.)
+      if (!shapes.empty() && shapes[0] != nullptr && TakesOneDnnGemm(shapes)) {
+        panels_->Prepare(*shapes[0], *matmul_.GeometryFor(*shapes[0]), threads);
+      }
       return;
     }
     if (gemv_ == GemvLayout::kFloat32Rows && TakesOneDnnGemm(shapes)) WarmUpGemm();

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "exec/kernels/common/shape.h"
 #include "exec/kernels/onednn/conv_primitive.h"
 #include "exec/kernels/onednn/post_ops.h"
 #include "exec/kernels/onednn/runtime.h"
@@ -96,14 +95,6 @@ Result<std::shared_ptr<const CachedPrimitive>> PanelMatMul::PrimitiveFor(
         }
         return out;
       });
-}
-
-void PanelMatMul::Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) {
-  if (shapes.empty() || shapes[0] == nullptr || shapes[0]->empty()) return;
-  const std::vector<int64_t>& a_shape = *shapes[0];
-  auto rows = CheckedDimProduct(a_shape, 0, a_shape.size() - 1);
-  if (!rows.ok() || a_shape.back() != k_) return;
-  (void)PrimitiveFor(a_shape, MatMulGeometry{*rows, k_, n_}, threads);
 }
 
 Status PanelMatMul::Run(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,

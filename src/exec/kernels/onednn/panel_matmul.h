@@ -55,8 +55,10 @@ class PanelMatMul {
   // y [m, n] = a [m, k] x w (+ b) with the post-ops the primitive applies (r: the residual).
   Status Run(const Tensor& a, const Tensor& w, const Tensor* b, const Tensor* r,
              const MatMulGeometry& g, Tensor& y, int threads);
-  // Makes the convolution for A's known shape (shapes[0]).
-  void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads);
+  // Makes the convolution for A of shape `a_shape` (geometry g) before its first run.
+  void Prepare(const std::vector<int64_t>& a_shape, const MatMulGeometry& g, int threads) {
+    (void)PrimitiveFor(a_shape, g, threads);
+  }
   std::string_view implementation() const { return memo_.implementation(); }
 
  private:

@@ -66,16 +66,18 @@ __attribute__((always_inline)) inline void Step(const StridedMatrix& a, const fl
 
 }  // namespace
 
-bool SmallBatchGemmTakes(int64_t m, int64_t k, int64_t n) {
+bool SmallBatchGemmAvailable() {
 #if defined(EPCTX_SMALL_GEMM)
-  int64_t mk = 0, macs = 0;
-  return PackingIsa() == format::KernelIsa::kAvx2 && m > 0 && k > 0 && n > 0 &&
-         !__builtin_mul_overflow(m, k, &mk) && !__builtin_mul_overflow(mk, n, &macs) &&
-         macs <= kSmallBatchGemmMacs;
+  return PackingIsa() == format::KernelIsa::kAvx2;
 #else
-  (void)m, (void)k, (void)n;
   return false;
 #endif
+}
+
+bool IsSmallBatchProduct(int64_t m, int64_t k, int64_t n) {
+  int64_t mk = 0, macs = 0;
+  return m > 0 && k > 0 && n > 0 && !__builtin_mul_overflow(m, k, &mk) &&
+         !__builtin_mul_overflow(mk, n, &macs) && macs <= kSmallBatchGemmMacs;
 }
 
 int64_t SmallGemmPackFloats(int64_t k, int64_t n) {

@@ -16,11 +16,13 @@ struct StridedMatrix {
   int64_t col_stride = 0;
 };
 
-// Whether this build and CPU tier compute products of [m, k] x [k, n] here: AVX2 and FMA, the
-// AVX2 tier (on AVX-512 oneDNN's matmuls make no process-wide code), at most
-// kSmallBatchGemmMacs multiply-adds per product.
+// Whether this build and CPU tier compute such products here: AVX2 and FMA, the AVX2 tier (on
+// AVX-512 oneDNN's matmuls make no process-wide code).
+bool SmallBatchGemmAvailable();
+// Whether a product of [m, k] x [k, n] is small enough for it: at most kSmallBatchGemmMacs
+// multiply-adds.
 inline constexpr int64_t kSmallBatchGemmMacs = int64_t{4} << 20;
-bool SmallBatchGemmTakes(int64_t m, int64_t k, int64_t n);
+bool IsSmallBatchProduct(int64_t m, int64_t k, int64_t n);
 
 // y = a x b for one [m, k] x [k, n] product, y's element (row, column) at
 // y[row * y_row_stride + column * y_col_stride]; each element's products summed in k order.
