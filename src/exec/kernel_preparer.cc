@@ -24,6 +24,7 @@ struct Job {
   const BoundProgram* program = nullptr;
   AlsoPrepare also;
   std::atomic<bool> stop{false};
+  std::atomic<bool> run_started{false};  // AlsoStop::run_started
   std::atomic<size_t> next_node{0};
   // Guarded by the preparer's mutex:
   int running = 0;             // threads working on it
@@ -94,6 +95,7 @@ class Preparer {
   // Cancels `job` and returns once no thread works on it any more.
   void Cancel(const std::shared_ptr<Job>& job) {
     job->stop.store(true, std::memory_order_relaxed);
+    job->run_started.store(true, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lock(mutex_);
     Dequeue(job);
     done_.wait(lock, [&] { return job->running == 0; });
@@ -122,6 +124,7 @@ class Preparer {
       return job->stop.load(std::memory_order_relaxed) ||
              (job->nodes_taken && job->running_nodes == 0);
     });
+    job->run_started.store(true, std::memory_order_relaxed);
   }
 
   void Shutdown() {
@@ -129,7 +132,10 @@ class Preparer {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       shut_down_ = true;
-      for (const std::shared_ptr<Job>& job : queue_) job->stop.store(true);
+      for (const std::shared_ptr<Job>& job : queue_) {
+        job->stop.store(true);
+        job->run_started.store(true);
+      }
       queue_.clear();
       threads.swap(threads_);
       wake_.notify_all();
@@ -187,7 +193,7 @@ class Preparer {
     }
     lock.unlock();
     if (task == Task::kAlso) {
-      job->also(job->stop);
+      job->also(AlsoStop{job->stop, job->run_started});
     } else {
       job->program->Prepare(job->stop, job->next_node);
     }

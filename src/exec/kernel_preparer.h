@@ -26,7 +26,8 @@ class PrepareTicket {
   virtual void CreationDone() = 0;
   // Called by a run before it starts: prepares the nodes no thread has taken yet on the calling
   // thread too, beside the pool's threads, and returns once every node is prepared (the `also`
-  // goes on in the background). PrepareWorkers::first_run_finishes says when to.
+  // goes on in the background, with AlsoStop::run_started set). PrepareWorkers::first_run_finishes
+  // says when to.
   virtual void FinishNodes() = 0;
   // Whether every node is prepared (or the job was cancelled).
   virtual bool NodesDone() const = 0;
@@ -38,8 +39,15 @@ class PrepareTicket {
 // during creation they made the creating thread's own mmap and munmap calls wait (ResNet-50's
 // first creation in a process took 5-9 ms instead of 1 in a quarter of the processes); hence
 // after. It runs while the ticket lives (cancelling waits for it) and stops early (between chunks
-// of its work) once `stop` is set.
-using AlsoPrepare = std::function<void(const std::atomic<bool>& stop)>;
+// of its work) once `cancelled` is set.
+struct AlsoStop {
+  const std::atomic<bool>& cancelled;
+  // Set with `cancelled`, and once a first run that takes every core starts (FinishNodes): work
+  // that run would do itself as it goes (fault in the weights it reads) stops then, as a thread
+  // beside the run's on the same cores made its parallel regions wait.
+  const std::atomic<bool>& run_started;
+};
+using AlsoPrepare = std::function<void(const AlsoStop& stop)>;
 
 // How many of the pool's threads share a session's nodes. Until CreationDone, all but one: the
 // thread creating the session keeps a core (with a preparing thread on every core it lost its

@@ -33,8 +33,14 @@ class BlobSource {
   virtual bool known_damaged() const { return false; }
   // Maps the bytes into this process's page tables now, where the first kernel to touch them
   // would otherwise fault them in (lazy mappings); copies in memory have nothing to do. Works in
-  // chunks and stops between two once `stop` is set. Best effort: returns whether all was done.
-  virtual bool MapAhead(const std::atomic<bool>& /*stop*/) const { return false; }
+  // chunks and stops between two once `stop` is set. Once `leave_cached` is set, chunks wholly in
+  // the page cache are skipped (a run started: it faults those in quickly itself), and only
+  // those it would read from the disk are still mapped ahead. Best effort: returns whether all
+  // was mapped.
+  virtual bool MapAhead(const std::atomic<bool>& /*stop*/,
+                        const std::atomic<bool>& /*leave_cached*/) const {
+    return false;
+  }
 };
 
 // Opens the blob file at `path` the way `mode` says.

@@ -3,8 +3,10 @@
 // the rest of the file is copied at load (see guarded_mapping.h). In mmap mode a session's
 // kernel-preparation job maps the whole file ahead of the first run (MapAhead).
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "loader/blob_source.h"
 #include "loader/guarded_mapping.h"
@@ -18,6 +20,16 @@ namespace {
 // alignment, so that huge page-cache folios are mapped whole.
 constexpr size_t kMapAheadChunk = size_t{16} << 20;
 
+// Whether every page of [chunk, chunk + n) is in the page cache (mincore). Where the kernel
+// reports only this process's own mappings (a file the caller could not write: Linux 5.2's
+// restriction of mincore), pages not mapped yet count as not cached, and are mapped ahead.
+bool WhollyCached(std::byte* chunk, size_t n) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in_core((n + page - 1) / page);
+  if (::mincore(chunk, n, in_core.data()) != 0) return false;
+  return std::all_of(in_core.begin(), in_core.end(), [](unsigned char c) { return (c & 1) != 0; });
+}
+
 class MappedBlobSource final : public BlobSource {
  public:
   MappedBlobSource(std::unique_ptr<GuardedMapping> mapping, bool populated)
@@ -29,17 +41,22 @@ class MappedBlobSource final : public BlobSource {
   // MADV_POPULATE_READ (Linux 5.14): page-table entries for the whole file, read from the page
   // cache (or the disk). Unlike touching the pages it cannot raise SIGBUS: a range the file no
   // longer covers fails the call instead. On older kernels nothing is done.
-  bool MapAhead(const std::atomic<bool>& stop) const override {
+  bool MapAhead(const std::atomic<bool>& stop,
+                const std::atomic<bool>& leave_cached) const override {
     if (populated_) return false;
     std::span<const std::byte> b = mapping_->bytes();
+    bool all = true;
     for (size_t at = 0; at < b.size(); at += kMapAheadChunk) {
       if (stop.load(std::memory_order_relaxed) || mapping_->known_damaged()) return false;
+      std::byte* chunk = const_cast<std::byte*>(b.data() + at);
       const size_t n = std::min(kMapAheadChunk, b.size() - at);
-      if (::madvise(const_cast<std::byte*>(b.data() + at), n, MADV_POPULATE_READ) != 0) {
-        return false;
+      if (leave_cached.load(std::memory_order_relaxed) && WhollyCached(chunk, n)) {
+        all = false;
+        continue;
       }
+      if (::madvise(chunk, n, MADV_POPULATE_READ) != 0) return false;
     }
-    return true;
+    return all;
   }
 
  private:

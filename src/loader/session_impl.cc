@@ -56,10 +56,13 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   // Then a scratchpad for the run's thread to adopt, likewise (a no-op once a thread has one).
   // The session outlives the job (its destructor cancels it first), so the blob and arena do.
   AnonymousMemory* arena = &impl->arena_;
-  auto map_ahead = [raw, arena](const std::atomic<bool>& stop) {
-    raw->MapAheadOnce(stop);
-    arena->MapAheadForWriting(stop);
-    exec::WarmUpKernelMemory(stop);
+  // Once a first run that takes every core starts, weights in the page cache are left to it (it
+  // faults in what it reads), not those on the disk nor the arena: see docs/KERNELS.md,
+  // "Weights mapped ahead".
+  auto map_ahead = [raw, arena](const exec::AlsoStop& stop) {
+    raw->MapAheadOnce(stop.cancelled, stop.run_started);
+    arena->MapAheadForWriting(stop.cancelled);
+    exec::WarmUpKernelMemory(stop.cancelled);
   };
   switch (prepare) {
     case loader::PrepareKernels::kBackground: {

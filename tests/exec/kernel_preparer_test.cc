@@ -1,11 +1,13 @@
 // The background preparation's job: its `also` waits for the session's creation to be over, a
-// cancelled job never starts it, threads done with the nodes map the scratchpad ahead (after
-// creation), and the worker counts leave the creating thread a core.
+// cancelled job never starts it, a first run that finishes the nodes tells it so, threads done with
+// the nodes map the scratchpad ahead (after creation), and the worker counts leave the creating
+// thread a core.
 #include "exec/kernel_preparer.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -63,7 +65,7 @@ class KernelPreparer : public ::testing::Test {
 
   // An `also` that records that it ran.
   AlsoPrepare Recorder() {
-    return [this](const std::atomic<bool>&) {
+    return [this](const AlsoStop&) {
       std::lock_guard<std::mutex> lock(mutex_);
       ++also_runs_;
       ran_.notify_all();
@@ -123,7 +125,54 @@ TEST_F(KernelPreparer, FinishNodesReturnsOnceEveryNodeIsPrepared) {
   ticket->CreationDone();
   ticket->FinishNodes();
   EXPECT_TRUE(ticket->NodesDone());
-  EXPECT_TRUE(AlsoRan());  // in the background, as before
+}
+
+TEST_F(KernelPreparer, FinishNodesTellsTheAlsoThatTheRunStarted) {
+  // The run that finishes the nodes takes every core: the `also` stops what that run does itself
+  // as it goes (AlsoStop::run_started), and is not cancelled.
+  std::atomic<bool> started{false};
+  std::atomic<bool> returned{false};
+  std::atomic<bool> cancelled{false};
+  auto until_run = [&](const AlsoStop& stop) {
+    started = true;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!stop.run_started.load() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    cancelled = stop.cancelled.load();
+    returned = stop.run_started.load();
+  };
+  auto ticket = PrepareInBackground(program_.get(), {1, 2, true}, until_run);
+  ticket->CreationDone();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!started && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  ASSERT_TRUE(started);
+  ticket->FinishNodes();
+  // Told by FinishNodes, not by the ticket's end (which sets both flags).
+  const auto wait_until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!returned && std::chrono::steady_clock::now() < wait_until) std::this_thread::yield();
+  EXPECT_TRUE(returned);
+  EXPECT_FALSE(cancelled);
+}
+
+TEST_F(KernelPreparer, CancellingTellsTheAlsoBoth) {
+  std::atomic<bool> started{false};
+  std::atomic<bool> both{false};
+  auto until_cancelled = [&](const AlsoStop& stop) {
+    started = true;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!stop.cancelled.load() && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    both = stop.cancelled.load() && stop.run_started.load();
+  };
+  auto ticket = PrepareInBackground(program_.get(), {1, 2, false}, until_cancelled);
+  ticket->CreationDone();
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!started && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  ASSERT_TRUE(started);
+  ticket.reset();  // cancels, and waits for the also to return
+  EXPECT_TRUE(both);
 }
 
 // A thread done with its share of the nodes maps a scratchpad as large as the largest known

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "epctx/tensor_io.h"
 #include "format/blob_layout.h"
 #include "loader/blob_prefetcher.h"
+#include "loader/blob_source.h"
 #include "loader/engine_options.h"
 #include "loader/loader_test_helpers.h"
 #include "loader/page_residency.h"
@@ -225,6 +227,37 @@ TEST_F(LoadModes, MmapSessionsMapTheWeightsAheadOfTheFirstRun) {
     resident = MappedResidentBytes(*blob_);
   }
   EXPECT_GE(resident, weights) << "of the " << weights << "-byte WEIGHTS section, without a run";
+}
+
+// Once a run has started (leave_cached), the map-ahead leaves chunks wholly in the page cache to
+// it and still maps those it would read from the disk.
+TEST_F(LoadModes, MapAheadLeavesCachedChunksToTheRunOnceAsked) {
+  const int64_t weights = static_cast<int64_t>(WeightsSection(loadertest::ReadBytes(*blob_)).size);
+  auto cached = PageCacheResidency(*blob_);  // just read whole: in the page cache
+  ASSERT_TRUE(cached.ok());
+  ASSERT_EQ(cached->resident_pages, cached->total_pages);
+  std::atomic<bool> stop{false};
+  std::atomic<bool> leave_cached{true};
+  {
+    auto source = loader::OpenMappedBlobSource(*blob_, /*populate=*/false);
+    ASSERT_TRUE(source.ok()) << source.status().ToString();
+    EXPECT_FALSE((*source)->MapAhead(stop, leave_cached));
+    EXPECT_LT(MappedResidentBytes(*blob_), weights / 10);
+    leave_cached = false;
+    EXPECT_TRUE((*source)->MapAhead(stop, leave_cached));
+    EXPECT_GE(MappedResidentBytes(*blob_), weights);
+  }
+  ASSERT_TRUE(EvictFromPageCache(*blob_).ok());
+  auto residency = PageCacheResidency(*blob_);
+  ASSERT_TRUE(residency.ok());
+  if (residency->resident_pages > residency->total_pages / 10) {
+    GTEST_SKIP() << "the file system keeps the blob cached despite POSIX_FADV_DONTNEED";
+  }
+  leave_cached = true;
+  auto source = loader::OpenMappedBlobSource(*blob_, /*populate=*/false);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  EXPECT_TRUE((*source)->MapAhead(stop, leave_cached));
+  EXPECT_GE(MappedResidentBytes(*blob_), weights);
 }
 
 TEST_F(LoadModes, FirstRunPreparationMapsNothingAhead) {
