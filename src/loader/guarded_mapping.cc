@@ -88,7 +88,8 @@ Result<std::unique_ptr<GuardedMapping>> GuardedMapping::Open(const std::string& 
   }
   EPCTX_ASSIGN_OR_RETURN(
       m->file_, MappedFile::Map(m->fd_, path,
-                                populate ? MappedFile::Populate::kYes : MappedFile::Populate::kNo));
+                                populate ? MappedFile::Populate::kYes : MappedFile::Populate::kNo,
+                                MappedFile::HugePages::kAdvise));
   EPCTX_ASSIGN_OR_RETURN(
       m->guard_,
       FaultGuard::Register(m->file_.bytes().data(), RoundUp(m->file_.bytes().size(), PageSize())));
