@@ -34,11 +34,15 @@ class LoadedBlob {
   Status CheckIntact() const { return source_->CheckIntact(); }
   bool known_damaged() const { return source_->known_damaged(); }
   // BlobSource::MapAhead, the first time it is asked for (later calls return at once, except
-  // after a call that was stopped midway). Returns whether this call mapped it all.
+  // after a call that was stopped midway or left chunks to a run: another session's job maps
+  // those). Returns whether this call mapped it all.
   bool MapAheadOnce(const std::atomic<bool>& stop, const std::atomic<bool>& leave_cached) const {
     if (map_ahead_asked_.exchange(true)) return false;
     const bool done = source_->MapAhead(stop, leave_cached);
-    if (!done && stop.load(std::memory_order_relaxed)) map_ahead_asked_.store(false);
+    if (!done &&
+        (stop.load(std::memory_order_relaxed) || leave_cached.load(std::memory_order_relaxed))) {
+      map_ahead_asked_.store(false);
+    }
     return done;
   }
 

@@ -39,9 +39,10 @@ constexpr size_t kHugePageSize = size_t{2} << 20;
 
 // Maps `size` bytes of `fd` read-only with `flags`, starting at a 2 MiB boundary when the file
 // spans one. Linux (6.x, ext4 and others with large folios) caches a file written in whole 2 MiB
-// chunks, or read back through a mapping advised MADV_HUGEPAGE, in 2 MiB folios; a mapping whose addresses agree with the
-// file offsets modulo 2 MiB maps each such folio with one page-table entry on its first touch
-// instead of one fault per 64 KiB. For a 400 MiB blob that is most of a first run's fault cost.
+// chunks, or read back through a mapping advised MADV_HUGEPAGE, in 2 MiB folios; a mapping whose
+// addresses agree with the file offsets modulo 2 MiB maps each such folio with one page-table entry
+// on its first touch instead of one fault per 64 KiB. For a 400 MiB blob that is most of a first
+// run's fault cost.
 void* MapAtHugePageBoundary(int fd, size_t size, int flags) {
   if (size < kHugePageSize) return ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
   // Reserve the file's size plus one huge page of slack, map the file over the first boundary

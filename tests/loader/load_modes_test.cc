@@ -18,12 +18,15 @@
 #include "epctx/epctx.h"
 #include "epctx/tensor_io.h"
 #include "format/blob_layout.h"
+#include "format/blob_reader.h"
 #include "loader/blob_prefetcher.h"
+#include "loader/blob_registry.h"
 #include "loader/blob_source.h"
 #include "loader/engine_options.h"
 #include "loader/loader_test_helpers.h"
 #include "loader/page_residency.h"
 #include "test_models.h"
+#include "util/cpu_features.h"
 #include "util/file.h"
 #include "util/page_cache.h"
 
@@ -297,6 +300,27 @@ TEST_F(LoadModes, MapAheadLeavesCachedChunksToTheRunOnceAsked) {
   ASSERT_TRUE(source.ok()) << source.status().ToString();
   EXPECT_TRUE((*source)->MapAhead(stop, leave_cached));
   EXPECT_GE(MappedResidentBytes(*blob_), weights);
+}
+
+// A map-ahead that left chunks to a run is asked again by the next session's job, which maps
+// them; one that mapped everything is not.
+TEST_F(LoadModes, MapAheadOnceIsAskedAgainAfterLeavingChunksToARun) {
+  const int64_t weights = static_cast<int64_t>(WeightsSection(loadertest::ReadBytes(*blob_)).size);
+  auto source = loader::OpenMappedBlobSource(*blob_, /*populate=*/false);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  format::OpenOptions options;
+  options.available_cpu_features = DetectedCpuFeatures();
+  auto view = format::BlobView::Open((*source)->bytes(), *blob_, options);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  loader::LoadedBlob blob(std::move(*source), std::move(*view));
+  std::atomic<bool> stop{false};
+  std::atomic<bool> run_started{true};
+  std::atomic<bool> no_run{false};
+  EXPECT_FALSE(blob.MapAheadOnce(stop, run_started));  // cached: left to the run
+  EXPECT_LT(MappedResidentBytes(*blob_), weights / 10);
+  EXPECT_TRUE(blob.MapAheadOnce(stop, no_run));
+  EXPECT_GE(MappedResidentBytes(*blob_), weights);
+  EXPECT_FALSE(blob.MapAheadOnce(stop, no_run));  // done once: not asked again
 }
 
 TEST_F(LoadModes, FirstRunPreparationMapsNothingAhead) {
