@@ -48,6 +48,13 @@ std::vector<uint8_t> ReluChain(int length) {
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }
 
+// Waits up to 10 s (a busy machine) for `flag`; returns it.
+bool WaitFor(const std::atomic<bool>& flag) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!flag.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  return flag.load();
+}
+
 class KernelPreparer : public ::testing::Test {
  protected:
   void SetUp() override { Bind(64); }
@@ -135,23 +142,15 @@ TEST_F(KernelPreparer, FinishNodesTellsTheAlsoThatTheRunStarted) {
   std::atomic<bool> cancelled{false};
   auto until_run = [&](const AlsoStop& stop) {
     started = true;
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!stop.run_started.load() && std::chrono::steady_clock::now() < give_up) {
-      std::this_thread::yield();
-    }
+    returned = WaitFor(stop.run_started);
     cancelled = stop.cancelled.load();
-    returned = stop.run_started.load();
   };
   auto ticket = PrepareInBackground(program_.get(), {1, 2, true}, until_run);
   ticket->CreationDone();
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!started && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
-  ASSERT_TRUE(started);
+  ASSERT_TRUE(WaitFor(started));
   ticket->FinishNodes();
   // Told by FinishNodes, not by the ticket's end (which sets both flags).
-  const auto wait_until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!returned && std::chrono::steady_clock::now() < wait_until) std::this_thread::yield();
-  EXPECT_TRUE(returned);
+  EXPECT_TRUE(WaitFor(returned));
   EXPECT_FALSE(cancelled);
 }
 
@@ -160,17 +159,11 @@ TEST_F(KernelPreparer, CancellingTellsTheAlsoBoth) {
   std::atomic<bool> both{false};
   auto until_cancelled = [&](const AlsoStop& stop) {
     started = true;
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!stop.cancelled.load() && std::chrono::steady_clock::now() < give_up) {
-      std::this_thread::yield();
-    }
-    both = stop.cancelled.load() && stop.run_started.load();
+    both = WaitFor(stop.cancelled) && stop.run_started.load();
   };
   auto ticket = PrepareInBackground(program_.get(), {1, 2, false}, until_cancelled);
   ticket->CreationDone();
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!started && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
-  ASSERT_TRUE(started);
+  ASSERT_TRUE(WaitFor(started));
   ticket.reset();  // cancels, and waits for the also to return
   EXPECT_TRUE(both);
 }

@@ -234,24 +234,6 @@ TEST_F(LoadModes, MmapSessionsMapTheWeightsAheadOfTheFirstRun) {
 
 // Once a run has started (leave_cached), the map-ahead leaves chunks wholly in the page cache to
 // it and still maps those it would read from the disk.
-// The VmFlags lines of this process's mappings of `path` (smaps), one per mapping.
-std::vector<std::string> MappingVmFlags(const std::string& path) {
-  std::ifstream smaps("/proc/self/smaps");
-  std::vector<std::string> flags;
-  std::string line;
-  bool ours = false;
-  while (std::getline(smaps, line)) {
-    const size_t dash = line.find('-');
-    if (dash != std::string::npos && dash > 0 &&
-        std::isxdigit(static_cast<unsigned char>(line[0])) && line.find(' ') > dash) {
-      ours = line.find(path) != std::string::npos;
-    } else if (ours && line.rfind("VmFlags:", 0) == 0) {
-      flags.push_back(line.substr(8) + " ");
-    }
-  }
-  return flags;
-}
-
 // The blob's mappings are advised for huge pages (MappedFile::HugePages), so that weights read
 // from the disk are cached in 2 MiB folios; populate mode still maps them all at creation.
 TEST_F(LoadModes, MappedModesAdviseHugePagesAndPopulateStillMapsAtCreation) {
@@ -262,9 +244,9 @@ TEST_F(LoadModes, MappedModesAdviseHugePagesAndPopulateStillMapsAtCreation) {
     options.AddConfigEntry("epctx.prepare_kernels", "first_run");  // nothing mapped ahead
     auto session = Session::Create(*ctx_, options);
     ASSERT_TRUE(session.ok()) << session.status().ToString();
-    std::vector<std::string> flags = MappingVmFlags(*blob_);
+    std::vector<std::string> flags = loadertest::SmapsFieldOfMappings(*blob_, "VmFlags:");
     ASSERT_FALSE(flags.empty());
-    for (const std::string& f : flags) EXPECT_NE(f.find(" hg "), std::string::npos) << f;
+    for (const std::string& f : flags) EXPECT_NE((f + " ").find(" hg "), std::string::npos) << f;
     // Most of it (MAP_POPULATE too left 12.0 of MobileNetV2's 14.1 MB resident); a lazy mapping
     // without map-ahead holds under a tenth (FirstRunPreparationMapsNothingAhead).
     if (std::string(mode) == "populate") {

@@ -47,21 +47,27 @@ int CountMappings(const std::string& path) {
   return count;
 }
 
-int64_t MappedResidentBytes(const std::string& path) {
+std::vector<std::string> SmapsFieldOfMappings(const std::string& path, const std::string& field) {
   std::ifstream smaps("/proc/self/smaps");
+  std::vector<std::string> values;
   std::string line;
   bool ours = false;
-  int64_t kib = 0;
   while (std::getline(smaps, line)) {
     // A mapping's header line starts with its address range ("7f..-7f.. r--s ... /path").
     const size_t dash = line.find('-');
     if (dash != std::string::npos && dash > 0 &&
         std::isxdigit(static_cast<unsigned char>(line[0])) && line.find(' ') > dash) {
       ours = line.find(path) != std::string::npos;
-    } else if (ours && line.rfind("Rss:", 0) == 0) {
-      kib += std::stoll(line.substr(4));
+    } else if (ours && line.rfind(field, 0) == 0) {
+      values.push_back(line.substr(field.size()));
     }
   }
+  return values;
+}
+
+int64_t MappedResidentBytes(const std::string& path) {
+  int64_t kib = 0;
+  for (const std::string& rss : SmapsFieldOfMappings(path, "Rss:")) kib += std::stoll(rss);
   return kib * 1024;
 }
 

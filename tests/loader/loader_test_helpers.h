@@ -46,6 +46,10 @@ void WriteScaledMatMul(const std::string& path, int64_t width, float scale);
 // Lines of /proc/self/maps naming `path` (a deleted file's line ends in " (deleted)").
 int CountMappings(const std::string& path);
 
+// The text after `field` (e.g. "Rss:", "VmFlags:") in /proc/self/smaps, one per mapping of
+// `path`.
+std::vector<std::string> SmapsFieldOfMappings(const std::string& path, const std::string& field);
+
 // Bytes of this process's mappings of `path` that are resident through them (Rss in
 // /proc/self/smaps): the pages a kernel could read without a page fault.
 int64_t MappedResidentBytes(const std::string& path);
