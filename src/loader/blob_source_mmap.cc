@@ -3,13 +3,12 @@
 // the rest of the file is copied at load (see guarded_mapping.h). In mmap mode a session's
 // kernel-preparation job maps the whole file ahead of the first run (MapAhead).
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <vector>
 
 #include "loader/blob_source.h"
 #include "loader/guarded_mapping.h"
+#include "util/page_cache.h"
 #include "util/status_macros.h"
 
 namespace epctx::loader {
@@ -20,14 +19,11 @@ namespace {
 // alignment, so that huge page-cache folios are mapped whole.
 constexpr size_t kMapAheadChunk = size_t{16} << 20;
 
-// Whether every page of [chunk, chunk + n) is in the page cache (mincore). Where the kernel
-// reports only this process's own mappings (a file the caller could not write: Linux 5.2's
-// restriction of mincore), pages not mapped yet count as not cached, and are mapped ahead.
-bool WhollyCached(std::byte* chunk, size_t n) {
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  std::vector<unsigned char> in_core((n + page - 1) / page);
-  if (::mincore(chunk, n, in_core.data()) != 0) return false;
-  return std::all_of(in_core.begin(), in_core.end(), [](unsigned char c) { return (c & 1) != 0; });
+// Whether every page of [chunk, chunk + n) is in the page cache (MappedRangeResidency: where
+// the kernel does not tell, pages not mapped yet count as not cached, and are mapped ahead).
+bool WhollyCached(const std::byte* chunk, size_t n) {
+  Result<Residency> r = MappedRangeResidency({chunk, n});
+  return r.ok() && r->resident_pages == r->total_pages;
 }
 
 class MappedBlobSource final : public BlobSource {

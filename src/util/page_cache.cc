@@ -27,22 +27,30 @@ Status EvictFromPageCache(const std::string& path) {
   return Status::Ok();
 }
 
-Result<Residency> PageCacheResidency(const std::string& path, uint64_t offset, uint64_t length) {
-  EPCTX_ASSIGN_OR_RETURN(UniqueFd fd, OpenReadOnly(path));
-  EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Map(fd, path));
-  std::span<const std::byte> bytes = file.bytes();
-  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  if (offset >= bytes.size()) return Residency{};
-  uint64_t end = length > bytes.size() - offset ? bytes.size() : offset + length;
-  uint64_t start = offset / page * page;
-  size_t span = static_cast<size_t>(end - start);
+Result<Residency> MappedRangeResidency(std::span<const std::byte> range) {
+  if (range.empty()) return Residency{};
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(range.data()) / page * page;
+  const size_t span =
+      static_cast<size_t>(reinterpret_cast<uintptr_t>(range.data()) + range.size() - begin);
   std::vector<unsigned char> vec((span + page - 1) / page);
-  if (::mincore(const_cast<std::byte*>(bytes.data() + start), span, vec.data()) != 0) {
-    return EPCTX_ERROR(kIoError, "'{}': mincore failed: {}", path, std::strerror(errno));
+  if (::mincore(reinterpret_cast<void*>(begin), span, vec.data()) != 0) {
+    return EPCTX_ERROR(kIoError, "mincore failed: {}", std::strerror(errno));
   }
   Residency r;
   r.total_pages = vec.size();
   for (unsigned char v : vec) r.resident_pages += v & 1;
+  return r;
+}
+
+Result<Residency> PageCacheResidency(const std::string& path, uint64_t offset, uint64_t length) {
+  EPCTX_ASSIGN_OR_RETURN(UniqueFd fd, OpenReadOnly(path));
+  EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Map(fd, path));
+  std::span<const std::byte> bytes = file.bytes();
+  if (offset >= bytes.size()) return Residency{};
+  const uint64_t length_in_file = std::min<uint64_t>(length, bytes.size() - offset);
+  Result<Residency> r = MappedRangeResidency(bytes.subspan(offset, length_in_file));
+  if (!r.ok()) return EPCTX_ERROR(kIoError, "'{}': {}", path, r.status().message());
   return r;
 }
 

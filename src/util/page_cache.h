@@ -1,7 +1,9 @@
 // The page cache as seen from one file: dropping its pages, and counting those resident.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "epctx/status.h"
@@ -23,8 +25,14 @@ struct Residency {
   }
 };
 
+// How many pages of `range`, a part of a mapping of a file, are in the page cache: mincore(2),
+// which faults nothing in. The range's start is taken from its page's start. Where the kernel
+// reports only the caller's own mappings (a file it could not write: Linux 5.2's restriction of
+// mincore), pages not mapped yet count as not resident.
+Result<Residency> MappedRangeResidency(std::span<const std::byte> range);
+
 // How many pages of bytes [offset, offset + length) of `path` (clamped to the file) are in the
-// page cache: mincore(2) on a fresh read-only mapping, which itself faults nothing in.
+// page cache: MappedRangeResidency on a fresh read-only mapping.
 Result<Residency> PageCacheResidency(const std::string& path, uint64_t offset = 0,
                                      uint64_t length = UINT64_MAX);
 
