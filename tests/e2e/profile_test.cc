@@ -14,6 +14,7 @@
 
 #include "e2e/e2e_helpers.h"
 #include "epctx/compiler.h"
+#include "exec/kernels/onednn/blocked_conv1x1.h"
 
 namespace epctx::testing {
 namespace {
@@ -105,6 +106,7 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
   ASSERT_EQ(nodes.size() % 2, 0u);
   size_t per_run = nodes.size() / 2;
   std::map<std::string, int> seen;
+  int own_pointwise = 0;  // DnnlConv nodes run by blocked_conv1x1.h
   for (const json& n : nodes) {
     const std::string name = n["name"];
     ASSERT_GT(name.size(), 12u);
@@ -118,10 +120,12 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
     EXPECT_EQ(args["provider"], "CPUExecutionProvider");
     // Our own kernels say "epctx"; oneDNN's name the code they run ("onednn:jit:avx512_core").
     // The classifier's one row takes our own pass over oneDNN's packed weights where this build
-    // reads their layout.
+    // reads their layout, and the 1x1 convolutions our own code on AVX-512 (blocked_conv1x1.h).
     const std::string kernel = args["kernel"];
     if (args["op_name"] == "DnnlMatMul") {
       EXPECT_TRUE(kernel == "epctx:one-row" || kernel.rfind("onednn:", 0) == 0) << n;
+    } else if (args["op_name"] == "DnnlConv" && kernel == "epctx:blocked_1x1") {
+      ++own_pointwise;
     } else if (args["op_name"] == "DnnlConv" || args["op_name"] == "DnnlPool" ||
                args["op_name"] == "Reorder") {
       EXPECT_EQ(kernel.rfind("onednn:", 0), 0u) << n;
@@ -134,6 +138,8 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
     // Each node of a run lies inside that run.
     EXPECT_TRUE(Inside(n, runs[0]) || Inside(n, runs[1])) << n;
   }
+  // MobileNetV2's 34 1x1 convolutions, in each of the two runs, where the build has the code.
+  EXPECT_EQ(own_pointwise, exec::kernels::onednn::Blocked1x1ConvAvailable() ? 68 : 0);
   // One event per node per run.
   EXPECT_EQ(seen.size(), per_run);
   for (const auto& [name, count] : seen) EXPECT_EQ(count, 2) << name;

@@ -9,6 +9,8 @@
 #include <random>
 #include <sstream>
 
+#include "exec/kernels/families.h"
+#include "exec/kernels/onednn/blocked_conv1x1.h"
 #include "exec/kernels/onednn/conv_primitive.h"
 #include "exec/kernels/onednn/isa.h"
 #include "exec/kernels/onednn/post_ops.h"
@@ -54,6 +56,7 @@ struct ConvProblem {
   std::vector<int64_t> x_shape{2, 24, 7, 6};
   std::vector<int64_t> w_shape{40, 24, 3, 3};
   std::vector<int64_t> pads{1, 1, 1, 1};
+  std::vector<int64_t> strides;  // empty: 1
   int64_t group = 1;
   ActivationLayout src = ActivationLayout::kPlain, dst = ActivationLayout::kPlain;
   std::vector<int64_t> post_ops;  // kinds
@@ -69,6 +72,7 @@ struct ConvProblem {
     b = RandomFloats({w_shape[0]}, rng, -0.3f, 0.3f);
     kernels::WindowAttrs window;
     window.pads = pads;
+    window.strides = strides;
     auto g = onednn::ResolveConvGeometry(window, group, w_shape, x_shape);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     onednn::ConvConfig c;
@@ -94,6 +98,7 @@ struct ConvProblem {
     };
     ints("kernel_shape", {w_shape.begin() + 2, w_shape.end()});
     ints("pads", pads);
+    if (!strides.empty()) ints("strides", strides);
     one("group", group);
     ints("weights_shape", w_shape);
     ints("weights_format", packed.format);
@@ -109,6 +114,7 @@ struct ConvProblem {
   Tensor Reference(const Tensor& x) const {
     AttrBuilder a;
     a.Ints("pads", pads).Int("group", group);
+    if (!strides.empty()) a.Ints("strides", strides);
     auto out = RunNode(NodeSpec("Conv", 17), a, {&x, &w, &b});
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     return out.ok() ? (*out)[0] : Tensor();
@@ -176,6 +182,51 @@ TEST(DnnlConvKernel, ResidualPostOpAddsR) {
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     ExpectNear(blocked ? Reorder((*out)[0], ActivationLayout::kPlain, 40) : (*out)[0], want,
                blocked ? "blocked" : "plain");
+  }
+}
+
+// 1x1 windows at stride 1 on blocked activations run without a primitive (blocked_conv1x1.h),
+// with the fused post-ops and a trailing Swish; at stride 2 the primitive's. Both match the
+// reference Conv, channel counts off the block (24 in, 40 out).
+TEST(DnnlConvKernel, OneByOneWindowsOnBlocksRunWithoutAPrimitive) {
+  for (int64_t stride : {1, 2}) {
+    std::mt19937 rng(4);
+    ConvProblem p;
+    p.x_shape = {2, 24, 9, 7};
+    p.w_shape = {40, 24, 1, 1};
+    p.pads = {0, 0, 0, 0};
+    p.src = p.dst = ActivationLayout::kBlocked16;
+    p.post_ops = {9, 2, 4};  // + R, Clip, Swish
+    p.alpha = {0, 0, 1};
+    p.beta = {0, 6, 0};
+    p.strides = {stride, stride};
+    p.Pack(rng);
+    Tensor x = RandomFloats(p.x_shape, rng);
+    Tensor want = p.Reference(x);
+    Tensor r = RandomFloats(want.shape(), rng);
+    float* v = want.mutable_data_as<float>();
+    for (int64_t i = 0; i < want.element_count(); ++i) {
+      const float c = std::min(std::max(v[i] + r.data_as<float>()[i], 0.0f), 6.0f);
+      v[i] = c / (1 + std::exp(-c));
+    }
+    AttrBuilder a;
+    p.Attrs(a);
+    Tensor x_in = Reorder(x, p.src, 24);
+    Tensor r_in = Reorder(r, p.dst, 40);
+    auto out = RunNode(Epctx("DnnlConv"), a, {&x_in, &p.packed.bytes, &p.b, &r_in});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 40), want, Cat("stride ", stride));
+
+    NodeInfo node;
+    node.op_type = "DnnlConv";
+    node.domain = "com.epctx";
+    node.attrs = &a.attrs();
+    node.inputs.resize(4);
+    node.outputs.resize(1);
+    auto kernel = onednn::CreateDnnlConv(node);
+    ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+    const bool direct = stride == 1 && onednn::Blocked1x1ConvAvailable();
+    EXPECT_EQ((*kernel)->implementation() == "epctx:blocked_1x1", direct) << "stride " << stride;
   }
 }
 
