@@ -7,7 +7,9 @@
 #if defined(__AVX512F__)
 // GCC 12 warns that _mm512_max_ps's and _mm512_min_ps's undefined pass-through operand "may be
 // used uninitialized" where they are inlined.
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #endif
 

@@ -13,7 +13,9 @@
 #if defined(__AVX512F__)
 // GCC 12 warns that _mm512_reduce_add_ps's and the casts' undefined halves "may be used
 // uninitialized" where they are inlined.
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #elif defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
 // Without AVX-512: the float16 blocked layout, which the compiler stores a float16 model's
