@@ -15,6 +15,7 @@
 #include "e2e/e2e_helpers.h"
 #include "epctx/compiler.h"
 #include "exec/kernels/onednn/blocked_conv1x1.h"
+#include "exec/kernels/onednn/blocked_depthwise_conv.h"
 
 namespace epctx::testing {
 namespace {
@@ -107,6 +108,7 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
   size_t per_run = nodes.size() / 2;
   std::map<std::string, int> seen;
   int own_pointwise = 0;  // DnnlConv nodes run by blocked_conv1x1.h
+  int own_depthwise = 0;  // and by blocked_depthwise_conv.h
   for (const json& n : nodes) {
     const std::string name = n["name"];
     ASSERT_GT(name.size(), 12u);
@@ -120,12 +122,14 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
     EXPECT_EQ(args["provider"], "CPUExecutionProvider");
     // Our own kernels say "epctx"; oneDNN's name the code they run ("onednn:jit:avx512_core").
     // The classifier's one row takes our own pass over oneDNN's packed weights where this build
-    // reads their layout, and the 1x1 convolutions our own code on AVX-512 (blocked_conv1x1.h).
+    // reads their layout, and the 1x1 and depthwise convolutions our own code on AVX-512.
     const std::string kernel = args["kernel"];
     if (args["op_name"] == "DnnlMatMul") {
       EXPECT_TRUE(kernel == "epctx:one-row" || kernel.rfind("onednn:", 0) == 0) << n;
     } else if (args["op_name"] == "DnnlConv" && kernel == "epctx:blocked_1x1") {
       ++own_pointwise;
+    } else if (args["op_name"] == "DnnlConv" && kernel == "epctx:blocked_dw") {
+      ++own_depthwise;
     } else if (args["op_name"] == "DnnlConv" || args["op_name"] == "DnnlPool" ||
                args["op_name"] == "Reorder") {
       EXPECT_EQ(kernel.rfind("onednn:", 0), 0u) << n;
@@ -138,8 +142,10 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
     // Each node of a run lies inside that run.
     EXPECT_TRUE(Inside(n, runs[0]) || Inside(n, runs[1])) << n;
   }
-  // MobileNetV2's 34 1x1 convolutions, in each of the two runs, where the build has the code.
+  // MobileNetV2's 34 1x1 convolutions and its 13 depthwise ones with output rows of 14 pixels
+  // or more (of 17), in each of the two runs, where the build has the code.
   EXPECT_EQ(own_pointwise, exec::kernels::onednn::Blocked1x1ConvAvailable() ? 68 : 0);
+  EXPECT_EQ(own_depthwise, exec::kernels::onednn::BlockedDepthwiseConvAvailable() ? 26 : 0);
   // One event per node per run.
   EXPECT_EQ(seen.size(), per_run);
   for (const auto& [name, count] : seen) EXPECT_EQ(count, 2) << name;

@@ -17,6 +17,8 @@
 
 namespace epctx::exec::testing {
 namespace {
+// Named: the unity build compiles this file with the other kernel tests.
+namespace pointwise {
 
 namespace onednn = kernels::onednn;
 using onednn::Blocked1x1Problem;
@@ -190,5 +192,6 @@ TEST_F(Blocked1x1ConvTest, LeavesTrailingActivationsToTheCaller) {
   ExpectOutput(y, c, "swish left");
 }
 
+}  // namespace pointwise
 }  // namespace
 }  // namespace epctx::exec::testing

@@ -11,8 +11,10 @@
 
 #include "exec/kernels/families.h"
 #include "exec/kernels/onednn/blocked_conv1x1.h"
+#include "exec/kernels/onednn/blocked_depthwise_conv.h"
 #include "exec/kernels/onednn/conv_primitive.h"
 #include "exec/kernels/onednn/isa.h"
+#include "exec/kernels/onednn/own_blocked_conv.h"
 #include "exec/kernels/onednn/post_ops.h"
 #include "exec/kernels/onednn/runtime.h"
 #include "exec/kernels/onednn/weight_format.h"
@@ -227,6 +229,53 @@ TEST(DnnlConvKernel, OneByOneWindowsOnBlocksRunWithoutAPrimitive) {
     ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
     const bool direct = stride == 1 && onednn::Blocked1x1ConvAvailable();
     EXPECT_EQ((*kernel)->implementation() == "epctx:blocked_1x1", direct) << "stride " << stride;
+  }
+}
+
+// Depthwise windows on blocked activations with output rows of kMinOwnDepthwiseWidth pixels or
+// more run without a primitive (blocked_depthwise_conv.h), narrower ones with oneDNN's; both
+// match the reference Conv (24 channels: a block and a half; a trailing Swish after Clip).
+TEST(DnnlConvKernel, DepthwiseWindowsOfWideRowsRunWithoutAPrimitive) {
+  for (int64_t width : {onednn::kMinOwnDepthwiseWidth + 1, int64_t{7}}) {
+    std::mt19937 rng(5);
+    ConvProblem p;
+    p.x_shape = {2, 24, 9, width};
+    p.w_shape = {24, 1, 3, 3};
+    p.group = 24;
+    p.src = p.dst = ActivationLayout::kBlocked16;
+    p.post_ops = {2, 4};  // Clip, Swish
+    p.alpha = {0, 1};
+    p.beta = {6, 0};
+    p.Pack(rng);
+    Tensor x = RandomFloats(p.x_shape, rng);
+    Tensor want = p.Reference(x);
+    float* v = want.mutable_data_as<float>();
+    for (int64_t i = 0; i < want.element_count(); ++i) {
+      const float c = std::min(std::max(v[i], 0.0f), 6.0f);
+      v[i] = c / (1 + std::exp(-c));
+    }
+    AttrBuilder a;
+    p.Attrs(a);
+    Tensor x_in = Reorder(x, p.src, 24);
+    NodeSpec spec = Epctx("DnnlConv");
+    auto out = RunNode(spec, a, {&x_in, &p.packed.bytes, &p.b});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 24), want, Cat("width ", width));
+
+    NodeInfo node;
+    node.op_type = "DnnlConv";
+    node.domain = "com.epctx";
+    node.attrs = &a.attrs();
+    node.inputs.resize(3);
+    node.inputs[0].dtype = DataType::kFloat32;
+    node.inputs[0].shape_known = true;
+    node.inputs[0].shape = x_in.shape();
+    node.outputs.resize(1);
+    auto kernel = onednn::CreateDnnlConv(node);
+    ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+    const bool ours =
+        width >= onednn::kMinOwnDepthwiseWidth && onednn::BlockedDepthwiseConvAvailable();
+    EXPECT_EQ((*kernel)->implementation() == "epctx:blocked_dw", ours) << "width " << width;
   }
 }
 

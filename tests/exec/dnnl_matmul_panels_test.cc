@@ -13,6 +13,7 @@
 #include "exec/kernels/onednn/runtime.h"
 #include "exec/kernels/onednn/weight_format.h"
 #include "exec/kernels/onednn/weight_packing.h"
+#include "format/target.h"
 #include "kernel_test_helpers.h"
 
 namespace epctx::exec::testing {

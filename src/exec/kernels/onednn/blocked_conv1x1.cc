@@ -11,6 +11,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
+
+#include "exec/kernels/onednn/blocked_avx512.h"
 #endif
 
 namespace epctx::exec::kernels::onednn {
@@ -18,21 +20,16 @@ namespace epctx::exec::kernels::onednn {
 #if defined(__AVX512F__)
 namespace {
 
-constexpr int64_t kBlock = 16;  // channels of an activation block, inputs and outputs of a weight
-constexpr int64_t kWeightBlock = kBlock * kBlock;
+constexpr int64_t kWeightBlock = kChannelBlock * kChannelBlock;
 // Pixels of a tile: its sums stay in registers over every input channel. A tile computes one
 // output block: with several blocks per tile (each broadcast used for more products) the
 // expanding layers of MobileNetV2 ran 1.2-1.4x oneDNN's time on a Zen 4 core (16 -> 96 channels
 // at 112x112: 0.54 against 0.39 ms), with one block at its time (0.38); the other layers
 // measured within 7% either way.
-constexpr int kTilePixels = 16;
+constexpr int kPointwiseTilePixels = 16;
 // Weight bytes of a group of output blocks a task computes tile by tile (a quarter of a Zen 4
 // core's second-level cache).
 constexpr int64_t kGroupWeightBytes = 256 << 10;
-
-int64_t CeilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 // Where one tile reads and writes: x, residual and y at the tile's first pixel, w and bias at
 // its output block.
@@ -49,37 +46,6 @@ struct TileArgs {
   std::span<const PostOp> ops;
 };
 
-// Applies `ops` to a tile's sums, one op at a time over every register (one branch per op).
-template <int kPixels>
-__attribute__((always_inline)) inline void ApplyOps(std::span<const PostOp> ops,
-                                                    const float* residual, __m512 (&acc)[kPixels]) {
-  for (const PostOp& op : ops) {
-    const __m512 alpha = _mm512_set1_ps(op.alpha);
-    const __m512 beta = _mm512_set1_ps(op.beta);
-    switch (op.kind) {
-      case PostOpKind::kAddTensor:
-        for (int p = 0; p < kPixels; ++p) {
-          acc[p] = _mm512_add_ps(acc[p], _mm512_loadu_ps(residual + p * kBlock));
-        }
-        break;
-      case PostOpKind::kRelu:  // alpha * x at or below 0, as ApplyPrimitivePostOps
-        for (__m512& v : acc) {
-          const __mmask16 positive = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ);
-          v = _mm512_mask_blend_ps(positive, _mm512_mul_ps(v, alpha), v);
-        }
-        break;
-      case PostOpKind::kClip:
-        for (__m512& v : acc) v = _mm512_min_ps(_mm512_max_ps(v, alpha), beta);
-        break;
-      case PostOpKind::kLinear:
-        for (__m512& v : acc) v = _mm512_fmadd_ps(v, alpha, beta);
-        break;
-      default:
-        break;  // PrimitivePostOpsArePlain rules the others out
-    }
-  }
-}
-
 // One output block at kPixels pixels.
 // Inlined where it is used: GCC 12 compiled it on its own with a move of every sum per input
 // channel (registers rotated through the unrolled loop), at 3/4 of the speed.
@@ -90,26 +56,26 @@ __attribute__((always_inline)) inline void Tile(const TileArgs& a) {
   __m512 acc[kPixels];
   for (__m512& v : acc) v = init;
   auto channel = [&](const float* xb, const float* wb, int i) __attribute__((always_inline)) {
-    const __m512 w = _mm512_loadu_ps(wb + i * kBlock);
+    const __m512 w = _mm512_loadu_ps(wb + i * kChannelBlock);
     for (int p = 0; p < kPixels; ++p) {
-      acc[p] = _mm512_fmadd_ps(_mm512_set1_ps(xb[p * kBlock + i]), w, acc[p]);
+      acc[p] = _mm512_fmadd_ps(_mm512_set1_ps(xb[p * kChannelBlock + i]), w, acc[p]);
     }
   };
-  const int64_t full_blocks = a.last_lanes == kBlock ? a.in_blocks : a.in_blocks - 1;
+  const int64_t full_blocks = a.last_lanes == kChannelBlock ? a.in_blocks : a.in_blocks - 1;
   for (int64_t ib = 0; ib < full_blocks; ++ib) {
     const float* xb = a.x + ib * a.plane;
     const float* wb = a.w + ib * kWeightBlock;
 #pragma GCC unroll 16
-    for (int i = 0; i < kBlock; ++i) channel(xb, wb, i);
+    for (int i = 0; i < kChannelBlock; ++i) channel(xb, wb, i);
   }
   if (full_blocks < a.in_blocks) {
     const float* xb = a.x + full_blocks * a.plane;
     const float* wb = a.w + full_blocks * kWeightBlock;
     for (int i = 0; i < a.last_lanes; ++i) channel(xb, wb, i);
   }
-  ApplyOps<kPixels>(a.ops, a.residual, acc);
+  ApplyPlainPostOps<kPixels>(a.ops, a.residual, acc);
   for (int p = 0; p < kPixels; ++p) {
-    _mm512_storeu_ps(a.y + p * kBlock, _mm512_maskz_mov_ps(real, acc[p]));
+    _mm512_storeu_ps(a.y + p * kChannelBlock, _mm512_maskz_mov_ps(real, acc[p]));
   }
 }
 
@@ -124,10 +90,10 @@ void NarrowTile(const TileArgs& a, int count) {
 
 // Output blocks [first, first + count) of one image, at pixels [p0, p1): for each tile of
 // pixels, each block (the tile's input stays in the first-level cache while the blocks' weights
-// come by). Tiles are kTilePixels wide; a remainder is not left to a narrow tile of its own: the
-// last full tile and it are split into two tiles of about equal width, so that no tile has
-// fewer than kTilePixels / 2 sums to interleave (each sum waits for its previous product: a tile
-// of 1 pixel ran at a quarter of the speed).
+// come by). Tiles are kPointwiseTilePixels wide; a remainder is not left to a narrow tile of its
+// own: the last full tile and it are split into two tiles of about equal width, so that no tile has
+// fewer than kPointwiseTilePixels / 2 sums to interleave (each sum waits for its previous product:
+// a tile of 1 pixel ran at a quarter of the speed).
 struct BlockRange {
   int64_t first = 0;
   int64_t count = 0;
@@ -137,28 +103,29 @@ void Pixels(const TileArgs& image, BlockRange blocks, int64_t out_channels, int6
   auto run = [&](int64_t p, int64_t count) {
     for (int64_t b = blocks.first; b < blocks.first + blocks.count; ++b) {
       TileArgs a = image;
-      a.x = image.x + p * kBlock;
+      a.x = image.x + p * kChannelBlock;
       a.w = image.w + b * image.in_blocks * kWeightBlock;
-      a.bias = image.bias == nullptr ? nullptr : image.bias + b * kBlock;
-      const int64_t at = b * image.plane + p * kBlock;
+      a.bias = image.bias == nullptr ? nullptr : image.bias + b * kChannelBlock;
+      const int64_t at = b * image.plane + p * kChannelBlock;
       a.residual = image.residual == nullptr ? nullptr : image.residual + at;
       a.y = image.y + at;
-      a.out_lanes = static_cast<int>(std::min<int64_t>(kBlock, out_channels - b * kBlock));
-      if (count == kTilePixels) {
-        Tile<kTilePixels>(a);
+      a.out_lanes =
+          static_cast<int>(std::min<int64_t>(kChannelBlock, out_channels - b * kChannelBlock));
+      if (count == kPointwiseTilePixels) {
+        Tile<kPointwiseTilePixels>(a);
       } else {
-        NarrowTile<kTilePixels>(a, static_cast<int>(count));
+        NarrowTile<kPointwiseTilePixels>(a, static_cast<int>(count));
       }
     }
   };
   const int64_t pixels = p1 - p0;
-  const int64_t remainder = pixels % kTilePixels;
-  int64_t full_tiles = pixels / kTilePixels;
+  const int64_t remainder = pixels % kPointwiseTilePixels;
+  int64_t full_tiles = pixels / kPointwiseTilePixels;
   if (remainder > 0 && full_tiles > 0) --full_tiles;
   int64_t p = p0;
-  for (int64_t t = 0; t < full_tiles; ++t, p += kTilePixels) run(p, kTilePixels);
+  for (int64_t t = 0; t < full_tiles; ++t, p += kPointwiseTilePixels) run(p, kPointwiseTilePixels);
   const int64_t left = p1 - p;  // 0, a remainder alone, or one full tile and a remainder
-  if (left > kTilePixels) {
+  if (left > kPointwiseTilePixels) {
     run(p, (left + 1) / 2);
     run(p + (left + 1) / 2, left / 2);
   } else if (left > 0) {
@@ -174,16 +141,16 @@ bool Blocked1x1ConvAvailable() {
 
 void Blocked1x1Conv(const Blocked1x1Problem& p, const float* x, const float* w, const float* bias,
                     std::span<const PostOp> ops, const float* residual, float* y, int threads) {
-  const int64_t in_blocks = CeilDiv(p.in_channels, kBlock);
-  const int64_t out_blocks = CeilDiv(p.out_channels, kBlock);
-  const int64_t plane = p.pixels * kBlock;
+  const int64_t in_blocks = CeilDiv(p.in_channels, kChannelBlock);
+  const int64_t out_blocks = CeilDiv(p.out_channels, kChannelBlock);
+  const int64_t plane = p.pixels * kChannelBlock;
   if (p.batch <= 0 || out_blocks <= 0 || p.pixels <= 0) return;
   // Output blocks in groups whose weights stay in the second-level cache while a task's tiles
   // read them; groups and chunks of pixels make a few tasks per thread.
   const int64_t group_blocks =
       std::clamp<int64_t>(kGroupWeightBytes / (in_blocks * kWeightBlock * 4), 1, out_blocks);
   int64_t groups = CeilDiv(out_blocks, group_blocks);
-  const int64_t tiles = CeilDiv(p.pixels, kTilePixels);
+  const int64_t tiles = CeilDiv(p.pixels, kPointwiseTilePixels);
   const int64_t nt = std::max(threads, 1);
   int64_t chunks = std::clamp<int64_t>(CeilDiv(4 * nt, p.batch * groups), 1, tiles);
   // Whole rounds of tasks per thread where the work allows: on 2 threads, 9 equal tasks take as
@@ -211,7 +178,7 @@ void Blocked1x1Conv(const Blocked1x1Problem& p, const float* x, const float* w, 
     image.y = y + n * out_blocks * plane;
     image.plane = plane;
     image.in_blocks = in_blocks;
-    image.last_lanes = static_cast<int>(p.in_channels - (in_blocks - 1) * kBlock);
+    image.last_lanes = static_cast<int>(p.in_channels - (in_blocks - 1) * kChannelBlock);
     image.ops = applied;
     // Groups split evenly (9 blocks in 2 groups: 4 + 5).
     const BlockRange blocks{out_blocks * group / groups,

@@ -5,7 +5,6 @@
 // Inputs: X, W (the packed bytes as float32 [n], or bfloat16 [n] with compute_type "bf16"), B
 // (optional), R (the residual, present when post_ops adds one; same shape and layout as the
 // output).
-#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -13,9 +12,9 @@
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/families.h"
-#include "exec/kernels/onednn/blocked_conv1x1.h"
 #include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/conv_primitive.h"
+#include "exec/kernels/onednn/own_blocked_conv.h"
 #include "exec/kernels/onednn/primitive_memo.h"
 #include "exec/kernels/onednn/runtime.h"
 #include "exec/kernels/onednn/weight_format.h"
@@ -69,7 +68,8 @@ class DnnlConvKernel final : public Kernel {
       EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, i, DataType::kFloat32, "X, B or R"));
     }
     EPCTX_RETURN_IF_ERROR(ExpectStaticDtype(node, 1, k->weight_type(), "W"));
-    EPCTX_ASSIGN_OR_RETURN(k->direct_1x1_, k->RunsAsDirect1x1());
+    EPCTX_ASSIGN_OR_RETURN(k->own_, OwnBlockedConv::For(k->weight_dims_, k->group_, k->window_,
+                                                        k->config_, k->format_, node.inputs[0]));
     k->format_hash_ = Hash64(std::span<const std::byte>(
         reinterpret_cast<const std::byte*>(k->format_.data()), k->format_.size() * 8));
     return std::unique_ptr<Kernel>(std::move(k));
@@ -86,7 +86,7 @@ class DnnlConvKernel final : public Kernel {
                            LogicalShape(x->shape(), config_.src_layout, channels));
     EPCTX_ASSIGN_OR_RETURN(ConvGeometry g, ResolveConvGeometry(window_, group_, weight_dims_, src));
     const int threads = ctx.num_threads();
-    if (direct_1x1_ && IsDirect1x1(g)) return RunDirect1x1(ctx, g, *x, *w, b, r);
+    if (own_.has_value() && own_->Takes(g)) return own_->Run(ctx, g, config_, *x, *w, b, r);
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            PrimitiveFor(g, x->shape(), threads));
     if (w->dtype() != weight_type() || w->byte_size() != prim->weights.get_size()) {
@@ -126,7 +126,8 @@ class DnnlConvKernel final : public Kernel {
   }
 
   std::string_view implementation() const override {
-    return direct_1x1_ ? std::string_view("epctx:blocked_1x1") : memo_.implementation();
+    // Ours unless some input shape needed a primitive.
+    return own_.has_value() && !memo_.made_any() ? own_->name() : memo_.implementation();
   }
 
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
@@ -134,85 +135,13 @@ class DnnlConvKernel final : public Kernel {
     auto src = LogicalShape(*shapes[0], config_.src_layout, weight_dims_[1] * group_);
     if (!src.ok()) return;
     auto g = ResolveConvGeometry(window_, group_, weight_dims_, *src);
-    if (g.ok() && !(direct_1x1_ && IsDirect1x1(*g))) (void)PrimitiveFor(*g, *shapes[0], threads);
+    if (g.ok() && !(own_.has_value() && own_->Takes(*g))) {
+      (void)PrimitiveFor(*g, *shapes[0], threads);
+    }
   }
 
  private:
   DnnlConvKernel() = default;
-
-  // Whether the node's convolution is one Blocked1x1Conv computes, from what the node says
-  // (the input's shape is checked at run): float32 16-channel blocks in and out, one group, a
-  // 1x1 window, weights stored as that code reads them and post-ops it applies.
-  Result<bool> RunsAsDirect1x1() {
-    if (!Blocked1x1ConvAvailable() || config_.bf16 || config_.winograd || group_ != 1 ||
-        config_.src_layout != ActivationLayout::kBlocked16 ||
-        config_.dst_layout != ActivationLayout::kBlocked16 ||
-        !PrimitivePostOpsArePlain(config_.post_ops)) {
-      return false;
-    }
-    const size_t rank = weight_dims_.size();
-    for (size_t i = 2; i < rank; ++i) {
-      if (weight_dims_[i] != 1) return false;
-    }
-    // A 1x1 window reads no padding at stride 1, whatever auto_pad says.
-    auto all = [](const std::vector<int64_t>& v, int64_t value) {
-      return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == value; });
-    };
-    if (!all(window_.strides, 1) || !all(window_.pads, 0)) return false;
-    using tag = dnnl::memory::format_tag;
-    const tag blocked = rank == 3 ? tag::ABc16b16a : rank == 4 ? tag::ABcd16b16a : tag::ABcde16b16a;
-    try {
-      const dnnl::memory::desc read(dnnl::memory::dims(weight_dims_.begin(), weight_dims_.end()),
-                                    dnnl::memory::data_type::f32, blocked);
-      EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> encoded, EncodeWeightFormat(read));
-      direct_weight_bytes_ = read.get_size();
-      return encoded == format_;
-    } catch (const dnnl::error& e) {
-      return FromDnnlError(e, "describing a 1x1 convolution's weights");
-    }
-  }
-
-  static bool IsDirect1x1(const ConvGeometry& g) {
-    if (g.group != 1 || g.in_spatial != g.out_spatial) return false;
-    for (size_t i = 0; i < g.kernel.size(); ++i) {
-      if (g.kernel[i] != 1 || g.strides[i] != 1 || g.pad_begin[i] != 0 || g.pad_end[i] != 0) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  Status RunDirect1x1(KernelContext& ctx, const ConvGeometry& g, const Tensor& x, const Tensor& w,
-                      const Tensor* b, const Tensor* r) const {
-    if (w.dtype() != DataType::kFloat32 || w.byte_size() != direct_weight_bytes_) {
-      return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
-                         w.byte_size(), direct_weight_bytes_);
-    }
-    if (b != nullptr &&
-        (b->dtype() != DataType::kFloat32 || b->element_count() != g.out_channels)) {
-      return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
-                         ShapeToString(b->shape()), g.out_channels);
-    }
-    const std::vector<int64_t> y_shape = PhysicalShape(g.dst_dims(), config_.dst_layout);
-    if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y_shape)) {
-      return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
-                         ShapeToString(r->shape()), ShapeToString(y_shape));
-    }
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
-    if (y->element_count() == 0) return Status::Ok();
-    Blocked1x1Problem p;
-    p.batch = g.batch;
-    p.in_channels = g.in_channels;
-    p.out_channels = g.out_channels;
-    p.pixels = 1;
-    for (int64_t d : g.out_spatial) p.pixels *= d;
-    float* out = y->mutable_data_as<float>();
-    Blocked1x1Conv(p, x.data_as<float>(), w.data_as<float>(),
-                   b == nullptr ? nullptr : b->data_as<float>(), config_.post_ops,
-                   r == nullptr ? nullptr : r->data_as<float>(), out, ctx.num_threads());
-    ApplyTrailingPostOps(config_.post_ops, out, y->element_count(), ctx.num_threads());
-    return Status::Ok();
-  }
 
   // The primitive for this input shape and thread count: the last one used, or the process's.
   Result<std::shared_ptr<const CachedPrimitive>> PrimitiveFor(const ConvGeometry& g,
@@ -298,9 +227,8 @@ class DnnlConvKernel final : public Kernel {
   std::vector<int64_t> format_;
   uint64_t format_hash_ = 0;
   ConvConfig config_;
-  // Computed by Blocked1x1Conv, not by a primitive (RunsAsDirect1x1), with weights of this size.
-  bool direct_1x1_ = false;
-  size_t direct_weight_bytes_ = 0;
+  // Our own code for the shapes it takes, when it takes the node's (own_blocked_conv.h).
+  std::optional<OwnBlockedConv> own_;
 
   PrimitiveMemo memo_;
 };

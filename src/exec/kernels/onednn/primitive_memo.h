@@ -35,6 +35,8 @@ class PrimitiveMemo {
   }
   // "onednn:" and oneDNN's name of the first primitive this kernel ran ("onednn" before).
   std::string_view implementation() const;
+  // Whether the kernel has made or found a primitive.
+  bool made_any() const { return name_.load(std::memory_order_acquire) != nullptr; }
 
  private:
   std::shared_ptr<const CachedPrimitive> first_;  // kept, so that its name stays valid
