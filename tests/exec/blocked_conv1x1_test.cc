@@ -178,20 +178,6 @@ TEST_F(Blocked1x1ConvTest, ResidualMayBeTheOutputItself) {
   ExpectOutput(y, c, "in place");
 }
 
-// Only the ops a primitive would apply: a trailing transcendental activation is the caller's.
-TEST_F(Blocked1x1ConvTest, LeavesTrailingActivationsToTheCaller) {
-  std::mt19937 rng(13);
-  Case c;
-  c.p = {1, 20, 20, 20};
-  c.ops = {{PostOpKind::kClip, 0, 6}};
-  c.Make(rng);
-  std::vector<PostOp> with_swish = c.ops;
-  with_swish.push_back({PostOpKind::kSwish, 1, 0});
-  std::vector<float> y(c.want.size(), kNaN);
-  onednn::Blocked1x1Conv(c.p, c.x.data(), c.w.data(), c.b.data(), with_swish, nullptr, y.data(), 1);
-  ExpectOutput(y, c, "swish left");
-}
-
 }  // namespace pointwise
 }  // namespace
 }  // namespace epctx::exec::testing

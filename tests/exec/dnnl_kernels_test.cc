@@ -232,6 +232,48 @@ TEST(DnnlConvKernel, OneByOneWindowsOnBlocksRunWithoutAPrimitive) {
   }
 }
 
+// A squeeze-and-excitation expansion (EfficientNet's): a 1x1 convolution of a 1x1 image with a
+// Sigmoid, which no primitive fuses as a trailing activation (Sigmoid(0) is not 0). Our code
+// computes it, the Sigmoid applied after; the padded lanes of the last block stay zeros.
+TEST(DnnlConvKernel, SigmoidAfterOurOneByOneConvolutionKeepsThePaddingZero) {
+  std::mt19937 rng(6);
+  ConvProblem p;
+  p.x_shape = {2, 24, 1, 1};
+  p.w_shape = {20, 24, 1, 1};
+  p.pads = {0, 0, 0, 0};
+  p.src = p.dst = ActivationLayout::kBlocked16;
+  p.post_ops = {3};  // Sigmoid
+  p.alpha = {0};
+  p.beta = {0};
+  p.Pack(rng);
+  Tensor x = RandomFloats(p.x_shape, rng);
+  Tensor want = p.Reference(x);
+  float* v = want.mutable_data_as<float>();
+  for (int64_t i = 0; i < want.element_count(); ++i) v[i] = 1 / (1 + std::exp(-v[i]));
+  AttrBuilder a;
+  p.Attrs(a);
+  Tensor x_in = Reorder(x, p.src, 24);
+  auto out = RunNode(Epctx("DnnlConv"), a, {&x_in, &p.packed.bytes, &p.b});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 20), want, "sigmoid");
+  const Tensor& y = (*out)[0];
+  ASSERT_EQ(y.shape(), (std::vector<int64_t>{2, 2, 1, 1, 16}));
+  for (int64_t n = 0; n < 2; ++n) {
+    for (int64_t lane = 4; lane < 16; ++lane) {
+      EXPECT_EQ(y.data_as<float>()[(n * 2 + 1) * 16 + lane], 0.0f) << n << " " << lane;
+    }
+  }
+  NodeInfo node;
+  node.op_type = "DnnlConv";
+  node.domain = "com.epctx";
+  node.attrs = &a.attrs();
+  node.inputs.resize(3);
+  node.outputs.resize(1);
+  auto kernel = onednn::CreateDnnlConv(node);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+  EXPECT_EQ((*kernel)->implementation() == "epctx:blocked_1x1", onednn::Blocked1x1ConvAvailable());
+}
+
 // Depthwise windows on blocked activations with output rows of kMinOwnDepthwiseWidth pixels or
 // more run without a primitive (blocked_depthwise_conv.h), narrower ones with oneDNN's; both
 // match the reference Conv (24 channels: a block and a half; a trailing Swish after Clip).

@@ -164,7 +164,6 @@ void Blocked1x1Conv(const Blocked1x1Problem& p, const float* x, const float* w, 
       break;
     }
   }
-  const std::span<const PostOp> applied = ops.first(PrimitivePostOpCount(ops));
 
   ParallelFor(threads, p.batch * groups * chunks, [&](int64_t task, int) {
     const int64_t chunk = task % chunks;
@@ -179,7 +178,7 @@ void Blocked1x1Conv(const Blocked1x1Problem& p, const float* x, const float* w, 
     image.plane = plane;
     image.in_blocks = in_blocks;
     image.last_lanes = static_cast<int>(p.in_channels - (in_blocks - 1) * kChannelBlock);
-    image.ops = applied;
+    image.ops = ops;
     // Groups split evenly (9 blocks in 2 groups: 4 + 5).
     const BlockRange blocks{out_blocks * group / groups,
                             out_blocks * (group + 1) / groups - out_blocks * group / groups};

@@ -24,13 +24,12 @@ struct Blocked1x1Problem {
 // Whether this build computes them (compiled with AVX-512F).
 bool Blocked1x1ConvAvailable();
 
-// y = x * w (+ bias), then the ops of `ops` a oneDNN primitive would apply (the first
-// PrimitivePostOpCount; kAddTensor adds `residual`, of y's layout), on up to `threads` threads;
-// the caller applies the rest (ApplyTrailingPostOps), as it does after a primitive. x:
+// y = x * w (+ bias), then `ops` in order (kAddTensor adding `residual`, of y's layout), on up
+// to `threads` threads. x:
 // [batch][ceil(in/16)][pixels][16], w: [ceil(out/16)][ceil(in/16)][16 in] [16 out], y:
 // [batch][ceil(out/16)][pixels][16], bias: [out] or null. Input channels past `in` are not read;
 // output channels past `out` are written as zeros. `residual` may be `y` itself. Requires
-// Blocked1x1ConvAvailable() and PrimitivePostOpsArePlain(ops).
+// Blocked1x1ConvAvailable() and every op of `ops` plain (LeadingPlainPostOpCount).
 void Blocked1x1Conv(const Blocked1x1Problem& p, const float* x, const float* w, const float* bias,
                     std::span<const PostOp> ops, const float* residual, float* y, int threads);
 

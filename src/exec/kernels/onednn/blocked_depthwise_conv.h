@@ -27,14 +27,13 @@ bool BlockedDepthwiseConvAvailable();
 // (compiled for each, their offsets constants).
 bool BlockedDepthwiseWindowSupported(int64_t kernel_w, int64_t stride_w);
 
-// y = the depthwise convolution of x by w (+ bias), then the ops of `ops` a oneDNN primitive
-// would apply (the first PrimitivePostOpCount; kAddTensor adds `residual`, of y's layout), on up
-// to `threads` threads; the caller applies the rest (ApplyTrailingPostOps). x: [batch]
+// y = the depthwise convolution of x by w (+ bias), then `ops` in order (kAddTensor adding
+// `residual`, of y's layout), on up to `threads` threads. x: [batch]
 // [ceil(channels/16)][in_h][in_w][16], w: [ceil(channels/16)][kernel_h][kernel_w][16], y:
 // [batch][ceil(channels/16)][out_h][out_w][16], bias: [channels] or null. Window positions
 // outside the input are padding (zeros). Output channels past `channels` are written as zeros.
 // Requires BlockedDepthwiseConvAvailable(), BlockedDepthwiseWindowSupported(kernel_w, stride_w),
-// PrimitivePostOpsArePlain(ops) and positive sizes and strides.
+// every op of `ops` plain (LeadingPlainPostOpCount) and positive sizes and strides.
 void BlockedDepthwiseConv(const BlockedDepthwiseProblem& p, const float* x, const float* w,
                           const float* bias, std::span<const PostOp> ops, const float* residual,
                           float* y, int threads);

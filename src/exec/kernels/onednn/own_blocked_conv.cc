@@ -12,6 +12,8 @@
 namespace epctx::exec::kernels::onednn {
 namespace {
 
+constexpr int64_t kBlockChannels = 16;
+
 bool All(const std::vector<int64_t>& v, int64_t value) {
   return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == value; });
 }
@@ -44,6 +46,21 @@ bool DepthwiseGeometry(const ConvGeometry& g) {
          g.out_spatial[1] >= kMinOwnDepthwiseWidth;
 }
 
+// Zeros the lanes past the output channels in the last 16-channel block of each image.
+void ZeroPaddedChannels(const ConvGeometry& g, float* y) {
+  const int64_t used = g.out_channels % kBlockChannels;
+  if (used == 0) return;
+  const int64_t blocks = (g.out_channels + kBlockChannels - 1) / kBlockChannels;
+  int64_t pixels = 1;
+  for (int64_t d : g.out_spatial) pixels *= d;
+  for (int64_t n = 0; n < g.batch; ++n) {
+    float* last = y + ((n * blocks + blocks - 1) * pixels) * kBlockChannels;
+    for (int64_t p = 0; p < pixels; ++p) {
+      std::fill(last + p * kBlockChannels + used, last + (p + 1) * kBlockChannels, 0.0f);
+    }
+  }
+}
+
 }  // namespace
 
 Result<std::optional<OwnBlockedConv>> OwnBlockedConv::For(std::span<const int64_t> weight_dims,
@@ -54,9 +71,14 @@ Result<std::optional<OwnBlockedConv>> OwnBlockedConv::For(std::span<const int64_
   const std::optional<OwnBlockedConv> none;
   if (config.bf16 || config.winograd || config.integer ||
       config.src_layout != ActivationLayout::kBlocked16 ||
-      config.dst_layout != ActivationLayout::kBlocked16 ||
-      !PrimitivePostOpsArePlain(config.post_ops)) {
+      config.dst_layout != ActivationLayout::kBlocked16) {
     return none;
+  }
+  // The leading plain post-ops in registers; the rest (activations, a Sigmoid: EfficientNet's
+  // squeeze-and-excitation) on the output after.
+  const std::span<const PostOp> ops = config.post_ops;
+  for (const PostOp& op : ops.subspan(LeadingPlainPostOpCount(ops))) {
+    if (!AppliedToABuffer(op.kind)) return none;
   }
   const size_t rank = weight_dims.size();
   const std::vector<int64_t> spatial(weight_dims.begin() + 2, weight_dims.end());
@@ -116,6 +138,8 @@ Status OwnBlockedConv::Run(KernelContext& ctx, const ConvGeometry& g, const Conv
   if (y->element_count() == 0) return Status::Ok();
   float* out = y->mutable_data_as<float>();
   const float* bias = b == nullptr ? nullptr : b->data_as<float>();
+  const std::span<const PostOp> ops = config.post_ops;
+  const size_t in_registers = LeadingPlainPostOpCount(ops);
   const float* residual = r == nullptr ? nullptr : r->data_as<float>();
   if (kind_ == Kind::kPointwise) {
     Blocked1x1Problem p;
@@ -124,8 +148,8 @@ Status OwnBlockedConv::Run(KernelContext& ctx, const ConvGeometry& g, const Conv
     p.out_channels = g.out_channels;
     p.pixels = 1;
     for (int64_t d : g.out_spatial) p.pixels *= d;
-    Blocked1x1Conv(p, x.data_as<float>(), w.data_as<float>(), bias, config.post_ops, residual, out,
-                   ctx.num_threads());
+    Blocked1x1Conv(p, x.data_as<float>(), w.data_as<float>(), bias, ops.first(in_registers),
+                   residual, out, ctx.num_threads());
   } else {
     BlockedDepthwiseProblem p;
     p.batch = g.batch;
@@ -140,10 +164,13 @@ Status OwnBlockedConv::Run(KernelContext& ctx, const ConvGeometry& g, const Conv
     p.stride_w = g.strides[1];
     p.pad_top = g.pad_begin[0];
     p.pad_left = g.pad_begin[1];
-    BlockedDepthwiseConv(p, x.data_as<float>(), w.data_as<float>(), bias, config.post_ops, residual,
-                         out, ctx.num_threads());
+    BlockedDepthwiseConv(p, x.data_as<float>(), w.data_as<float>(), bias, ops.first(in_registers),
+                         residual, out, ctx.num_threads());
   }
-  ApplyTrailingPostOps(config.post_ops, out, y->element_count(), ctx.num_threads());
+  if (in_registers < ops.size()) {
+    ApplyPostOpsToBuffer(ops.subspan(in_registers), out, y->element_count(), ctx.num_threads());
+    ZeroPaddedChannels(g, out);  // a Sigmoid of 0 is 1/2
+  }
   return Status::Ok();
 }
 

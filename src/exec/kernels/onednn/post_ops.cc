@@ -69,6 +69,18 @@ Result<std::vector<PostOp>> ParsePostOps(const Attributes& attrs) {
 
 namespace {
 
+bool IsPlain(PostOpKind kind) {
+  switch (kind) {
+    case PostOpKind::kAddTensor:
+    case PostOpKind::kRelu:
+    case PostOpKind::kClip:
+    case PostOpKind::kLinear:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The kinds ApplyTrailingPostOps computes: transcendental, and 0 at 0.
 bool AppliedAfterPrimitive(PostOpKind kind) {
   switch (kind) {
@@ -99,9 +111,30 @@ void ApplyOne(const PostOp& op, float* data, int64_t n) {
       x = 0.5f * x * (1.0f + (kSqrt2OverPi * (x + 0.044715f * x.cube())).tanh());
       return;
     }
+    case PostOpKind::kSigmoid:
+      x = x.logistic();
+      return;
+    case PostOpKind::kRelu:
+      x = (x > 0).select(x, op.alpha * x);
+      return;
+    case PostOpKind::kClip:
+      x = x.max(op.alpha).min(op.beta);
+      return;
+    case PostOpKind::kLinear:
+      x = op.alpha * x + op.beta;
+      return;
     default:
-      return;  // AppliedAfterPrimitive admits only the kinds above
+      return;  // AppliedToABuffer admits only the kinds above
   }
+}
+
+void ApplyAll(std::span<const PostOp> ops, float* data, int64_t n, int threads) {
+  if (ops.empty() || n <= 0) return;
+  // Ranges of at least 16K floats (64 KiB), so that small outputs stay on one thread.
+  constexpr int64_t kGrain = 1 << 14;
+  ParallelForRanges(threads, n, kGrain, [&](int64_t begin, int64_t end) {
+    for (const PostOp& op : ops) ApplyOne(op, data + begin, end - begin);
+  });
 }
 
 }  // namespace
@@ -113,26 +146,34 @@ size_t PrimitivePostOpCount(std::span<const PostOp> ops) {
 }
 
 void ApplyTrailingPostOps(std::span<const PostOp> ops, float* data, int64_t n, int threads) {
-  const std::span<const PostOp> trailing = ops.subspan(PrimitivePostOpCount(ops));
-  if (trailing.empty() || n <= 0) return;
-  // Ranges of at least 16K floats (64 KiB), so that small outputs stay on one thread.
-  constexpr int64_t kGrain = 1 << 14;
-  ParallelForRanges(threads, n, kGrain, [&](int64_t begin, int64_t end) {
-    for (const PostOp& op : trailing) ApplyOne(op, data + begin, end - begin);
-  });
+  ApplyAll(ops.subspan(PrimitivePostOpCount(ops)), data, n, threads);
+}
+
+bool AppliedToABuffer(PostOpKind kind) {
+  switch (kind) {
+    case PostOpKind::kSigmoid:
+    case PostOpKind::kRelu:
+    case PostOpKind::kClip:
+    case PostOpKind::kLinear:
+      return true;
+    default:
+      return AppliedAfterPrimitive(kind);
+  }
+}
+
+void ApplyPostOpsToBuffer(std::span<const PostOp> ops, float* data, int64_t n, int threads) {
+  ApplyAll(ops, data, n, threads);
+}
+
+size_t LeadingPlainPostOpCount(std::span<const PostOp> ops) {
+  size_t count = 0;
+  while (count < ops.size() && IsPlain(ops[count].kind)) ++count;
+  return count;
 }
 
 bool PrimitivePostOpsArePlain(std::span<const PostOp> ops) {
   for (const PostOp& op : ops.first(PrimitivePostOpCount(ops))) {
-    switch (op.kind) {
-      case PostOpKind::kAddTensor:
-      case PostOpKind::kRelu:
-      case PostOpKind::kClip:
-      case PostOpKind::kLinear:
-        break;
-      default:
-        return false;
-    }
+    if (!IsPlain(op.kind)) return false;
   }
   return true;
 }

@@ -57,6 +57,14 @@ void ApplyTrailingPostOps(std::span<const PostOp> ops, float* data, int64_t n, i
 // ApplyPrimitivePostOps computes: the residual addition, Relu (and LeakyRelu), Clip, Linear.
 bool PrimitivePostOpsArePlain(std::span<const PostOp> ops);
 
+// The ops of a list our own convolutions apply in registers (blocked_avx512.h): its leading
+// "plain" ones (the residual addition, Relu/LeakyRelu, Clip, Linear), up to the first other.
+size_t LeadingPlainPostOpCount(std::span<const PostOp> ops);
+// Whether ApplyPostOpsToBuffer computes ops of this kind: the trailing activations, Sigmoid,
+// Relu/LeakyRelu, Clip and Linear (not the residual addition).
+bool AppliedToABuffer(PostOpKind kind);
+// Applies `ops` (each AppliedToABuffer) in order to data[0, n), on up to `threads` threads.
+void ApplyPostOpsToBuffer(std::span<const PostOp> ops, float* data, int64_t n, int threads);
 // For kernels that compute without the primitive (one row through a packed matmul weight): the
 // ops the primitive would apply, in order, to data[0, n), `residual` [n] for the addition;
 // PrimitivePostOpsArePlain(ops) must hold.
