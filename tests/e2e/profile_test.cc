@@ -109,6 +109,7 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
   std::map<std::string, int> seen;
   int own_pointwise = 0;  // DnnlConv nodes run by blocked_conv1x1.h
   int own_depthwise = 0;  // and by blocked_depthwise_conv.h
+  int own_average = 0;    // DnnlPool nodes run by blocked_global_average.h
   for (const json& n : nodes) {
     const std::string name = n["name"];
     ASSERT_GT(name.size(), 12u);
@@ -122,7 +123,8 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
     EXPECT_EQ(args["provider"], "CPUExecutionProvider");
     // Our own kernels say "epctx"; oneDNN's name the code they run ("onednn:jit:avx512_core").
     // The classifier's one row takes our own pass over oneDNN's packed weights where this build
-    // reads their layout, and the 1x1 and depthwise convolutions our own code on AVX-512.
+    // reads their layout, the 1x1 and depthwise convolutions our own code on AVX-512, and the
+    // average over the whole image our own pass.
     const std::string kernel = args["kernel"];
     if (args["op_name"] == "DnnlMatMul") {
       EXPECT_TRUE(kernel == "epctx:one-row" || kernel.rfind("onednn:", 0) == 0) << n;
@@ -130,6 +132,8 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
       ++own_pointwise;
     } else if (args["op_name"] == "DnnlConv" && kernel == "epctx:blocked_dw") {
       ++own_depthwise;
+    } else if (args["op_name"] == "DnnlPool" && kernel == "epctx:global-average") {
+      ++own_average;
     } else if (args["op_name"] == "DnnlConv" || args["op_name"] == "DnnlPool" ||
                args["op_name"] == "Reorder") {
       EXPECT_EQ(kernel.rfind("onednn:", 0), 0u) << n;
@@ -146,6 +150,8 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
   // or more (of 17), in each of the two runs, where the build has the code.
   EXPECT_EQ(own_pointwise, exec::kernels::onednn::Blocked1x1ConvAvailable() ? 68 : 0);
   EXPECT_EQ(own_depthwise, exec::kernels::onednn::BlockedDepthwiseConvAvailable() ? 26 : 0);
+  // Its final average over the 7x7 blocked image, on every build.
+  EXPECT_EQ(own_average, 2);
   // One event per node per run.
   EXPECT_EQ(seen.size(), per_run);
   for (const auto& [name, count] : seen) EXPECT_EQ(count, 2) << name;

@@ -1,7 +1,8 @@
 // com.epctx DnnlPool: MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool run by oneDNN on
 // an activation in the layout the compiler planned (the channel-blocked one between
 // convolutions), so pooling does not break the blocked chain; 2-D max pooling of 8-channel
-// blocks by our own pass (blocked_max_pool.h).
+// blocks and averages over whole blocked images by our own passes (blocked_max_pool.h,
+// blocked_global_average.h).
 // Attributes: `pool` ("max" or "avg"), `global` (0/1), `count_include_pad` (avg), the ONNX
 // window attributes (kernel_shape, strides, pads, dilations, auto_pad, ceil_mode), `layout` and
 // `channels` (the logical channel count).
@@ -17,6 +18,7 @@
 #include "exec/kernels/families.h"
 #include "exec/kernels/nn/window.h"
 #include "exec/kernels/onednn/activation_layout.h"
+#include "exec/kernels/onednn/blocked_global_average.h"
 #include "exec/kernels/onednn/blocked_max_pool.h"
 #include "exec/kernels/onednn/conv_primitive.h"
 #include "exec/kernels/onednn/primitive_memo.h"
@@ -63,14 +65,17 @@ class DnnlPoolKernel final : public Kernel {
         k->max_ && !k->global_ && k->layout_ == ActivationLayout::kBlocked8 &&
         k->window_.kernel_shape.size() == 2 &&
         std::all_of(dilations.begin(), dilations.end(), [](int64_t d) { return d == 1; });
+    k->own_average_ = !k->max_ && k->layout_ != ActivationLayout::kPlain;
     return std::unique_ptr<Kernel>(std::move(k));
   }
 
-  // Whose pass the last run took (a window without input elements takes oneDNN's); before any
-  // run, the one a run would take.
+  // Whose pass the last run took (a window without input elements, or an average over less than
+  // the whole image, takes oneDNN's); before any run, the one a run would take.
   std::string_view implementation() const override {
     const int8_t last = last_run_own_.load(std::memory_order_relaxed);
-    return last == 1 || (last < 0 && own_max_pool_) ? "epctx:max-pool-8" : memo_.implementation();
+    const bool own = last == 1 || (last < 0 && (own_max_pool_ || (own_average_ && global_)));
+    if (!own) return memo_.implementation();
+    return own_max_pool_ ? "epctx:max-pool-8" : "epctx:global-average";
   }
 
   void Prepare(std::span<const std::vector<int64_t>* const> shapes, int threads) override {
@@ -78,7 +83,9 @@ class DnnlPoolKernel final : public Kernel {
     auto src = LogicalShape(*shapes[0], layout_, channels_);
     if (!src.ok() || src->size() < 3 || src->size() > 5) return;
     auto g = Resolve(*src);
-    if (g.ok() && !OwnMaxPool(*g).has_value()) (void)PrimitiveFor(*shapes[0], *g, threads);
+    if (g.ok() && !OwnMaxPool(*g).has_value() && !OwnAverage(*g)) {
+      (void)PrimitiveFor(*shapes[0], *g, threads);
+    }
   }
 
   Status Run(KernelContext& ctx) override {
@@ -100,6 +107,19 @@ class DnnlPoolKernel final : public Kernel {
                            ShapeToString(x->shape()), ShapeToString(src));
       }
       BlockedMaxPool8(*own, x->data_as<float>(), y->mutable_data_as<float>(), threads);
+      last_run_own_.store(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+    if (OwnAverage(g)) {
+      const int64_t lanes = ChannelBlock(layout_);
+      const int64_t blocks = g.src[0] * ((g.src[1] + lanes - 1) / lanes);
+      const int64_t pixels = x->element_count() / std::max<int64_t>(1, blocks * lanes);
+      if (y->element_count() != blocks * lanes || x->element_count() != blocks * pixels * lanes) {
+        return EPCTX_ERROR(kInvalidArgument, "input X has shape {}, not blocked {}",
+                           ShapeToString(x->shape()), ShapeToString(src));
+      }
+      BlockedGlobalAverage(x->data_as<float>(), blocks, pixels, lanes, y->mutable_data_as<float>(),
+                           threads);
       last_run_own_.store(1, std::memory_order_relaxed);
       return Status::Ok();
     }
@@ -153,6 +173,19 @@ class DnnlPoolKernel final : public Kernel {
                                             fmt::join(g.kernel, "x")));
       }
     });
+  }
+
+  // Whether our own pass averages this: one window over the whole blocked image, no padding.
+  bool OwnAverage(const PoolGeometry& g) const {
+    if (!own_average_) return false;
+    for (size_t i = 2; i < g.src.size(); ++i) {
+      const size_t j = i - 2;
+      if (g.dst[i] != 1 || g.kernel[j] != g.src[i] || g.pad_begin[j] != 0 || g.pad_end[j] != 0 ||
+          g.dilations[j] != 1) {
+        return false;
+      }
+    }
+    return true;
   }
 
   // The window of our own 8-channel max pooling (blocked_max_pool.h), when it takes this one.
@@ -224,6 +257,7 @@ class DnnlPoolKernel final : public Kernel {
   bool max_ = true;
   bool global_ = false;
   bool own_max_pool_ = false;             // 2-D max pooling of nChw8c without dilation (OwnMaxPool)
+  bool own_average_ = false;              // average pooling of blocks (OwnAverage decides)
   std::atomic<int8_t> last_run_own_{-1};  // -1 before any run; see implementation()
   bool include_pad_ = false;
   ActivationLayout layout_ = ActivationLayout::kPlain;
