@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "blocked_conv_reference.h"
 #include "kernel_test_helpers.h"
 
 namespace epctx::exec::testing {
@@ -81,24 +82,7 @@ struct Case {
             s += double{plain_w[o * p.in_channels + i]} * x_at(n, i, px);
           }
           float v = static_cast<float>(s);
-          for (const PostOp& op : ops) {
-            switch (op.kind) {
-              case PostOpKind::kAddTensor:
-                v += r[y_at(n, o, px)];
-                break;
-              case PostOpKind::kRelu:
-                v = v > 0 ? v : op.alpha * v;
-                break;
-              case PostOpKind::kClip:
-                v = std::min(std::max(v, op.alpha), op.beta);
-                break;
-              case PostOpKind::kLinear:
-                v = op.alpha * v + op.beta;
-                break;
-              default:
-                ADD_FAILURE() << "no reference for post-op " << static_cast<int>(op.kind);
-            }
-          }
+          v = ReferencePostOps(ops, v, r[y_at(n, o, px)]);
           want[y_at(n, o, px)] = v;
         }
       }
@@ -114,17 +98,7 @@ struct Case {
 };
 
 void ExpectOutput(const std::vector<float>& got, const Case& c, const std::string& what) {
-  ASSERT_EQ(got.size(), c.want.size());
-  int bad = 0;
-  for (size_t i = 0; i < got.size() && bad < 5; ++i) {
-    // Padded output lanes are zeros exactly (their wanted value); the rest within float sums'
-    // rounding.
-    const float tol = 1e-5f * (1 + c.p.in_channels) * (1 + std::fabs(c.want[i]));
-    if (!(std::fabs(got[i] - c.want[i]) <= tol)) {
-      ADD_FAILURE() << what << ": element " << i << " is " << got[i] << ", want " << c.want[i];
-      ++bad;
-    }
-  }
+  ExpectWithinSums(got, c.want, 1 + c.p.in_channels, what);
 }
 
 class Blocked1x1ConvTest : public ::testing::Test {

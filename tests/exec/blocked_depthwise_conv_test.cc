@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "blocked_conv_reference.h"
+
 namespace epctx::exec::testing {
 namespace {
 // Named: the unity build compiles this file with the other kernel tests.
@@ -78,24 +80,7 @@ struct Case {
               }
             }
             float v = static_cast<float>(s);
-            for (const PostOp& op : ops) {
-              switch (op.kind) {
-                case PostOpKind::kAddTensor:
-                  v += r[YAt(n, c, oh, ow)];
-                  break;
-                case PostOpKind::kRelu:
-                  v = v > 0 ? v : op.alpha * v;
-                  break;
-                case PostOpKind::kClip:
-                  v = std::min(std::max(v, op.alpha), op.beta);
-                  break;
-                case PostOpKind::kLinear:
-                  v = op.alpha * v + op.beta;
-                  break;
-                default:
-                  ADD_FAILURE() << "no reference for post-op " << static_cast<int>(op.kind);
-              }
-            }
+            v = ReferencePostOps(ops, v, r[YAt(n, c, oh, ow)]);
             want[YAt(n, c, oh, ow)] = v;
           }
         }
@@ -114,16 +99,7 @@ struct Case {
 };
 
 void ExpectOutput(const std::vector<float>& got, const Case& c, const std::string& what) {
-  ASSERT_EQ(got.size(), c.want.size());
-  int bad = 0;
-  for (size_t i = 0; i < got.size() && bad < 5; ++i) {
-    // Padded output lanes are zeros exactly (their wanted value).
-    const float tol = 1e-5f * 26 * (1 + std::fabs(c.want[i]));
-    if (!(std::fabs(got[i] - c.want[i]) <= tol)) {
-      ADD_FAILURE() << what << ": element " << i << " is " << got[i] << ", want " << c.want[i];
-      ++bad;
-    }
-  }
+  ExpectWithinSums(got, c.want, 26, what);
 }
 
 // A problem of `size` x `size` input, window k at stride s with padding pad on every side.

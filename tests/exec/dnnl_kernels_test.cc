@@ -53,6 +53,25 @@ Tensor Reorder(const Tensor& x, ActivationLayout to, int64_t channels,
   return out.ok() ? (*out)[0] : Tensor();
 }
 
+// The implementation a DnnlConv kernel made from `a` reports before any run; `x` (when given)
+// is its input X as the compiler declares it.
+std::string ConvImplementation(const AttrBuilder& a, size_t inputs, const Tensor* x = nullptr) {
+  NodeInfo node;
+  node.op_type = "DnnlConv";
+  node.domain = "com.epctx";
+  node.attrs = &a.attrs();
+  node.inputs.resize(inputs);
+  if (x != nullptr) {
+    node.inputs[0].dtype = DataType::kFloat32;
+    node.inputs[0].shape_known = true;
+    node.inputs[0].shape = x->shape();
+  }
+  node.outputs.resize(1);
+  auto kernel = onednn::CreateDnnlConv(node);
+  EXPECT_TRUE(kernel.ok()) << kernel.status().ToString();
+  return kernel.ok() ? std::string((*kernel)->implementation()) : std::string();
+}
+
 // A convolution problem with its filter packed as the compiler would pack it.
 struct ConvProblem {
   std::vector<int64_t> x_shape{2, 24, 7, 6};
@@ -219,16 +238,8 @@ TEST(DnnlConvKernel, OneByOneWindowsOnBlocksRunWithoutAPrimitive) {
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 40), want, Cat("stride ", stride));
 
-    NodeInfo node;
-    node.op_type = "DnnlConv";
-    node.domain = "com.epctx";
-    node.attrs = &a.attrs();
-    node.inputs.resize(4);
-    node.outputs.resize(1);
-    auto kernel = onednn::CreateDnnlConv(node);
-    ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
     const bool direct = stride == 1 && onednn::Blocked1x1ConvAvailable();
-    EXPECT_EQ((*kernel)->implementation() == "epctx:blocked_1x1", direct) << "stride " << stride;
+    EXPECT_EQ(ConvImplementation(a, 4) == "epctx:blocked_1x1", direct) << "stride " << stride;
   }
 }
 
@@ -263,15 +274,7 @@ TEST(DnnlConvKernel, SigmoidAfterOurOneByOneConvolutionKeepsThePaddingZero) {
       EXPECT_EQ(y.data_as<float>()[(n * 2 + 1) * 16 + lane], 0.0f) << n << " " << lane;
     }
   }
-  NodeInfo node;
-  node.op_type = "DnnlConv";
-  node.domain = "com.epctx";
-  node.attrs = &a.attrs();
-  node.inputs.resize(3);
-  node.outputs.resize(1);
-  auto kernel = onednn::CreateDnnlConv(node);
-  ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
-  EXPECT_EQ((*kernel)->implementation() == "epctx:blocked_1x1", onednn::Blocked1x1ConvAvailable());
+  EXPECT_EQ(ConvImplementation(a, 3) == "epctx:blocked_1x1", onednn::Blocked1x1ConvAvailable());
 }
 
 // Depthwise windows on blocked activations with output rows of kMinOwnDepthwiseWidth pixels or
@@ -304,20 +307,9 @@ TEST(DnnlConvKernel, DepthwiseWindowsOfWideRowsRunWithoutAPrimitive) {
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 24), want, Cat("width ", width));
 
-    NodeInfo node;
-    node.op_type = "DnnlConv";
-    node.domain = "com.epctx";
-    node.attrs = &a.attrs();
-    node.inputs.resize(3);
-    node.inputs[0].dtype = DataType::kFloat32;
-    node.inputs[0].shape_known = true;
-    node.inputs[0].shape = x_in.shape();
-    node.outputs.resize(1);
-    auto kernel = onednn::CreateDnnlConv(node);
-    ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
     const bool ours =
         width >= onednn::kMinOwnDepthwiseWidth && onednn::BlockedDepthwiseConvAvailable();
-    EXPECT_EQ((*kernel)->implementation() == "epctx:blocked_dw", ours) << "width " << width;
+    EXPECT_EQ(ConvImplementation(a, 3, &x_in) == "epctx:blocked_dw", ours) << "width " << width;
   }
 }
 

@@ -4,6 +4,11 @@
 // in registers. Include only where __AVX512F__ is defined.
 #pragma once
 
+// GCC 12 warns that _mm512_max_ps's and _mm512_min_ps's undefined pass-through operand "may be
+// used uninitialized" where they are inlined (in the files that include this).
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cstdint>

@@ -5,13 +5,6 @@
 #include "exec/kernels/common/parallel_for.h"
 
 #if defined(__AVX512F__)
-// GCC 12 warns that _mm512_max_ps's and _mm512_min_ps's undefined pass-through operand "may be
-// used uninitialized" where they are inlined.
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-
 #include "exec/kernels/onednn/blocked_avx512.h"
 #endif
 

@@ -1,8 +1,8 @@
 // The average over all pixels of each channel block (a global average pooling, or an average
 // pooling whose one window covers the input) of activations in 8- or 16-channel blocks, by our
 // own pass: oneDNN 2.6 makes code for each pooling problem first (0.04-0.3 ms of a thread on a
-// Zen 4 core), which a first run waited for; EfficientNet-B0 has 12 such problems, one per
-// squeeze-and-excitation block.
+// Zen 4 core), which a first run waited for; EfficientNet-B0 has 11 such problems, in its
+// squeeze-and- excitation blocks and head.
 #pragma once
 
 #include <cstdint>

@@ -89,21 +89,9 @@ class DnnlConvKernel final : public Kernel {
     if (own_.has_value() && own_->Takes(g)) return own_->Run(ctx, g, config_, *x, *w, b, r);
     EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const CachedPrimitive> prim,
                            PrimitiveFor(g, x->shape(), threads));
-    if (w->dtype() != weight_type() || w->byte_size() != prim->weights.get_size()) {
-      return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
-                         w->byte_size(), prim->weights.get_size());
-    }
-    if (b != nullptr &&
-        (b->dtype() != DataType::kFloat32 || b->element_count() != g.out_channels)) {
-      return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
-                         ShapeToString(b->shape()), g.out_channels);
-    }
-    const std::vector<int64_t> y_shape = PhysicalShape(g.dst_dims(), config_.dst_layout);
-    if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y_shape)) {
-      return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
-                         ShapeToString(r->shape()), ShapeToString(y_shape));
-    }
-    EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
+    EPCTX_ASSIGN_OR_RETURN(Tensor * y,
+                           CheckedConvOutput(ctx, g, config_.dst_layout, *w, weight_type(),
+                                             prim->weights.get_size(), b, r));
     if (y->element_count() == 0) return Status::Ok();
     std::unordered_map<int, dnnl::memory> args;
     try {

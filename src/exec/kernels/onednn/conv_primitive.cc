@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 
+#include "exec/kernels/common/shape.h"
 #include "exec/kernels/onednn/runtime.h"
 #include "exec/kernels/onednn/weight_format.h"
 #include "util/status_macros.h"
@@ -217,6 +218,25 @@ std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads) {
     for (float s : c.output_scales) key += fmt::format(" {:08x}", std::bit_cast<uint32_t>(s));
   }
   return key;
+}
+
+Result<Tensor*> CheckedConvOutput(KernelContext& ctx, const ConvGeometry& g,
+                                  ActivationLayout dst_layout, const Tensor& w, DataType w_type,
+                                  size_t w_bytes, const Tensor* b, const Tensor* r) {
+  if (w.dtype() != w_type || w.byte_size() != w_bytes) {
+    return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
+                       w.byte_size(), w_bytes);
+  }
+  if (b != nullptr && (b->dtype() != DataType::kFloat32 || b->element_count() != g.out_channels)) {
+    return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
+                       ShapeToString(b->shape()), g.out_channels);
+  }
+  const std::vector<int64_t> y_shape = PhysicalShape(g.dst_dims(), dst_layout);
+  if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y_shape)) {
+    return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
+                       ShapeToString(r->shape()), ShapeToString(y_shape));
+  }
+  return ctx.AllocateOutput(0, DataType::kFloat32, y_shape);
 }
 
 }  // namespace epctx::exec::kernels::onednn

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "epctx/status.h"
+#include "epctx/tensor.h"
+#include "exec/kernel.h"
 #include "exec/kernels/nn/conv_shape.h"
 #include "exec/kernels/onednn/activation_layout.h"
 #include "exec/kernels/onednn/dnnl.h"
@@ -92,6 +94,13 @@ std::vector<std::pair<int, int>> WinogradCandidates(int threads);
 // none for it or when some count in kWinogradThreadCounts has no count from it up to twice it
 // with that layout (a session of that count would run on fewer threads than it has).
 Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const ConvConfig& c);
+
+// Checks a convolution's packed weight (`w_type`, `w_bytes` for its stored layout), bias B and
+// residual R (null when absent) against `g`, and allocates its output in `dst_layout`:
+// kInvalidArgument naming the input that does not fit.
+Result<Tensor*> CheckedConvOutput(KernelContext& ctx, const ConvGeometry& g,
+                                  ActivationLayout dst_layout, const Tensor& w, DataType w_type,
+                                  size_t w_bytes, const Tensor* b, const Tensor* r);
 
 // A key naming the problem, for the process-wide primitive cache.
 std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads);

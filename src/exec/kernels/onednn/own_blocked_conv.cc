@@ -121,20 +121,8 @@ std::string_view OwnBlockedConv::name() const {
 Status OwnBlockedConv::Run(KernelContext& ctx, const ConvGeometry& g, const ConvConfig& config,
                            const Tensor& x, const Tensor& w, const Tensor* b,
                            const Tensor* r) const {
-  if (w.dtype() != DataType::kFloat32 || w.byte_size() != weight_bytes_) {
-    return EPCTX_ERROR(kInvalidArgument, "packed W holds {} bytes; its layout needs {}",
-                       w.byte_size(), weight_bytes_);
-  }
-  if (b != nullptr && (b->dtype() != DataType::kFloat32 || b->element_count() != g.out_channels)) {
-    return EPCTX_ERROR(kInvalidArgument, "input B has shape {}, expected [{}]",
-                       ShapeToString(b->shape()), g.out_channels);
-  }
-  const std::vector<int64_t> y_shape = PhysicalShape(g.dst_dims(), config.dst_layout);
-  if (r != nullptr && (r->dtype() != DataType::kFloat32 || r->shape() != y_shape)) {
-    return EPCTX_ERROR(kInvalidArgument, "residual R has shape {}, expected {}",
-                       ShapeToString(r->shape()), ShapeToString(y_shape));
-  }
-  EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, y_shape));
+  EPCTX_ASSIGN_OR_RETURN(Tensor * y, CheckedConvOutput(ctx, g, config.dst_layout, w,
+                                                       DataType::kFloat32, weight_bytes_, b, r));
   if (y->element_count() == 0) return Status::Ok();
   float* out = y->mutable_data_as<float>();
   const float* bias = b == nullptr ? nullptr : b->data_as<float>();
