@@ -158,20 +158,21 @@ void Blocked1x1Conv(const Blocked1x1Problem& p, const float* x, const float* w, 
     }
   }
 
+  TileArgs shared;  // what every task's tiles share; the image's pointers per task
+  shared.w = w;
+  shared.bias = bias;
+  shared.plane = plane;
+  shared.in_blocks = in_blocks;
+  shared.last_lanes = static_cast<int>(p.in_channels - (in_blocks - 1) * kChannelBlock);
+  shared.ops = ops;
   ParallelFor(threads, p.batch * groups * chunks, [&](int64_t task, int) {
     const int64_t chunk = task % chunks;
     const int64_t group = task / chunks % groups;
     const int64_t n = task / chunks / groups;
-    TileArgs image;
+    TileArgs image = shared;
     image.x = x + n * in_blocks * plane;
-    image.w = w;
-    image.bias = bias;
     image.residual = residual == nullptr ? nullptr : residual + n * out_blocks * plane;
     image.y = y + n * out_blocks * plane;
-    image.plane = plane;
-    image.in_blocks = in_blocks;
-    image.last_lanes = static_cast<int>(p.in_channels - (in_blocks - 1) * kChannelBlock);
-    image.ops = ops;
     // Groups split evenly (9 blocks in 2 groups: 4 + 5).
     const BlockRange blocks{out_blocks * group / groups,
                             out_blocks * (group + 1) / groups - out_blocks * group / groups};

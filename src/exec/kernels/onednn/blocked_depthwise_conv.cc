@@ -136,12 +136,14 @@ void BlockedDepthwiseConv(const BlockedDepthwiseProblem& p, const float* x, cons
   int64_t chunks = std::clamp<int64_t>(CeilDiv(4 * nt, p.batch * blocks), 1, p.out_h);
   while (p.batch * blocks * chunks % nt != 0 && chunks < p.out_h) ++chunks;
 
+  RowArgs shared;  // what every task's rows share; the block's pointers per task
+  shared.p = &p;
+  shared.ops = ops;
   ParallelFor(threads, p.batch * blocks * chunks, [&](int64_t task, int) {
     const int64_t chunk = task % chunks;
     const int64_t block = task / chunks % blocks;
     const int64_t n = task / chunks / blocks;
-    RowArgs a;
-    a.p = &p;
+    RowArgs a = shared;
     a.x = x + (n * blocks + block) * in_plane;
     a.w = w + block * window;
     const int lanes =
@@ -149,7 +151,6 @@ void BlockedDepthwiseConv(const BlockedDepthwiseProblem& p, const float* x, cons
     a.real = static_cast<__mmask16>((1u << lanes) - 1);
     a.init = bias == nullptr ? _mm512_setzero_ps()
                              : _mm512_maskz_loadu_ps(a.real, bias + block * kChannelBlock);
-    a.ops = ops;
     const int64_t out_offset = (n * blocks + block) * out_plane;
     for (int64_t oh = p.out_h * chunk / chunks; oh < p.out_h * (chunk + 1) / chunks; ++oh) {
       a.oh = oh;

@@ -12,8 +12,6 @@
 namespace epctx::exec::kernels::onednn {
 namespace {
 
-constexpr int64_t kBlockChannels = 16;
-
 bool All(const std::vector<int64_t>& v, int64_t value) {
   return std::all_of(v.begin(), v.end(), [&](int64_t e) { return e == value; });
 }
@@ -46,17 +44,18 @@ bool DepthwiseGeometry(const ConvGeometry& g) {
          g.out_spatial[1] >= kMinOwnDepthwiseWidth;
 }
 
-// Zeros the lanes past the output channels in the last 16-channel block of each image.
-void ZeroPaddedChannels(const ConvGeometry& g, float* y) {
-  const int64_t used = g.out_channels % kBlockChannels;
+// Zeros the lanes past the output channels in the last block of each image of `layout`.
+void ZeroPaddedChannels(const ConvGeometry& g, ActivationLayout layout, float* y) {
+  const int64_t lanes = ChannelBlock(layout);
+  const int64_t used = g.out_channels % lanes;
   if (used == 0) return;
-  const int64_t blocks = (g.out_channels + kBlockChannels - 1) / kBlockChannels;
+  const int64_t blocks = (g.out_channels + lanes - 1) / lanes;
   int64_t pixels = 1;
   for (int64_t d : g.out_spatial) pixels *= d;
   for (int64_t n = 0; n < g.batch; ++n) {
-    float* last = y + ((n * blocks + blocks - 1) * pixels) * kBlockChannels;
+    float* last = y + (n * blocks + blocks - 1) * pixels * lanes;
     for (int64_t p = 0; p < pixels; ++p) {
-      std::fill(last + p * kBlockChannels + used, last + (p + 1) * kBlockChannels, 0.0f);
+      std::fill(last + p * lanes + used, last + (p + 1) * lanes, 0.0f);
     }
   }
 }
@@ -157,7 +156,7 @@ Status OwnBlockedConv::Run(KernelContext& ctx, const ConvGeometry& g, const Conv
   }
   if (in_registers < ops.size()) {
     ApplyPostOpsToBuffer(ops.subspan(in_registers), out, y->element_count(), ctx.num_threads());
-    ZeroPaddedChannels(g, out);  // a Sigmoid of 0 is 1/2
+    ZeroPaddedChannels(g, config.dst_layout, out);  // a Sigmoid of 0 is 1/2
   }
   return Status::Ok();
 }

@@ -113,7 +113,8 @@ class DnnlPoolKernel final : public Kernel {
     if (OwnAverage(g)) {
       const int64_t lanes = ChannelBlock(layout_);
       const int64_t blocks = g.src[0] * ((g.src[1] + lanes - 1) / lanes);
-      const int64_t pixels = x->element_count() / std::max<int64_t>(1, blocks * lanes);
+      int64_t pixels = 1;
+      for (size_t i = 2; i < g.src.size(); ++i) pixels *= g.src[i];
       if (y->element_count() != blocks * lanes || x->element_count() != blocks * pixels * lanes) {
         return EPCTX_ERROR(kInvalidArgument, "input X has shape {}, not blocked {}",
                            ShapeToString(x->shape()), ShapeToString(src));

@@ -128,15 +128,6 @@ void ApplyOne(const PostOp& op, float* data, int64_t n) {
   }
 }
 
-void ApplyAll(std::span<const PostOp> ops, float* data, int64_t n, int threads) {
-  if (ops.empty() || n <= 0) return;
-  // Ranges of at least 16K floats (64 KiB), so that small outputs stay on one thread.
-  constexpr int64_t kGrain = 1 << 14;
-  ParallelForRanges(threads, n, kGrain, [&](int64_t begin, int64_t end) {
-    for (const PostOp& op : ops) ApplyOne(op, data + begin, end - begin);
-  });
-}
-
 }  // namespace
 
 size_t PrimitivePostOpCount(std::span<const PostOp> ops) {
@@ -146,7 +137,7 @@ size_t PrimitivePostOpCount(std::span<const PostOp> ops) {
 }
 
 void ApplyTrailingPostOps(std::span<const PostOp> ops, float* data, int64_t n, int threads) {
-  ApplyAll(ops.subspan(PrimitivePostOpCount(ops)), data, n, threads);
+  ApplyPostOpsToBuffer(ops.subspan(PrimitivePostOpCount(ops)), data, n, threads);
 }
 
 bool AppliedToABuffer(PostOpKind kind) {
@@ -162,7 +153,12 @@ bool AppliedToABuffer(PostOpKind kind) {
 }
 
 void ApplyPostOpsToBuffer(std::span<const PostOp> ops, float* data, int64_t n, int threads) {
-  ApplyAll(ops, data, n, threads);
+  if (ops.empty() || n <= 0) return;
+  // Ranges of at least 16K floats (64 KiB), so that small outputs stay on one thread.
+  constexpr int64_t kGrain = 1 << 14;
+  ParallelForRanges(threads, n, kGrain, [&](int64_t begin, int64_t end) {
+    for (const PostOp& op : ops) ApplyOne(op, data + begin, end - begin);
+  });
 }
 
 size_t LeadingPlainPostOpCount(std::span<const PostOp> ops) {
