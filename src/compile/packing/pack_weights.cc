@@ -175,7 +175,7 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
     plan = KeepInFloat32(n, config.bf16, plan.status(),
                          [&] { return onednn::PlanConvWeights(geometry, config); });
   }
-  bool use_winograd = false;
+  std::vector<int64_t> winograd_format;  // the stored Winograd layout, if the node takes one
   if (!config.bf16 && WinogradCandidate(geometry, config, x.fully_static())) {
     // Winograd does fewer multiplications on 3x3 stride-1 layers (oneDNN's F(2x2, 3x3) 2.25x,
     // F(4x4, 3x3) 4x); its layout serves one input shape, so only statically shaped layers take
@@ -183,13 +183,18 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
     // (onednn::PortableWinogradFormat).
     onednn::ConvConfig winograd_config = config;
     winograd_config.winograd = true;
-    if (onednn::PortableWinogradFormat(geometry, winograd_config).ok()) {
+    Result<std::vector<int64_t>> portable =
+        onednn::PortableWinogradFormat(geometry, winograd_config);
+    if (!portable.ok()) {
+      Logger().debug("{}: no Winograd: {}", n.name, portable.status().message());
+    } else {
       onednn::ThreadBudget one_thread(1);
-      Result<onednn::PackedWeightPlan> wino = onednn::PlanConvWeights(geometry, winograd_config);
+      Result<onednn::PackedWeightPlan> wino =
+          onednn::PlanConvWeights(geometry, winograd_config, *portable);
       if (wino.ok()) {
         plan = std::move(wino);
         config = winograd_config;
-        use_winograd = true;
+        winograd_format = std::move(*portable);
         n.SetInt(ops::kWinograd, 1);
       }
     }
@@ -197,10 +202,11 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
   if (!plan.ok()) return plan.status();
   Logger().debug("{}: filter {} to be packed for {} as {}", n.name, ShapeToString(w.shape),
                  plan->implementation, onednn::DescribeWeightFormat(plan->format));
-  AttachPacked(graph, n, *plan, [geometry, config, use_winograd](const std::byte* filter) {
+  AttachPacked(graph, n, *plan, [geometry, config, winograd_format](const std::byte* filter) {
     std::optional<onednn::ThreadBudget> one_thread;
-    if (use_winograd) one_thread.emplace(1);
-    return onednn::PackConvWeights(geometry, config, reinterpret_cast<const float*>(filter));
+    if (!winograd_format.empty()) one_thread.emplace(1);
+    return onednn::PackConvWeights(geometry, config, reinterpret_cast<const float*>(filter),
+                                   winograd_format);
   });
   return true;
 }

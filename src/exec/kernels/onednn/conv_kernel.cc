@@ -147,17 +147,16 @@ class DnnlConvKernel final : public Kernel {
     int run_threads = 0;  // 0: the session's
   };
 
-  // The stored Winograd layout is that of another thread count: the first of the session's
-  // WinogradCandidates (beyond its own count) whose primitive reads it. Null if none does.
+  // The stored Winograd layout is not that of oneDNN's first choice for the session's count:
+  // the first of the session's WinogradCandidates with an implementation that reads it (at its
+  // own count, another implementation). Null if none does.
   Result<std::optional<WinogradMatch>> MatchStoredWinograd(const ConvGeometry& g,
                                                            int threads) const {
     for (const auto& [made_for, run_threads] : WinogradCandidates(threads)) {
-      if (made_for == threads) continue;  // the caller tried it
       ThreadBudget budget(made_for);
-      EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, config_, nullptr));
-      EPCTX_ASSIGN_OR_RETURN(std::vector<int64_t> got, EncodeWeightFormat(pd.weights_desc()));
-      if (got == format_) {
-        return std::optional<WinogradMatch>(WinogradMatch{std::move(pd), made_for, run_threads});
+      EPCTX_ASSIGN_OR_RETURN(auto pd, ConvPrimitiveDescReading(g, config_, format_));
+      if (pd.has_value()) {
+        return std::optional<WinogradMatch>(WinogradMatch{std::move(*pd), made_for, run_threads});
       }
     }
     return std::optional<WinogradMatch>();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -63,8 +64,10 @@ struct ConvConfig {
 // Wider statically shaped convolutions stay ONNX Conv at compile (LowerConvsToDnnl).
 inline constexpr int64_t kMaxConvOutputWidth = int64_t{1} << 21;
 
-// `weights`: the layout the primitive must read, or null to let oneDNN choose. kUnsupported for
-// an output wider than kMaxConvOutputWidth, before oneDNN sees it.
+// `weights`: the layout the primitive must read, or null to let oneDNN choose (its first
+// implementation; the descriptor's iterator must not be advanced, as the operation it points at
+// is gone: ConvPrimitiveDescReading looks through the others). kUnsupported for an output wider
+// than kMaxConvOutputWidth, before oneDNN sees it.
 Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
     const ConvGeometry& g, const ConvConfig& c, const dnnl::memory::desc* weights);
 
@@ -90,9 +93,24 @@ inline constexpr int kWinogradThreadCounts[] = {64, 32, 16, 12, 8, 6, 4, 3, 2, 1
 // listed counts above it up to twice it, then the listed counts below it, largest first.
 std::vector<std::pair<int, int>> WinogradCandidates(int threads);
 
-// The Winograd weight layout of the problem made for 1 thread, or kUnsupported when oneDNN has
-// none for it or when some count in kWinogradThreadCounts has no count from it up to twice it
-// with that layout (a session of that count would run on fewer threads than it has).
+// The primitive descriptor of the first of oneDNN's implementations of the problem (made for
+// the current thread budget) whose weight layout is `format`; nullopt when none reads it.
+// oneDNN's first choice is not always the one a stored layout needs: at 1 thread it may prefer
+// its 2x3 Winograd, whose layout varies with the thread count, where its 4x3 one does not.
+Result<std::optional<dnnl::convolution_forward::primitive_desc>> ConvPrimitiveDescReading(
+    const ConvGeometry& g, const ConvConfig& c, std::span<const int64_t> format);
+
+// The weight layouts of each of oneDNN's implementations of a float problem at the current
+// thread budget, in its order of preference.
+Result<std::vector<std::vector<int64_t>>> ConvImplementationLayouts(const ConvGeometry& g,
+                                                                    const ConvConfig& c);
+
+// The Winograd weight layout the compiler packs: of the layouts oneDNN's implementations make
+// for 1 thread, in its order (the larger tile first on large images), the first that every count
+// in kWinogradThreadCounts finds in some implementation made for it or for a count up to twice
+// it. kUnsupported when oneDNN has no
+// Winograd implementation of the problem or no layout is found so (a session of some count
+// would run on fewer threads than it has).
 Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const ConvConfig& c);
 
 // Checks a convolution's packed weight (`w_type`, `w_bytes` for its stored layout), bias B and

@@ -90,6 +90,13 @@ Result<std::vector<int64_t>> EncodeWeightFormat(const dnnl::memory::desc& desc) 
                      static_cast<int>(md.format_kind));
 }
 
+int64_t WinogradTile(std::span<const int64_t> encoding) {
+  if (encoding.size() < 4 || encoding[1] != kKindWinograd || encoding[3] < 0) return 0;
+  // Version, kind, type, ndims, dims, padded dims, then wino_format, r, alpha.
+  const size_t alpha = 4 + 2 * static_cast<size_t>(encoding[3]) + 2;
+  return alpha < encoding.size() ? encoding[alpha] : 0;
+}
+
 Result<dnnl::memory::desc> DecodeBlockedWeightFormat(std::span<const int64_t> encoding) {
   Reader r(encoding);
   int64_t version = 0, kind = 0, dtype = 0, ndims = 0;

@@ -37,6 +37,10 @@ Result<dnnl::memory::desc> StoredWeightLayout(std::span<const int64_t> format,
                                               std::span<const int64_t> wanted,
                                               dnnl::memory::data_type type);
 
+// The tile side (alpha) of a Winograd encoding: 6 for oneDNN's F(4x4, 3x3), 4 for F(2x2, 3x3);
+// 0 for any other encoding.
+int64_t WinogradTile(std::span<const int64_t> encoding);
+
 // Human-readable name of an encoding, e.g. "blocked OIhw16i16o-like [64,3,7,7] 37632 B" or
 // "winograd 4x3".
 std::string DescribeWeightFormat(std::span<const int64_t> encoding);

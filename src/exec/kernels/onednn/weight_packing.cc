@@ -138,6 +138,18 @@ Result<PackedWeight> PackFloatWeights(const PrimitiveDesc& pd, bool bf16,
 
 // A weight oneDNN's matmul would read in plain rows, stored in panels for the 1x1 convolution
 // instead (panel_matmul.h).
+// oneDNN's first implementation of the problem, or with `format` the one that reads it.
+Result<dnnl::convolution_forward::primitive_desc> ConvPrimitiveDescFor(
+    const ConvGeometry& g, const ConvConfig& c, std::span<const int64_t> format) {
+  if (format.empty()) return MakeConvPrimitiveDesc(g, c, nullptr);
+  EPCTX_ASSIGN_OR_RETURN(auto found, ConvPrimitiveDescReading(g, c, format));
+  if (!found.has_value()) {
+    return EPCTX_ERROR(kInternal, "no oneDNN implementation of the convolution reads {}",
+                       DescribeWeightFormat(format));
+  }
+  return std::move(*found);
+}
+
 Result<PackedWeightPlan> PanelPlan(const MatMulGeometry& g, const MatMulConfig& c) {
   EPCTX_ASSIGN_OR_RETURN(auto pd, MakePanelMatMulPrimitiveDesc(g, c, true));
   PackedWeightPlan plan;
@@ -151,8 +163,9 @@ Result<PackedWeightPlan> PanelPlan(const MatMulGeometry& g, const MatMulConfig& 
 
 }  // namespace
 
-Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig& c) {
-  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
+Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig& c,
+                                         std::span<const int64_t> format) {
+  EPCTX_ASSIGN_OR_RETURN(auto pd, ConvPrimitiveDescFor(g, c, format));
   return PlanOf(pd, c.integer, c.bf16);
 }
 
@@ -162,9 +175,9 @@ Result<PackedWeightPlan> PlanMatMulWeights(const MatMulGeometry& g, const MatMul
   return PlanOf(PadAliasingRows(g, c, std::move(chosen)), c.integer, c.bf16);
 }
 
-Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c,
-                                     const float* oihw) {
-  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
+Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c, const float* oihw,
+                                     std::span<const int64_t> format) {
+  EPCTX_ASSIGN_OR_RETURN(auto pd, ConvPrimitiveDescFor(g, c, format));
   return PackFloatWeights(pd, c.bf16, PlainDesc(g.dnnl_weight_dims(), OnnxFilterTag(g)), oihw,
                           "convolution");
 }

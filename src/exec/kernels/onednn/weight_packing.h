@@ -38,12 +38,16 @@ struct PackedWeightPlan {
 // (cache-set aliasing; weight_packing.cc says how much it cost).
 int64_t AliasFreeRowStride(int64_t n);
 
-Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig& c);
+// With `format`, the implementation that reads that layout (ConvPrimitiveDescReading): the
+// compiler's portable Winograd layout.
+Result<PackedWeightPlan> PlanConvWeights(const ConvGeometry& g, const ConvConfig& c,
+                                         std::span<const int64_t> format = {});
 Result<PackedWeightPlan> PlanMatMulWeights(const MatMulGeometry& g, const MatMulConfig& c);
 
 // `oihw`: ONNX's filter [M, C/group, k...] as float32 (rounded to bfloat16 with c.bf16). The
 // geometry is the one the kernel will see (for dynamic shapes, a representative one).
-Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c, const float* oihw);
+Result<PackedWeight> PackConvWeights(const ConvGeometry& g, const ConvConfig& c, const float* oihw,
+                                     std::span<const int64_t> format = {});
 
 // `b`: the weight as float32 [K, N], or [N, K] when `transposed` (Gemm's transB); `alpha`
 // scales it (Gemm's alpha). With c.bf16 it is rounded to bfloat16.
