@@ -849,6 +849,56 @@ TEST(DnnlConvKernel, WinogradWeightsInTheOneThreadLayoutServeEveryThreadCount) {
   if (!another_layout) GTEST_SKIP() << "oneDNN chose one Winograd layout for 1 to 3 threads here";
 }
 
+// A session looks at its own count, up to twice it, then above that only for primitives without
+// per-thread buffers, and last at fewer threads, run with that count.
+TEST(DnnlConvKernel, WinogradCandidatesOfTwoThreads) {
+  std::vector<std::string> got;
+  for (const onednn::WinogradCandidate& c : onednn::WinogradCandidates(2)) {
+    got.push_back(Cat(c.made_for, "/", c.run_with, c.only_without_per_thread_buffers ? "s" : ""));
+  }
+  const std::vector<std::string> want = {"2/0",   "3/0",   "4/0",   "6/0s",  "8/0s",
+                                         "12/0s", "16/0s", "32/0s", "64/0s", "1/1"};
+  EXPECT_EQ(got, want);
+}
+
+// DenseNet-121's 56x56 128 -> 32 layers: oneDNN's 4x3 Winograd has one layout for 1 and for 6 or
+// more threads (a data-parallel schedule) and another for 2 to 4 (per-thread buffers) on a Zen 4.
+// Packed in a portable layout, the weights serve 1 to 4 threads and match the reference.
+TEST(DnnlConvKernel, WinogradWeightsOfDenseNetsFirstBlockServeEveryThreadCount) {
+  if (const std::string why = NoWinogradHere(); !why.empty()) GTEST_SKIP() << why;
+  std::mt19937 rng(13);
+  ConvProblem p = BlockedWinograd(128, 56);
+  p.w_shape = {32, 128, 3, 3};
+  kernels::WindowAttrs window;
+  window.pads = p.pads;
+  auto g = onednn::ResolveConvGeometry(window, 1, p.w_shape, p.x_shape);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  onednn::ConvConfig c;
+  c.src_layout = c.dst_layout = ActivationLayout::kBlocked16;
+  c.has_bias = true;
+  auto portable = onednn::PortableWinogradFormat(*g, c);
+  if (!portable.ok()) {
+    GTEST_SKIP() << "no portable Winograd layout here: " << portable.status().ToString();
+  }
+  {
+    onednn::ThreadBudget one(1);
+    ASSERT_NO_FATAL_FAILURE(p.Pack(rng, *portable));
+  }
+  AttrBuilder a;
+  p.Attrs(a);
+  Tensor x = RandomFloats(p.x_shape, rng);
+  Tensor xb = Reorder(x, ActivationLayout::kBlocked16, 128);
+  const Tensor ref = p.Reference(x);
+  for (int threads : {1, 2, 3, 4}) {
+    NodeSpec spec = Epctx("DnnlConv");
+    spec.threads = threads;
+    auto out = RunNode(spec, a, {&xb, &p.packed.bytes, &p.b});
+    ASSERT_TRUE(out.ok()) << threads << " threads: " << out.status().ToString();
+    ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 32), ref,
+               Cat("winograd at ", threads, " threads"));
+  }
+}
+
 // oneDNN's first Winograd implementation of a problem is not its only one: weights packed in
 // another's layout (as the compiler packs them where the first one's layout changes with the
 // thread count) are found in that implementation and run.
@@ -865,11 +915,13 @@ TEST(DnnlConvKernel, WinogradWeightsInAnotherImplementationsLayoutRun) {
   c.has_bias = true;
   c.winograd = true;
   onednn::ThreadBudget one(1);
-  auto layouts = onednn::ConvImplementationLayouts(*g, c);
-  ASSERT_TRUE(layouts.ok()) << layouts.status().ToString();
-  if (layouts->size() < 2) GTEST_SKIP() << "oneDNN has one Winograd implementation of it here";
-  const std::vector<int64_t>& last = layouts->back();
-  ASSERT_NE(last, layouts->front());
+  auto implementations = onednn::ConvImplementations(*g, c);
+  ASSERT_TRUE(implementations.ok()) << implementations.status().ToString();
+  if (implementations->size() < 2) {
+    GTEST_SKIP() << "oneDNN has one Winograd implementation of it here";
+  }
+  const std::vector<int64_t>& last = implementations->back().layout;
+  ASSERT_NE(last, implementations->front().layout);
   auto found = onednn::ConvPrimitiveDescReading(*g, c, last);
   ASSERT_TRUE(found.ok()) << found.status().ToString();
   ASSERT_TRUE(found->has_value()) << "no implementation reads "

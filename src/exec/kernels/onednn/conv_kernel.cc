@@ -152,12 +152,16 @@ class DnnlConvKernel final : public Kernel {
   // own count, another implementation). Null if none does.
   Result<std::optional<WinogradMatch>> MatchStoredWinograd(const ConvGeometry& g,
                                                            int threads) const {
-    for (const auto& [made_for, run_threads] : WinogradCandidates(threads)) {
-      ThreadBudget budget(made_for);
+    for (const WinogradCandidate& candidate : WinogradCandidates(threads)) {
+      ThreadBudget budget(candidate.made_for);
       EPCTX_ASSIGN_OR_RETURN(auto pd, ConvPrimitiveDescReading(g, config_, format_));
-      if (pd.has_value()) {
-        return std::optional<WinogradMatch>(WinogradMatch{std::move(*pd), made_for, run_threads});
+      if (!pd.has_value()) continue;
+      if (candidate.only_without_per_thread_buffers) {
+        EPCTX_ASSIGN_OR_RETURN(bool shared, ScratchpadOfOneThread(g, config_, format_, *pd));
+        if (!shared) continue;
       }
+      return std::optional<WinogradMatch>(
+          WinogradMatch{std::move(*pd), candidate.made_for, candidate.run_with});
     }
     return std::optional<WinogradMatch>();
   }

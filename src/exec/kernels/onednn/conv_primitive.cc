@@ -227,26 +227,40 @@ Result<std::optional<dnnl::convolution_forward::primitive_desc>> ConvPrimitiveDe
   return found;
 }
 
-std::vector<std::pair<int, int>> WinogradCandidates(int threads) {
-  std::vector<std::pair<int, int>> candidates = {{threads, 0}};
+std::vector<WinogradCandidate> WinogradCandidates(int threads) {
+  std::vector<WinogradCandidate> candidates = {{threads, 0, false}};
   for (auto it = std::rbegin(kWinogradThreadCounts); it != std::rend(kWinogradThreadCounts); ++it) {
-    if (*it > threads && *it <= 2 * threads) candidates.emplace_back(*it, 0);
+    if (*it > threads && *it <= 2 * threads) candidates.push_back({*it, 0, false});
+  }
+  for (auto it = std::rbegin(kWinogradThreadCounts); it != std::rend(kWinogradThreadCounts); ++it) {
+    if (*it > 2 * threads) candidates.push_back({*it, 0, true});
   }
   for (int t : kWinogradThreadCounts) {
-    if (t < threads) candidates.emplace_back(t, t);
+    if (t < threads) candidates.push_back({t, t, false});
   }
   return candidates;
 }
 
-Result<std::vector<std::vector<int64_t>>> ConvImplementationLayouts(const ConvGeometry& g,
-                                                                    const ConvConfig& c) {
-  std::vector<std::vector<int64_t>> layouts;
+Result<bool> ScratchpadOfOneThread(const ConvGeometry& g, const ConvConfig& c,
+                                   std::span<const int64_t> format,
+                                   const dnnl::convolution_forward::primitive_desc& pd) {
+  ThreadBudget one(1);
+  EPCTX_ASSIGN_OR_RETURN(auto one_thread, ConvPrimitiveDescReading(g, c, format));
+  return one_thread.has_value() &&
+         one_thread->scratchpad_desc().get_size() == pd.scratchpad_desc().get_size();
+}
+
+Result<std::vector<ConvImplementation>> ConvImplementations(const ConvGeometry& g,
+                                                            const ConvConfig& c) {
+  std::vector<ConvImplementation> found;
   EPCTX_RETURN_IF_ERROR(ForEachFloatConvImplementation(
       g, c, [&](const dnnl::convolution_forward::primitive_desc& pd) -> Result<bool> {
-        EPCTX_ASSIGN_OR_RETURN(layouts.emplace_back(), EncodeWeightFormat(pd.weights_desc()));
+        ConvImplementation& impl = found.emplace_back();
+        EPCTX_ASSIGN_OR_RETURN(impl.layout, EncodeWeightFormat(pd.weights_desc()));
+        impl.scratchpad_bytes = pd.scratchpad_desc().get_size();
         return false;
       }));
-  return layouts;
+  return found;
 }
 
 namespace {
@@ -263,38 +277,48 @@ constexpr int64_t kLargeWinogradImage = 27;
 Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const ConvConfig& c) {
   ConvConfig wino = c;
   wino.winograd = true;
-  std::map<int, std::vector<std::vector<int64_t>>> layouts;  // by thread count
+  std::map<int, std::vector<ConvImplementation>> implementations;  // by thread count
   for (int threads : kWinogradThreadCounts) {
     ThreadBudget budget(threads);
-    EPCTX_ASSIGN_OR_RETURN(layouts[threads], ConvImplementationLayouts(g, wino));
+    EPCTX_ASSIGN_OR_RETURN(implementations[threads], ConvImplementations(g, wino));
   }
-  // Every listed count must find the layout where a session of it looks first for one it runs
-  // with its own threads (WinogradCandidates), in some implementation.
-  auto served = [&](const std::vector<int64_t>& layout, int threads) {
-    for (const auto& [made_for, run_with] : WinogradCandidates(threads)) {
-      auto it = layouts.find(made_for);
-      if (run_with == 0 && it != layouts.end() &&
-          std::ranges::find(it->second, layout) != it->second.end()) {
+  // The implementation made for `threads` that reads `layout`, or null.
+  auto reading = [&](const std::vector<int64_t>& layout, int threads) -> const ConvImplementation* {
+    for (const ConvImplementation& impl : implementations.at(threads)) {
+      if (impl.layout == layout) return &impl;
+    }
+    return nullptr;
+  };
+  // As the kernel looks (WinogradCandidates), for a primitive run with the session's threads.
+  auto served = [&](const ConvImplementation& packed, int threads) {
+    for (const WinogradCandidate& candidate : WinogradCandidates(threads)) {
+      if (candidate.run_with != 0) continue;
+      const ConvImplementation* found = reading(packed.layout, candidate.made_for);
+      if (found == nullptr) continue;
+      if (!candidate.only_without_per_thread_buffers ||
+          found->scratchpad_bytes == packed.scratchpad_bytes) {
         return true;
       }
     }
     return false;
   };
-  std::vector<std::vector<int64_t>> choices = layouts.at(1);
+  std::vector<ConvImplementation> choices = implementations.at(1);
   if (std::ranges::all_of(g.out_spatial,
                           [](int64_t side) { return side >= kLargeWinogradImage; })) {
-    std::ranges::stable_sort(choices, std::ranges::greater(), WinogradTile);
+    std::ranges::stable_sort(choices, std::ranges::greater(), [](const ConvImplementation& impl) {
+      return WinogradTile(impl.layout);
+    });
   }
-  for (const std::vector<int64_t>& layout : choices) {
+  for (const ConvImplementation& choice : choices) {
     if (std::ranges::all_of(kWinogradThreadCounts,
-                            [&](int threads) { return served(layout, threads); })) {
-      return layout;
+                            [&](int threads) { return served(choice, threads); })) {
+      return choice.layout;
     }
   }
   return EPCTX_ERROR(kUnsupported,
-                     "none of oneDNN's {} Winograd layouts for 1 thread is made for every thread "
-                     "count by some implementation, or for a count up to twice it",
-                     layouts.at(1).size());
+                     "none of oneDNN's {} Winograd layouts for 1 thread is found by a session of "
+                     "every thread count without running on fewer threads",
+                     choices.size());
 }
 
 std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads) {

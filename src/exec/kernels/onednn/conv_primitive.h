@@ -79,19 +79,39 @@ Result<dnnl::convolution_forward::primitive_desc> ConvWithPostOps(
     const dnnl::memory::desc& dst);
 
 // oneDNN chooses some Winograd layouts by the number of threads the primitive is made for (in
-// ResNet-50's 14x14 layers: the same layout for 1 and for 4 or more threads, another for 2 and
-// 3). The compiler packs the 1-thread layout, and a kernel whose session has another count makes
-// its primitive for the smallest count here from the session's up to twice it whose layout that
-// is, and runs it with the session's count: oneDNN's Winograd convolutions size their per-thread
-// buffers for the count they were made for and index them by the running thread, so fewer
-// threads are safe. Failing that, it makes and runs it with the largest count below the
-// session's.
+// ResNet-50's 14x14 layers on an Intel Xeon: the same layout for 1 and for 4 or more threads,
+// another for 2 and 3). The compiler packs a 1-thread layout, and a kernel whose session has
+// another count makes its primitive for the smallest count here from the session's up to twice
+// it that has that layout, and runs it with the session's count: oneDNN's Winograd convolutions
+// size their per-thread buffers for the count they were made for and index them by the running
+// thread, so fewer threads are safe (its 4x3 one in its per-thread schedule even starts as many
+// threads as it was made for). Failing that, a primitive made for more threads still whose
+// buffers do not depend on the count (WinogradCandidate), then the largest count below the
+// session's, run with that count.
 inline constexpr int kWinogradThreadCounts[] = {64, 32, 16, 12, 8, 6, 4, 3, 2, 1};
 
-// Where a session of `threads` threads looks for a primitive that reads a stored Winograd
-// layout, in order: (count made for, count run with; 0: the session's). Its own count, the
-// listed counts above it up to twice it, then the listed counts below it, largest first.
-std::vector<std::pair<int, int>> WinogradCandidates(int threads);
+// One place a session looks for a primitive that reads a stored Winograd layout.
+struct WinogradCandidate {
+  int made_for = 0;  // the count the primitive is made for
+  int run_with = 0;  // the count it runs with; 0: the session's
+  // Made for more than twice the session's count: taken only when the primitive's scratchpad is
+  // that of the same layout made for 1 thread, so that it holds no per-thread buffers. oneDNN's
+  // 4x3 Winograd in its data-parallel schedule (DenseNet-121's 56x56 layers on a Zen 4, whose
+  // layout for 2 to 4 threads is another than for 1 and 6 or more) runs on the threads it is
+  // given; in its per-thread schedule it starts as many as it was made for.
+  bool only_without_per_thread_buffers = false;
+};
+
+// Where a session of `threads` threads looks, in order: its own count, the listed counts above it
+// up to twice it, the listed counts above that (only_without_per_thread_buffers), then the listed
+// counts below it, largest first (run with that count).
+std::vector<WinogradCandidate> WinogradCandidates(int threads);
+
+// Whether `pd`, which reads `format`, holds no buffers sized by the thread count it was made for:
+// its scratchpad is that of the implementation reading `format` made for 1 thread.
+Result<bool> ScratchpadOfOneThread(const ConvGeometry& g, const ConvConfig& c,
+                                   std::span<const int64_t> format,
+                                   const dnnl::convolution_forward::primitive_desc& pd);
 
 // The primitive descriptor of the first of oneDNN's implementations of the problem (made for
 // the current thread budget) whose weight layout is `format`; nullopt when none reads it.
@@ -100,17 +120,22 @@ std::vector<std::pair<int, int>> WinogradCandidates(int threads);
 Result<std::optional<dnnl::convolution_forward::primitive_desc>> ConvPrimitiveDescReading(
     const ConvGeometry& g, const ConvConfig& c, std::span<const int64_t> format);
 
-// The weight layouts of each of oneDNN's implementations of a float problem at the current
-// thread budget, in its order of preference.
-Result<std::vector<std::vector<int64_t>>> ConvImplementationLayouts(const ConvGeometry& g,
-                                                                    const ConvConfig& c);
+// A layout one of oneDNN's implementations reads, and the scratchpad it needs.
+struct ConvImplementation {
+  std::vector<int64_t> layout;
+  size_t scratchpad_bytes = 0;
+};
 
-// The Winograd weight layout the compiler packs: of the layouts oneDNN's implementations make
-// for 1 thread, in its order (the larger tile first on large images), the first that every count
-// in kWinogradThreadCounts finds in some implementation made for it or for a count up to twice
-// it. kUnsupported when oneDNN has no
-// Winograd implementation of the problem or no layout is found so (a session of some count
-// would run on fewer threads than it has).
+// Each of oneDNN's implementations of a float problem at the current thread budget, in its order
+// of preference.
+Result<std::vector<ConvImplementation>> ConvImplementations(const ConvGeometry& g,
+                                                            const ConvConfig& c);
+
+// The Winograd weight layout the compiler packs: of the layouts oneDNN's implementations make for
+// 1 thread, in its order (the larger tile first on large images), the first that a session of
+// every count in kWinogradThreadCounts finds among its WinogradCandidates run with its own
+// threads. kUnsupported when oneDNN has no Winograd implementation of the problem or none is
+// found so (a session of some count would run on fewer threads than it has).
 Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const ConvConfig& c);
 
 // Checks a convolution's packed weight (`w_type`, `w_bytes` for its stored layout), bias B and
