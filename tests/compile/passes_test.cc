@@ -157,6 +157,79 @@ TEST(Passes, FoldAndFusePreserveResults) {
   EXPECT_GT(nonzero, 0) << "the test graph's output is all zeros; it checks nothing";
 }
 
+// x [1,8,6,6] -> Conv (filter [4,8,k,k], bias, no padding) -> `pool` (AveragePool 2x2 of stride
+// 2 with `pool_pads`, or GlobalAveragePool) -> y.
+IrGraph ConvThenPool(std::mt19937& rng, int64_t k, const std::string& pool,
+                     std::vector<int64_t> pool_pads) {
+  IrGraph g;
+  g.name = "pool";
+  g.opsets[""] = 13;
+  int x = AddActivation(g, "x", {1, 8, 6, 6});
+  g.inputs.push_back(x);
+  int w = g.AddConstant("w", RandomFloats({4, 8, k, k}, rng, -0.5f, 0.5f));
+  int b = g.AddConstant("b", RandomFloats({4}, rng, -0.5f, 0.5f));
+  const int64_t conv_side = 6 - k + 1;
+  int c = AddActivation(g, "c", {1, 4, conv_side, conv_side});
+  const bool global = pool == "GlobalAveragePool";
+  const int64_t side = global ? 1 : (conv_side + pool_pads[0] + pool_pads[2] - 2) / 2 + 1;
+  int y = AddActivation(g, "y", {1, 4, side, side});
+  g.outputs.push_back(y);
+  IrNode conv{"conv", "Conv", "", {x, w, b}, {c}, {}};
+  IrNode averages{"pool", pool, "", {c}, {y}, {}};
+  if (!global) {
+    averages.attrs = {Ints("kernel_shape", {2, 2}), Ints("strides", {2, 2}),
+                      Ints("pads", std::move(pool_pads))};
+  }
+  g.nodes = {conv, averages};
+  return g;
+}
+
+// Averages of a 1x1 convolution's outputs are the convolution of the averaged input (DenseNet's
+// transitions): the pool moves first, the result is the unoptimized graph's. A padded window or
+// a 3x3 filter keeps the order.
+TEST(Passes, AveragePoolMovesBeforeAPointwiseConv) {
+  std::mt19937 rng(21);
+  auto x = Tensor::Allocate(DataType::kFloat32, {1, 8, 6, 6});
+  ASSERT_TRUE(x.ok());
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (int64_t i = 0; i < x->element_count(); ++i) x->mutable_data_as<float>()[i] = dist(rng);
+  struct Case {
+    int64_t k;
+    std::string pool;
+    std::vector<int64_t> pool_pads;
+    bool moves;
+  };
+  for (const Case& t :
+       {Case{1, "AveragePool", {0, 0, 0, 0}, true}, Case{1, "GlobalAveragePool", {}, true},
+        Case{1, "AveragePool", {1, 1, 1, 1}, false}, Case{3, "AveragePool", {0, 0, 0, 0}, false}}) {
+    SCOPED_TRACE(t.pool + " of a " + std::to_string(t.k) + "x" + std::to_string(t.k) +
+                 " conv, pad " +
+                 (t.pool_pads.empty() ? std::string("none") : std::to_string(t.pool_pads[0])));
+    IrGraph g = ConvThenPool(rng, t.k, t.pool, t.pool_pads);
+    std::vector<Tensor> before = Evaluate(g, {*x});
+    ASSERT_EQ(before.size(), 1u);
+    auto stats = PoolBeforePointwiseConvs(g);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    EXPECT_EQ(stats->changed, t.moves ? 1 : 0);
+    ASSERT_EQ(g.nodes.size(), 2u);
+    EXPECT_EQ(g.nodes[0].op_type, t.moves ? t.pool : "Conv");
+    if (t.moves) {
+      const IrValue& pooled = g.values[static_cast<size_t>(g.nodes[0].outputs[0])];
+      EXPECT_EQ(pooled.shape, (std::vector<int64_t>{1, 8, t.pool == "AveragePool" ? 3 : 1,
+                                                    t.pool == "AveragePool" ? 3 : 1}));
+      EXPECT_EQ(g.nodes[1].inputs[0], g.nodes[0].outputs[0]);
+      EXPECT_EQ(g.nodes[1].outputs[0], g.outputs[0]);
+    }
+    std::vector<Tensor> after = Evaluate(g, {*x});
+    ASSERT_EQ(after.size(), 1u);
+    ASSERT_EQ(after[0].shape(), before[0].shape());
+    for (int64_t i = 0; i < before[0].element_count(); ++i) {
+      float a = after[0].data_as<float>()[i], b = before[0].data_as<float>()[i];
+      EXPECT_NEAR(a, b, 1e-5f + 1e-5f * std::fabs(b)) << "element " << i;
+    }
+  }
+}
+
 TEST(Passes, BatchNormSixFoldsOnlyInTestMode) {
   for (int is_test : {-1, 0, 1}) {  // -1: attribute absent (the opset-6 default, training)
     std::mt19937 rng(7);

@@ -38,6 +38,10 @@ Result<PassStats> LowerMatMulNBits(IrGraph& graph);
 Result<PassStats> FoldConstants(IrGraph& graph);
 // BatchNormalization after a Conv with constant weights is folded into the Conv's weight and bias.
 Result<PassStats> FoldBatchNormIntoConv(IrGraph& graph);
+// AveragePool or GlobalAveragePool (whole windows, no padding) of a 1x1 Conv at stride 1 with a
+// constant filter becomes the Conv of the pooled input: one affine map per pixel commutes with
+// averaging, and fewer pixels are multiplied (pool_before_pointwise_conv.cc).
+Result<PassStats> PoolBeforePointwiseConvs(IrGraph& graph);
 // RMS normalization as PyTorch exports it (Pow, ReduceMean, Add, Sqrt, Div, Mul, Mul by a constant
 // weight) becomes SimplifiedLayerNormalization, and a residual Add feeding one becomes
 // com.microsoft SkipSimplifiedLayerNormalization (fuse_rms_norm.cc). Runs before the oneDNN

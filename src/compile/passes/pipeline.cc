@@ -16,6 +16,7 @@ Result<std::vector<PassStats>> RunAllPasses(IrGraph& graph, const PassOptions& o
                     LowerMatMulNBits,
                     FoldConstants,
                     FoldBatchNormIntoConv,
+                    PoolBeforePointwiseConvs,
                     FuseActivations,
                     FuseRmsNorms,
                     FuseAttention,
