@@ -738,6 +738,35 @@ std::string NoWinogradHere() {
              format::KernelIsaName(onednn::PackingIsa()));
 }
 
+// The geometry of `p`'s convolution and its config (blocked, with bias), as the compiler sees it.
+void BlockedConvWithBias(const ConvProblem& p, onednn::ConvGeometry* g, onednn::ConvConfig* c) {
+  kernels::WindowAttrs window;
+  window.pads = p.pads;
+  auto resolved = onednn::ResolveConvGeometry(window, 1, p.w_shape, p.x_shape);
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  *g = *resolved;
+  c->src_layout = c->dst_layout = ActivationLayout::kBlocked16;
+  c->has_bias = true;
+}
+
+// Runs `p`'s packed weights in sessions of `threads` threads each against the reference.
+void ExpectEachThreadCountMatches(const ConvProblem& p, std::mt19937& rng,
+                                  std::initializer_list<int> thread_counts) {
+  AttrBuilder a;
+  p.Attrs(a);
+  Tensor x = RandomFloats(p.x_shape, rng);
+  Tensor xb = Reorder(x, ActivationLayout::kBlocked16, p.x_shape[1]);
+  const Tensor ref = p.Reference(x);
+  for (int threads : thread_counts) {
+    NodeSpec spec = Epctx("DnnlConv");
+    spec.threads = threads;
+    auto out = RunNode(spec, a, {&xb, &p.packed.bytes, &p.b});
+    ASSERT_TRUE(out.ok()) << threads << " threads: " << out.status().ToString();
+    ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, p.w_shape[0]), ref,
+               Cat("winograd at ", threads, " threads"));
+  }
+}
+
 // oneDNN makes a Winograd convolution exactly where HasWinogradConvolutions (which the compiler
 // asks) says so; elsewhere asking for one is an error naming the problem, not a crash.
 TEST(DnnlConvKernel, WinogradExactlyWhereOneDnnHasIt) {
@@ -806,14 +835,10 @@ TEST(DnnlConvKernel, WinogradWeightsInTheOneThreadLayoutServeEveryThreadCount) {
   if (const std::string why = NoWinogradHere(); !why.empty()) GTEST_SKIP() << why;
   std::mt19937 rng(9);
   ConvProblem p = BlockedWinograd(256, 14);
-  kernels::WindowAttrs window;
-  window.pads = p.pads;
-  auto g = onednn::ResolveConvGeometry(window, 1, p.w_shape, p.x_shape);
-  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  onednn::ConvGeometry g;
   onednn::ConvConfig c;
-  c.src_layout = c.dst_layout = ActivationLayout::kBlocked16;
-  c.has_bias = true;
-  auto portable = onednn::PortableWinogradFormat(*g, c);
+  ASSERT_NO_FATAL_FAILURE(BlockedConvWithBias(p, &g, &c));
+  auto portable = onednn::PortableWinogradFormat(g, c);
   if (!portable.ok())
     GTEST_SKIP() << "no portable Winograd layout here: " << portable.status().ToString();
   {
@@ -825,25 +850,13 @@ TEST(DnnlConvKernel, WinogradWeightsInTheOneThreadLayoutServeEveryThreadCount) {
   for (int threads : {2, 3}) {
     onednn::ThreadBudget budget(threads);
     c.winograd = true;
-    auto pd = onednn::MakeConvPrimitiveDesc(*g, c, nullptr);
+    auto pd = onednn::MakeConvPrimitiveDesc(g, c, nullptr);
     ASSERT_TRUE(pd.ok()) << pd.status().ToString();
     auto format = onednn::EncodeWeightFormat(pd->weights_desc());
     ASSERT_TRUE(format.ok());
     another_layout |= *format != *portable;
   }
-  AttrBuilder a;
-  p.Attrs(a);
-  Tensor x = RandomFloats(p.x_shape, rng);
-  Tensor xb = Reorder(x, ActivationLayout::kBlocked16, 256);
-  const Tensor ref = p.Reference(x);
-  for (int threads : {1, 2, 3, 4}) {
-    NodeSpec spec = Epctx("DnnlConv");
-    spec.threads = threads;
-    auto out = RunNode(spec, a, {&xb, &p.packed.bytes, &p.b});
-    ASSERT_TRUE(out.ok()) << threads << " threads: " << out.status().ToString();
-    ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 256), ref,
-               Cat("winograd at ", threads, " threads"));
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectEachThreadCountMatches(p, rng, {1, 2, 3, 4}));
   // Where oneDNN agrees on every count there was nothing to choose; say so rather than pass
   // silently.
   if (!another_layout) GTEST_SKIP() << "oneDNN chose one Winograd layout for 1 to 3 threads here";
@@ -869,14 +882,10 @@ TEST(DnnlConvKernel, WinogradWeightsOfDenseNetsFirstBlockServeEveryThreadCount) 
   std::mt19937 rng(13);
   ConvProblem p = BlockedWinograd(128, 56);
   p.w_shape = {32, 128, 3, 3};
-  kernels::WindowAttrs window;
-  window.pads = p.pads;
-  auto g = onednn::ResolveConvGeometry(window, 1, p.w_shape, p.x_shape);
-  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  onednn::ConvGeometry g;
   onednn::ConvConfig c;
-  c.src_layout = c.dst_layout = ActivationLayout::kBlocked16;
-  c.has_bias = true;
-  auto portable = onednn::PortableWinogradFormat(*g, c);
+  ASSERT_NO_FATAL_FAILURE(BlockedConvWithBias(p, &g, &c));
+  auto portable = onednn::PortableWinogradFormat(g, c);
   if (!portable.ok()) {
     GTEST_SKIP() << "no portable Winograd layout here: " << portable.status().ToString();
   }
@@ -884,19 +893,7 @@ TEST(DnnlConvKernel, WinogradWeightsOfDenseNetsFirstBlockServeEveryThreadCount) 
     onednn::ThreadBudget one(1);
     ASSERT_NO_FATAL_FAILURE(p.Pack(rng, *portable));
   }
-  AttrBuilder a;
-  p.Attrs(a);
-  Tensor x = RandomFloats(p.x_shape, rng);
-  Tensor xb = Reorder(x, ActivationLayout::kBlocked16, 128);
-  const Tensor ref = p.Reference(x);
-  for (int threads : {1, 2, 3, 4}) {
-    NodeSpec spec = Epctx("DnnlConv");
-    spec.threads = threads;
-    auto out = RunNode(spec, a, {&xb, &p.packed.bytes, &p.b});
-    ASSERT_TRUE(out.ok()) << threads << " threads: " << out.status().ToString();
-    ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 32), ref,
-               Cat("winograd at ", threads, " threads"));
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectEachThreadCountMatches(p, rng, {1, 2, 3, 4}));
 }
 
 // oneDNN's first Winograd implementation of a problem is not its only one: weights packed in
@@ -906,23 +903,19 @@ TEST(DnnlConvKernel, WinogradWeightsInAnotherImplementationsLayoutRun) {
   if (const std::string why = NoWinogradHere(); !why.empty()) GTEST_SKIP() << why;
   std::mt19937 rng(11);
   ConvProblem p = BlockedWinograd(256, 14);
-  kernels::WindowAttrs window;
-  window.pads = p.pads;
-  auto g = onednn::ResolveConvGeometry(window, 1, p.w_shape, p.x_shape);
-  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  onednn::ConvGeometry g;
   onednn::ConvConfig c;
-  c.src_layout = c.dst_layout = ActivationLayout::kBlocked16;
-  c.has_bias = true;
+  ASSERT_NO_FATAL_FAILURE(BlockedConvWithBias(p, &g, &c));
   c.winograd = true;
   onednn::ThreadBudget one(1);
-  auto implementations = onednn::ConvImplementations(*g, c);
+  auto implementations = onednn::ConvImplementations(g, c);
   ASSERT_TRUE(implementations.ok()) << implementations.status().ToString();
   if (implementations->size() < 2) {
     GTEST_SKIP() << "oneDNN has one Winograd implementation of it here";
   }
   const std::vector<int64_t>& last = implementations->back().layout;
   ASSERT_NE(last, implementations->front().layout);
-  auto found = onednn::ConvPrimitiveDescReading(*g, c, last);
+  auto found = onednn::ConvPrimitiveDescReading(g, c, last);
   ASSERT_TRUE(found.ok()) << found.status().ToString();
   ASSERT_TRUE(found->has_value()) << "no implementation reads "
                                   << onednn::DescribeWeightFormat(last);
@@ -931,16 +924,7 @@ TEST(DnnlConvKernel, WinogradWeightsInAnotherImplementationsLayoutRun) {
   EXPECT_EQ(*got, last);
   ASSERT_NO_FATAL_FAILURE(p.Pack(rng, last));
   ASSERT_EQ(p.packed.format, last);
-  AttrBuilder a;
-  p.Attrs(a);
-  Tensor x = RandomFloats(p.x_shape, rng);
-  Tensor xb = Reorder(x, ActivationLayout::kBlocked16, 256);
-  NodeSpec spec = Epctx("DnnlConv");
-  spec.threads = 1;
-  auto out = RunNode(spec, a, {&xb, &p.packed.bytes, &p.b});
-  ASSERT_TRUE(out.ok()) << out.status().ToString();
-  ExpectNear(Reorder((*out)[0], ActivationLayout::kPlain, 256), p.Reference(x),
-             "winograd in the last implementation's layout");
+  ASSERT_NO_FATAL_FAILURE(ExpectEachThreadCountMatches(p, rng, {1}));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -250,12 +250,12 @@ Result<bool> ScratchpadOfOneThread(const ConvGeometry& g, const ConvConfig& c,
          one_thread->scratchpad_desc().get_size() == pd.scratchpad_desc().get_size();
 }
 
-Result<std::vector<ConvImplementation>> ConvImplementations(const ConvGeometry& g,
-                                                            const ConvConfig& c) {
-  std::vector<ConvImplementation> found;
+Result<std::vector<ConvImplementationLayout>> ConvImplementations(const ConvGeometry& g,
+                                                                  const ConvConfig& c) {
+  std::vector<ConvImplementationLayout> found;
   EPCTX_RETURN_IF_ERROR(ForEachFloatConvImplementation(
       g, c, [&](const dnnl::convolution_forward::primitive_desc& pd) -> Result<bool> {
-        ConvImplementation& impl = found.emplace_back();
+        ConvImplementationLayout& impl = found.emplace_back();
         EPCTX_ASSIGN_OR_RETURN(impl.layout, EncodeWeightFormat(pd.weights_desc()));
         impl.scratchpad_bytes = pd.scratchpad_desc().get_size();
         return false;
@@ -277,23 +277,24 @@ constexpr int64_t kLargeWinogradImage = 27;
 Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const ConvConfig& c) {
   ConvConfig wino = c;
   wino.winograd = true;
-  std::map<int, std::vector<ConvImplementation>> implementations;  // by thread count
+  std::map<int, std::vector<ConvImplementationLayout>> implementations;  // by thread count
   for (int threads : kWinogradThreadCounts) {
     ThreadBudget budget(threads);
     EPCTX_ASSIGN_OR_RETURN(implementations[threads], ConvImplementations(g, wino));
   }
   // The implementation made for `threads` that reads `layout`, or null.
-  auto reading = [&](const std::vector<int64_t>& layout, int threads) -> const ConvImplementation* {
-    for (const ConvImplementation& impl : implementations.at(threads)) {
+  auto reading = [&](const std::vector<int64_t>& layout,
+                     int threads) -> const ConvImplementationLayout* {
+    for (const ConvImplementationLayout& impl : implementations.at(threads)) {
       if (impl.layout == layout) return &impl;
     }
     return nullptr;
   };
   // As the kernel looks (WinogradCandidates), for a primitive run with the session's threads.
-  auto served = [&](const ConvImplementation& packed, int threads) {
+  auto served = [&](const ConvImplementationLayout& packed, int threads) {
     for (const WinogradCandidate& candidate : WinogradCandidates(threads)) {
       if (candidate.run_with != 0) continue;
-      const ConvImplementation* found = reading(packed.layout, candidate.made_for);
+      const ConvImplementationLayout* found = reading(packed.layout, candidate.made_for);
       if (found == nullptr) continue;
       if (!candidate.only_without_per_thread_buffers ||
           found->scratchpad_bytes == packed.scratchpad_bytes) {
@@ -302,14 +303,14 @@ Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const
     }
     return false;
   };
-  std::vector<ConvImplementation> choices = implementations.at(1);
+  std::vector<ConvImplementationLayout> choices = implementations.at(1);
   if (std::ranges::all_of(g.out_spatial,
                           [](int64_t side) { return side >= kLargeWinogradImage; })) {
-    std::ranges::stable_sort(choices, std::ranges::greater(), [](const ConvImplementation& impl) {
-      return WinogradTile(impl.layout);
-    });
+    std::ranges::stable_sort(
+        choices, std::ranges::greater(),
+        [](const ConvImplementationLayout& impl) { return WinogradTile(impl.layout); });
   }
-  for (const ConvImplementation& choice : choices) {
+  for (const ConvImplementationLayout& choice : choices) {
     if (std::ranges::all_of(kWinogradThreadCounts,
                             [&](int threads) { return served(choice, threads); })) {
       return choice.layout;

@@ -121,15 +121,15 @@ Result<std::optional<dnnl::convolution_forward::primitive_desc>> ConvPrimitiveDe
     const ConvGeometry& g, const ConvConfig& c, std::span<const int64_t> format);
 
 // A layout one of oneDNN's implementations reads, and the scratchpad it needs.
-struct ConvImplementation {
+struct ConvImplementationLayout {
   std::vector<int64_t> layout;
   size_t scratchpad_bytes = 0;
 };
 
 // Each of oneDNN's implementations of a float problem at the current thread budget, in its order
 // of preference.
-Result<std::vector<ConvImplementation>> ConvImplementations(const ConvGeometry& g,
-                                                            const ConvConfig& c);
+Result<std::vector<ConvImplementationLayout>> ConvImplementations(const ConvGeometry& g,
+                                                                  const ConvConfig& c);
 
 // The Winograd weight layout the compiler packs: of the layouts oneDNN's implementations make for
 // 1 thread, in its order (the larger tile first on large images), the first that a session of
