@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -26,8 +25,6 @@ using onednn::Blocked1x1Problem;
 using onednn::PostOp;
 using onednn::PostOpKind;
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-
 int64_t Blocks(int64_t channels) {
   return (channels + 15) / 16;
 }
@@ -44,7 +41,7 @@ struct Case {
     std::uniform_real_distribution<float> dist(-1, 1);
     const int64_t ib = Blocks(p.in_channels), ob = Blocks(p.out_channels);
     // Padded input lanes hold NaN: the pass must not read them.
-    x.assign(p.batch * ib * p.pixels * 16, kNaN);
+    x.assign(p.batch * ib * p.pixels * 16, kBlockedNaN);
     w.assign(ob * ib * 256, 0.0f);
     b.resize(p.out_channels);
     r.assign(p.batch * ob * p.pixels * 16, 0.0f);
@@ -123,21 +120,12 @@ TEST_F(Blocked1x1ConvTest, MatchesPlainSumsInEveryTileAndChunkShape) {
       {1, 16, 16, 1}, {1, 17, 20, 17},  {2, 33, 5, 49},   {1, 48, 80, 16},
       {3, 3, 40, 50}, {1, 64, 64, 300}, {1, 1040, 40, 7}, {2, 24, 144, 33},
   };
-  int index = 0;
-  for (const Blocked1x1Problem& p : problems) {
-    for (int threads : {1, 2, 3}) {
-      Case c;
-      c.p = p;
-      c.ops = op_lists[index % op_lists.size()];
-      c.bias = index % 3 != 2;
-      ++index;
-      c.Make(rng);
-      std::vector<float> y(c.want.size(), kNaN);  // every element written
-      onednn::Blocked1x1Conv(p, c.x.data(), c.w.data(), c.bias ? c.b.data() : nullptr, c.ops,
-                             c.r.data(), y.data(), threads);
-      ExpectOutput(y, c, c.Name(threads));
-    }
-  }
+  ForEachCaseAndThreadCount<Case>(problems, op_lists, rng, [&](const Case& c, int threads) {
+    std::vector<float> y(c.want.size(), kBlockedNaN);  // every element written
+    onednn::Blocked1x1Conv(c.p, c.x.data(), c.w.data(), c.bias ? c.b.data() : nullptr, c.ops,
+                           c.r.data(), y.data(), threads);
+    ExpectOutput(y, c, c.Name(threads));
+  });
 }
 
 // The residual may be the output buffer itself (a value the planner reuses in place).

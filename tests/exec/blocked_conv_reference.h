@@ -1,12 +1,14 @@
 // What the tests of our own blocked convolutions (blocked_conv1x1_test.cc,
-// blocked_depthwise_conv_test.cc) share: the post-ops they apply, written out on one value, and
-// the comparison of an output with the expected one.
+// blocked_depthwise_conv_test.cc) share: the post-ops they apply, written out on one value, the
+// comparison of an output with the expected one, and the sweep over problems and thread counts.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +16,9 @@
 #include "exec/kernels/onednn/post_ops.h"
 
 namespace epctx::exec::testing {
+
+// Padded input lanes and outputs not written yet hold it: a pass must neither read nor leave it.
+inline constexpr float kBlockedNaN = std::numeric_limits<float>::quiet_NaN();
 
 // `ops` applied in order to v; kAddTensor adds `residual`.
 inline float ReferencePostOps(std::span<const kernels::onednn::PostOp> ops, float v,
@@ -51,6 +56,27 @@ inline void ExpectWithinSums(const std::vector<float>& got, const std::vector<fl
     if (!(std::fabs(got[i] - want[i]) <= tol)) {
       ADD_FAILURE() << what << ": element " << i << " is " << got[i] << ", want " << want[i];
       ++bad;
+    }
+  }
+}
+
+// For each problem at 1, 2 and 3 threads: a Case (a struct with fields p, ops and bias and a
+// Make(rng) that fills its tensors and expected output) with the post-op lists in turn and every
+// third one without bias, made and passed to `run(c, threads)`.
+template <typename Case, typename Problem, typename Run>
+void ForEachCaseAndThreadCount(const std::vector<Problem>& problems,
+                               const std::vector<std::vector<kernels::onednn::PostOp>>& op_lists,
+                               std::mt19937& rng, Run run) {
+  size_t index = 0;
+  for (const Problem& p : problems) {
+    for (int threads : {1, 2, 3}) {
+      Case c;
+      c.p = p;
+      c.ops = op_lists[index % op_lists.size()];
+      c.bias = index % 3 != 2;
+      ++index;
+      c.Make(rng);
+      run(c, threads);
     }
   }
 }

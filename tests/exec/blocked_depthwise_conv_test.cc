@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -24,8 +23,6 @@ namespace onednn = kernels::onednn;
 using onednn::BlockedDepthwiseProblem;
 using onednn::PostOp;
 using onednn::PostOpKind;
-
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 struct Case {
   BlockedDepthwiseProblem p;
@@ -45,7 +42,7 @@ struct Case {
     std::uniform_real_distribution<float> dist(-1, 1);
     const int64_t cb = blocks();
     // Padded input lanes hold NaN: the pass must not let them into a real channel.
-    x.assign(p.batch * cb * p.in_h * p.in_w * 16, kNaN);
+    x.assign(p.batch * cb * p.in_h * p.in_w * 16, kBlockedNaN);
     w.assign(cb * p.kernel_h * p.kernel_w * 16, 0.0f);
     b.resize(p.channels);
     r.assign(p.batch * cb * p.out_h * p.out_w * 16, 0.0f);
@@ -148,21 +145,12 @@ TEST_F(BlockedDepthwiseConvTest, MatchesPlainSumsForEveryWindowStrideAndPadding)
   odd.pad_top = 3;
   odd.out_h = (odd.in_h + 3 + 1 - odd.kernel_h) / odd.stride_h + 1;  // 1 more row at the bottom
   problems.push_back(odd);
-  int index = 0;
-  for (const BlockedDepthwiseProblem& p : problems) {
-    for (int threads : {1, 2, 3}) {
-      Case c;
-      c.p = p;
-      c.ops = op_lists[index % op_lists.size()];
-      c.bias = index % 3 != 2;
-      ++index;
-      c.Make(rng);
-      std::vector<float> y(c.want.size(), kNaN);  // every element written
-      onednn::BlockedDepthwiseConv(p, c.x.data(), c.w.data(), c.bias ? c.b.data() : nullptr, c.ops,
-                                   c.r.data(), y.data(), threads);
-      ExpectOutput(y, c, c.Name(threads));
-    }
-  }
+  ForEachCaseAndThreadCount<Case>(problems, op_lists, rng, [&](const Case& c, int threads) {
+    std::vector<float> y(c.want.size(), kBlockedNaN);  // every element written
+    onednn::BlockedDepthwiseConv(c.p, c.x.data(), c.w.data(), c.bias ? c.b.data() : nullptr, c.ops,
+                                 c.r.data(), y.data(), threads);
+    ExpectOutput(y, c, c.Name(threads));
+  });
 }
 
 // The residual may be the output buffer itself.
