@@ -33,6 +33,7 @@ struct CompileArgs {
   std::string target;                           // --target: epctx.target_isa
   std::string precision;                        // --precision: epctx.precision
   bool allow_unsupported = false;               // --allow-unsupported: epctx.allow_unsupported
+  std::vector<std::string> free_dims;           // -f: epctx.free_dimension_overrides
   ProgressMode progress = ProgressMode::kAuto;  // --progress
   bool quiet = false;                           // -q: --progress never
 };
@@ -158,6 +159,11 @@ Status RunCompile(const CompileArgs& args, const GlobalOptions& global) {
   if (!args.target.empty()) entries.push_back("epctx.target_isa|" + args.target);
   if (!args.precision.empty()) entries.push_back("epctx.precision|" + args.precision);
   if (args.allow_unsupported) entries.push_back("epctx.allow_unsupported|1");
+  if (!args.free_dims.empty()) {
+    std::string joined;
+    for (const std::string& f : args.free_dims) joined += (joined.empty() ? "" : ",") + f;
+    entries.push_back("epctx.free_dimension_overrides|" + joined);
+  }
   EPCTX_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(entries));
   for (const std::string& m : models) {
     // Checked first so that a mistyped name leaves no output directory behind.
@@ -242,6 +248,13 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
                 "Write the context model even when some node has no kernel here (its sessions "
                 "then fail, or fall back to the original model); without it such a model is "
                 "refused, naming each node (same as -i \"epctx.allow_unsupported|1\")");
+  app->add_option("-f,--free-dim", args->free_dims,
+                  "Fix the inputs' symbolic dimension NAME to SIZE, as onnxruntime_perf_test's -f "
+                  "does: the context model then declares and compiles that shape (a planned "
+                  "arena, kernels made at session creation) and refuses inputs of other sizes; "
+                  "repeatable (same as -i \"epctx.free_dimension_overrides|NAME:SIZE,...\")")
+      ->type_name("NAME:SIZE")
+      ->allow_extra_args(false);
   app->add_option("--progress", args->progress,
                   "Show the compile's progress on stderr (stage, weights written of total, bytes "
                   "written): auto (on a terminal, once the compile has run for a second), always "

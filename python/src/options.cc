@@ -40,6 +40,15 @@ void AddEntry(SessionOptions& options, const std::string& key, const std::string
   options.AddConfigEntry(key, value);
 }
 
+// ONNX Runtime's SessionOptions.add_free_dimension_override_by_name: one more NAME:SIZE in the
+// epctx.free_dimension_overrides entry (checked as the entry is set).
+void AddFreeDimensionOverride(SessionOptions& options, const std::string& name, int64_t size) {
+  const std::string key = "epctx.free_dimension_overrides";
+  const std::string item = name + ":" + std::to_string(size);
+  const std::string before = options.GetConfigEntry(key).value_or("");
+  AddEntry(options, key, before.empty() ? item : before + "," + item);
+}
+
 int Threads(const SessionOptions& options) {
   std::string v = options.GetConfigEntry(kThreadsKey).value_or("0");
   int n = 0;
@@ -116,6 +125,12 @@ void RegisterOptions(py::module_& m) {
       .def("add_session_config_entry", &AddEntry, py::arg("config_key"), py::arg("config_value"),
            "Sets an entry; an unknown key or a bad value raises epctx.InvalidArgument naming the "
            "known keys or the accepted values.")
+      .def("add_free_dimension_override_by_name", &AddFreeDimensionOverride, py::arg("dim_name"),
+           py::arg("dim_value"),
+           "Fixes the inputs' symbolic dimension `dim_name` to `dim_value` (>= 1) when a model is "
+           "compiled with these options (epctx.free_dimension_overrides): the session then has "
+           "fixed shapes and refuses inputs of other sizes. A context model compiled before keeps "
+           "the shapes it was compiled with.")
       .def(
           "get_session_config_entry",
           [](const SessionOptions& options, const std::string& key) {

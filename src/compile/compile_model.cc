@@ -73,17 +73,17 @@ Result<MemoryBlob> Finish(ImportedModel model, const std::string& partition_name
 }  // namespace
 
 Result<MemoryBlob> CompileFileToMemory(const std::string& model_path,
-                                       const std::string& partition_name,
-                                       const PassOptions& passes) {
-  EPCTX_ASSIGN_OR_RETURN(ImportedModel model, ImportModelFile(model_path));
+                                       const std::string& partition_name, const PassOptions& passes,
+                                       const ImportOptions& import) {
+  EPCTX_ASSIGN_OR_RETURN(ImportedModel model, ImportModelFile(model_path, import));
   return Finish(std::move(model), partition_name, passes);
 }
 
 Result<MemoryBlob> CompileBytesToMemory(std::span<const std::byte> bytes, const std::string& name,
                                         const std::string& model_dir,
                                         const std::string& partition_name,
-                                        const PassOptions& passes) {
-  EPCTX_ASSIGN_OR_RETURN(ImportedModel model, ImportModelBytes(bytes, name, model_dir));
+                                        const PassOptions& passes, const ImportOptions& import) {
+  EPCTX_ASSIGN_OR_RETURN(ImportedModel model, ImportModelBytes(bytes, name, model_dir, import));
   return Finish(std::move(model), partition_name, passes);
 }
 

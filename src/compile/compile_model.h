@@ -56,11 +56,13 @@ struct MemoryBlob {
 };
 Result<MemoryBlob> CompileFileToMemory(const std::string& model_path,
                                        const std::string& partition_name,
-                                       const PassOptions& passes = {});
+                                       const PassOptions& passes = {},
+                                       const ImportOptions& import = {});
 Result<MemoryBlob> CompileBytesToMemory(std::span<const std::byte> bytes, const std::string& name,
                                         const std::string& model_dir,
                                         const std::string& partition_name,
-                                        const PassOptions& passes = {});
+                                        const PassOptions& passes = {},
+                                        const ImportOptions& import = {});
 
 // The partition name a model gets in its blob: the model file's stem ("resnet50").
 std::string PartitionNameFor(const std::string& model_path);

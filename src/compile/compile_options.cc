@@ -72,6 +72,19 @@ const std::vector<OptionKey<CompileOptions>>& CompileOptionKeys() {
          o.compute_bf16 = v == "bf16";
          return Status::Ok();
        }},
+      {"epctx.free_dimension_overrides", "",
+       "compile: NAME:SIZE[,NAME:SIZE...] fixes the inputs' symbolic dimensions of those names "
+       "(ONNX Runtime's AddFreeDimensionOverrideByName): the model compiles with fixed shapes, "
+       "and inputs of other sizes are refused",
+       [](const std::string& v, CompileOptions& o) -> Status {
+         auto parsed = ParseFreeDimensionOverrides(v);
+         if (!parsed.ok()) {
+           return Status(parsed.status().code(),
+                         "option epctx.free_dimension_overrides: " + parsed.status().message());
+         }
+         o.free_dimension_overrides = std::move(*parsed);
+         return Status::Ok();
+       }},
       {"epctx.allow_unsupported", "0",
        "compile: 1 writes a context model even when some node has no kernel (its sessions then "
        "fail or fall back); 0 refuses such a model, naming the nodes",

@@ -150,7 +150,7 @@ Result<CompileReport> CompileShared(const CompileOptions& opts, const CompileInp
   SharedGroup& group = Group();
   std::lock_guard<std::mutex> lock(group.mutex);
   progress.Stage("importing");
-  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import(opts.external_data_folder));
+  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import(opts));
   if (!group.open) {
     // The group's weights stream into the blob's temporary file, call after call.
     group.blob_path = SharedBlobPathFor(out.location);
@@ -205,9 +205,10 @@ Status ApplyTargetIsa(const CompileOptions& opts) {
 
 }  // namespace
 
-Result<ImportedModel> CompileInput::Import(const std::string& external_data_folder) const {
-  if (!path.empty()) return ImportModelFile(path);
-  return ImportModelBytes(bytes, kModelInMemory, external_data_folder);
+Result<ImportedModel> CompileInput::Import(const CompileOptions& opts) const {
+  const ImportOptions import{opts.free_dimension_overrides};
+  if (!path.empty()) return ImportModelFile(path, import);
+  return ImportModelBytes(bytes, kModelInMemory, opts.external_data_folder, import);
 }
 
 std::string CompileInput::PartitionStem(const std::string& context_location) const {
@@ -240,7 +241,7 @@ Result<CompileReport> CompileToContextModel(
   }
 
   progress.Stage("importing");
-  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import(opts.external_data_folder));
+  EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import(opts));
   std::string partition = input.PartitionStem(out.location);
   // A blob file is written as the weights come (one weight in memory at a time); an embedded blob
   // is built in memory, where it ends up anyway.
@@ -338,7 +339,7 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
     tracker.state.model_index = i;
     tracker.state.weights_done = tracker.state.weights_total = 0;
     tracker.Stage("importing");
-    auto imported = compile::ImportModelFile(model_paths[i]);
+    auto imported = compile::ImportModelFile(model_paths[i], {opts.free_dimension_overrides});
     if (imported.ok()) {
       r.weight_bytes = WeightBytesOf(imported->graph);
       auto compiled =

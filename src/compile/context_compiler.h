@@ -20,9 +20,10 @@ struct CompileInput {
   std::string path;  // empty when the model came from memory
   std::span<const std::byte> bytes;
 
-  // `external_data_folder`: where a model from memory finds its external data files (ONNX
-  // Runtime's session.model_external_initializers_file_folder_path); a file's own folder otherwise.
-  Result<ImportedModel> Import(const std::string& external_data_folder) const;
+  // With the options' free dimension overrides; `opts.external_data_folder` is where a model from
+  // memory finds its external data files (ONNX Runtime's
+  // session.model_external_initializers_file_folder_path), a file's own folder otherwise.
+  Result<ImportedModel> Import(const CompileOptions& opts) const;
   // The model's name inside the blob: the file's stem, or for bytes the stem of where the context
   // model lives ("out/head_ctx.onnx" -> "head").
   std::string PartitionStem(const std::string& context_location) const;

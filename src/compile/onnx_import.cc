@@ -502,7 +502,8 @@ Result<ImportedModel> ImportGraphs(ModelPtr model, const std::string& name,
 // `bytes`: the serialized model to parse; `self`: set when those are the model file's bytes
 // with its inline weights made external (the caller records the source's size and hash).
 Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string& name,
-                             const std::string& model_dir, const SelfReference* self) {
+                             const std::string& model_dir, const SelfReference* self,
+                             const ImportOptions& options) {
   if (bytes.size() >= static_cast<size_t>(INT_MAX)) {
     return EPCTX_ERROR(kUnsupported,
                        "'{}': models of 2 GiB or more must keep their weights in "
@@ -518,6 +519,7 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
   }
   // Before onnx::checker and shape inference, which would crash on some of what it refuses.
   EPCTX_RETURN_IF_ERROR(PrecheckModel(*model, name));
+  ApplyFreeDimensionOverrides(*model, options.free_dimension_overrides, name);
   RegisterContribSchemas();
   if (model->functions_size() > 0) {
     return EPCTX_ERROR(kUnsupported,
@@ -561,7 +563,7 @@ uint64_t HashReleasingPages(const MappedFile& file) {
 
 }  // namespace
 
-Result<ImportedModel> ImportModelFile(const std::string& path) {
+Result<ImportedModel> ImportModelFile(const std::string& path, const ImportOptions& options) {
   EPCTX_ASSIGN_OR_RETURN(MappedFile mapped, MappedFile::Open(path));
   auto file = std::make_shared<const MappedFile>(std::move(mapped));
   const std::span<const std::byte> bytes = file->bytes();
@@ -573,8 +575,8 @@ Result<ImportedModel> ImportModelFile(const std::string& path) {
   }
   EPCTX_ASSIGN_OR_RETURN(ImportedModel out,
                          parsed.has_value() ? Import(std::as_bytes(std::span<const char>(*parsed)),
-                                                     path, DirName(path), &self)
-                                            : Import(bytes, path, DirName(path), nullptr));
+                                                     path, DirName(path), &self, options)
+                                            : Import(bytes, path, DirName(path), nullptr, options));
   parsed.reset();
   out.source.path = path;
   out.source.mtime_ns = file->identity().mtime_ns;
@@ -584,8 +586,8 @@ Result<ImportedModel> ImportModelFile(const std::string& path) {
 }
 
 Result<ImportedModel> ImportModelBytes(std::span<const std::byte> bytes, const std::string& name,
-                                       const std::string& model_dir) {
-  EPCTX_ASSIGN_OR_RETURN(ImportedModel out, Import(bytes, name, model_dir, nullptr));
+                                       const std::string& model_dir, const ImportOptions& options) {
+  EPCTX_ASSIGN_OR_RETURN(ImportedModel out, Import(bytes, name, model_dir, nullptr, options));
   out.source.size = bytes.size();
   out.source.hash = Hash64(bytes);
   return out;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/free_dimension_overrides.h"
 #include "compile/ir.h"
 #include "epctx/status.h"
 
@@ -30,11 +31,17 @@ struct ImportedModel {
   std::vector<std::string> output_value_infos;
 };
 
+// What an import changes in the model before checking and inferring its shapes.
+struct ImportOptions {
+  FreeDimensionOverrides free_dimension_overrides;
+};
+
 // `path` is used for error messages and to resolve external data.
-Result<ImportedModel> ImportModelFile(const std::string& path);
+Result<ImportedModel> ImportModelFile(const std::string& path, const ImportOptions& options = {});
 // A model in memory; `model_dir` resolves external data (empty: external data is refused).
 // `bytes` must stay valid during the call only.
 Result<ImportedModel> ImportModelBytes(std::span<const std::byte> bytes, const std::string& name,
-                                       const std::string& model_dir);
+                                       const std::string& model_dir,
+                                       const ImportOptions& options = {});
 
 }  // namespace epctx::compile

@@ -131,7 +131,8 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalFile(const std::string& path,
   std::string partition = compile::PartitionNameFor(path);
   EPCTX_ASSIGN_OR_RETURN(
       compile::MemoryBlob compiled, Profiled(profiler, "model_compile", {{"model", path}}, [&] {
-        return compile::CompileFileToMemory(path, partition, SessionPassOptions(options));
+        return compile::CompileFileToMemory(path, partition, SessionPassOptions(options),
+                                            {options.compile.free_dimension_overrides});
       }));
   EPCTX_ASSIGN_OR_RETURN(
       std::shared_ptr<const LoadedBlob> blob,
@@ -145,9 +146,10 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source
   std::string partition = "model";
   EPCTX_ASSIGN_OR_RETURN(compile::MemoryBlob compiled,
                          Profiled(profiler, "model_compile", {{"model", source.name}}, [&] {
-                           return compile::CompileBytesToMemory(source.bytes, source.name,
-                                                                source.dir, partition,
-                                                                SessionPassOptions(options));
+                           return compile::CompileBytesToMemory(
+                               source.bytes, source.name, source.dir, partition,
+                               SessionPassOptions(options),
+                               {options.compile.free_dimension_overrides});
                          }));
   EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const LoadedBlob> blob,
                          LoadCompiled(std::move(compiled.bytes),

@@ -22,7 +22,7 @@ constexpr const char* kAllKeys =
     "ep.context_enable, ep.context_file_path, ep.context_embed_mode, ep.context_node_name_prefix, "
     "ep.share_ep_contexts, ep.stop_share_ep_contexts, epctx.target_isa, "
     "session.model_external_initializers_file_folder_path, epctx.precision, "
-    "epctx.allow_unsupported, "
+    "epctx.free_dimension_overrides, epctx.allow_unsupported, "
     "epctx.fallback, "
     "epctx.verify_weights, epctx.allow_external_paths, epctx.load_mode, epctx.profile_file, "
     "epctx.prepare_kernels, epctx.max_loop_iterations, epctx.max_value_bytes, "
@@ -78,7 +78,7 @@ TEST(EngineOptions, BadValuesNameTheKeyAndTheValue) {
 
 TEST(EngineOptions, HelpDescribesEachKeyOnceWithItsDefault) {
   std::string help = DescribeConfigKeys();
-  EXPECT_EQ(std::count(help.begin(), help.end(), '\n'), 19);
+  EXPECT_EQ(std::count(help.begin(), help.end(), '\n'), 20);
   EXPECT_THAT(help, HasSubstr("  epctx.max_value_bytes (default \"0\"): bytes one value made at "
                               "run time may take before the run stops with an error; 0 = no "
                               "limit"));

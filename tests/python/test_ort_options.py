@@ -208,3 +208,37 @@ def test_run_options_type_is_checked(tiny_model):
         sess.run_with_ort_values(None, feed, {"terminate": True})
     with pytest.raises(AttributeError):
         epctx.RunOptions().log_severity_level = 3
+
+
+# Rows of x times a constant matrix; batch and seq are symbolic.
+ROWS_MODEL = """
+<ir_version: 8, opset_import: ["" : 17]>
+agraph (float[batch, seq, 3] x) => (float[batch, seq, 2] y)
+<float[3, 2] w = {1.0, -2.0, 0.5, 3.0, -1.5, 0.25}>
+{
+  y = MatMul(x, w)
+}
+"""
+
+
+def test_free_dimension_overrides_fix_the_inputs_shapes(tmp_path):
+    path = tmp_path / "rows.onnx"
+    path.write_bytes(onnx.parser.parse_model(ROWS_MODEL).SerializeToString())
+    so = epctx.SessionOptions()
+    so.add_free_dimension_override_by_name("batch", 1)
+    so.add_free_dimension_override_by_name("seq", 5)
+    assert so.get_session_config_entry("epctx.free_dimension_overrides") == "batch:1,seq:5"
+    sess = epctx.InferenceSession(str(path), so)
+    assert sess.get_inputs()[0].shape == [1, 5, 3]
+    assert sess.get_outputs()[0].shape == [1, 5, 2]
+    x = np.arange(15, dtype=np.float32).reshape(1, 5, 3)
+    w = np.array([[1.0, -2.0], [0.5, 3.0], [-1.5, 0.25]], np.float32)
+    np.testing.assert_allclose(sess.run(None, {"x": x})[0], x @ w, rtol=1e-6)
+    with pytest.raises(epctx.InvalidArgument, match=re.escape(
+            "input 'x' has shape [1,4,3], expected [1,5,3] (dim 1 differs)")):
+        sess.run(None, {"x": x[:, :4]})
+    with pytest.raises(epctx.InvalidArgument, match=re.escape(
+            "free dimension override 'seq:0' is not NAME:SIZE with a size of 1 or more")):
+        so.add_free_dimension_override_by_name("seq", 0)
+    symbolic = epctx.InferenceSession(str(path))
+    assert symbolic.get_inputs()[0].shape == ["batch", "seq", 3]

@@ -306,6 +306,44 @@ TEST(CliCompileTest, ExternalDataIsFoundBesideTheModelFromAnyFolder) {
                                     "path inside the model's directory"));
 }
 
+// -f NAME:SIZE fixes a symbolic input dimension (repeatable, as onnxruntime_perf_test's -f): the
+// context model declares the fixed shape and `epctx run` refuses another; a name no input has is
+// a warning.
+TEST(CliCompileTest, FreeDimensionOverridesFixTheDeclaredShapes) {
+  TempDir dir;
+  CommandResult made = tools_testing::RunPython(
+      "import numpy as np, onnx\n"
+      "from onnx import helper, numpy_helper, TensorProto\n"
+      "w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(3, 2), 'W')\n"
+      "g = helper.make_graph([helper.make_node('MatMul', ['x', 'W'], ['y'])], 'g',\n"
+      "    [helper.make_tensor_value_info('x', TensorProto.FLOAT, ['batch', 'seq', 3])],\n"
+      "    [helper.make_tensor_value_info('y', TensorProto.FLOAT, ['batch', 'seq', 2])], [w])\n"
+      "onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]), 'm.onnx')\n"
+      "np.save('x4.npy', np.ones((1, 4, 3), np.float32))\n"
+      "np.save('x5.npy', np.ones((1, 5, 3), np.float32))\n",
+      dir.path());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  CommandResult r = RunCli({"compile", dir / "m.onnx", "-f", "seq:4", "-f", "batch:1", "-f",
+                            "beam:2", "-o", dir / "m_ctx.onnx"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("'" + (dir / "m.onnx") +
+                               "': free dimension override beam:2 names no dimension of its "
+                               "inputs"));
+  CommandResult four = RunCli(
+      {"run", dir / "m_ctx.onnx", "--input", "x=" + (dir / "x4.npy"), "-C", "epctx.fallback|deny"});
+  EXPECT_EQ(four.exit_code, 0) << four.err;
+  EXPECT_THAT(four.out, HasSubstr("y: float32 [1,4,2]"));
+  CommandResult five = RunCli(
+      {"run", dir / "m_ctx.onnx", "--input", "x=" + (dir / "x5.npy"), "-C", "epctx.fallback|deny"});
+  EXPECT_EQ(five.exit_code, 1);
+  EXPECT_THAT(five.err, HasSubstr("has shape [1,5,3], expected [1,4,3] (dim 1 differs)"));
+  CommandResult bad =
+      RunCli({"compile", dir / "m.onnx", "-f", "seq:none", "-o", dir / "b_ctx.onnx"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("free dimension override 'seq:none' is not NAME:SIZE"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "b_ctx.onnx"));
+}
+
 // Every weight is reported before the blob is finished: the last update of each model's stage
 // "writing weights" and the "finishing" line count N of N. Without --progress, into a pipe,
 // nothing is shown (stderr is not a terminal); -q silences it everywhere.
