@@ -1,13 +1,10 @@
 #include "exec/value_buffer_pool.h"
 
-#include <sys/mman.h>
-
 #include <bit>
 #include <cstdlib>
 #include <limits>
 #include <vector>
 
-#include "util/anonymous_memory.h"
 #include "util/overflow.h"
 
 namespace epctx::exec {
@@ -21,15 +18,15 @@ ValueBufferPool::~ValueBufferPool() {
 }
 
 void* ValueBufferPool::AllocateBuffer(uint64_t size_class) {
-  if (size_class < kHugePagedBytes) return std::aligned_alloc(64, static_cast<size_t>(size_class));
-  // Whole 2 MiB pages, advised huge: a first run then faults a 25 MB output in 13 times instead
-  // of 6300 (GPT-2's logits over 128 tokens: 34-65 ms of a first run on a 2-vCPU VM).
-  const uint64_t page = AnonymousMemory::kHugePageSize;
-  const uint64_t rounded = (size_class + page - 1) / page * page;
-  void* buffer = std::aligned_alloc(static_cast<size_t>(page), static_cast<size_t>(rounded));
-  // Refused where THP is compiled out or set to "never"; the buffer still works.
-  if (buffer != nullptr) (void)::madvise(buffer, static_cast<size_t>(rounded), MADV_HUGEPAGE);
-  return buffer;
+  // Small pages, even for a 25 MB output: a first run faults them in as it writes, and on the
+  // 2-vCPU VMs this project measures on, 4 KiB pages come from memory the guest freed lately,
+  // which the host still backs, while a 2 MiB page is a whole free block, which the guest has
+  // often reported free to the host, so that each of its 512 small pages faults in the host
+  // too. GPT-2's logits (128 x 50257 floats) at 1 thread, first run against steady, 5
+  // alternating processes on a Zen 4: lm_head +11 to +13 ms with small pages, +7 to +61 (median
+  // 37) advised huge; the SmolLM-shaped prefill's: +10 to +11 against +5 to +49. Steady runs
+  // are the same either way.
+  return std::aligned_alloc(64, static_cast<size_t>(size_class));
 }
 
 uint64_t ValueBufferPool::SizeClass(uint64_t bytes) {

@@ -26,8 +26,6 @@ class ValueBufferPool : public std::enable_shared_from_this<ValueBufferPool> {
  public:
   // Buffers below this size come from the C heap directly: its bins serve them without faults.
   static constexpr uint64_t kMinPooledBytes = 64 * 1024;
-  // Buffers of this size or more are whole 2 MiB pages advised for transparent huge pages.
-  static constexpr uint64_t kHugePagedBytes = 2 << 20;
 
   // Keeps at most `max_retained_bytes` of free buffers; a buffer released beyond that is freed.
   static std::shared_ptr<ValueBufferPool> Create(uint64_t max_retained_bytes);
