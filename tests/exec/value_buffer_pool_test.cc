@@ -5,13 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "exec/executor.h"
 #include "program_generated.h"
+#include "vm_flags.h"
 
 namespace epctx::exec {
 namespace {
@@ -55,22 +54,6 @@ TEST(ValueBufferPool, AReleasedBufferServesTheNextTensorOfItsClass) {
   EXPECT_NE(other->data(), first);
 }
 
-// The VmFlags line of /proc/self/smaps for the mapping holding `p` ("" if not found).
-std::string VmFlagsOf(const void* p) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto at = reinterpret_cast<uintptr_t>(p);
-  bool inside = false;
-  for (std::string line; std::getline(smaps, line);) {
-    unsigned long begin = 0, end = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &begin, &end) == 2) {
-      inside = begin <= at && at < end;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      return line;
-    }
-  }
-  return "";
-}
-
 // A large buffer (an LLM's logits) is kept and reused as any other, small-paged: not advised
 // for transparent huge pages, whose first touch on a VM that reports free memory to its host
 // cost a first run up to 5x more than small pages (value_buffer_pool.cc).
@@ -83,7 +66,7 @@ TEST(ValueBufferPool, LargeBuffersAreKeptAndSmallPaged) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(t->data()) % 64, 0u);
     std::fill_n(t->mutable_data_as<float>(), 3 << 18, 1.0f);  // every page writable
     first = t->data();
-    const std::string flags = VmFlagsOf(first);
+    const std::string flags = testing::VmFlagsOf(first);
     ASSERT_NE(flags, "");
     EXPECT_EQ(flags.find(" hg"), std::string::npos) << flags;
   }

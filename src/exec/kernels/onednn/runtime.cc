@@ -77,12 +77,16 @@ AnonymousMemory& Spare() {
 }
 
 Result<AnonymousMemory> AllocateScratchpad(size_t bytes) {
-  // Large scratchpads (a Winograd convolution's is 10 MiB in ResNet-50) come in 2 MiB pages:
-  // their first run faults a few huge pages instead of thousands of 4 KiB ones.
-  const bool huge = bytes >= AnonymousMemory::kHugePageSize / 2;
-  auto memory = AnonymousMemory::Allocate(
-      bytes, huge ? AnonymousMemory::kHugePageSize : static_cast<size_t>(::sysconf(_SC_PAGESIZE)),
-      /*huge_pages=*/huge);
+  // Small pages, even for ResNet-50's 17 MiB Winograd scratchpad. In 2 MiB pages a first run
+  // (or the thread mapping the buffer ahead of it) faulted a few huge pages instead of thousands
+  // of small ones, 0.3 against 4.4 ms on an earlier host; but on the Firecracker VMs this
+  // project runs on, a huge page's first touch is bimodal (a whole free block the guest has
+  // often reported free to the host faults its 512 small pages in the host too:
+  // exec/value_buffer_pool.cc), and it landed on first runs. Zen 4, 1 thread, alternating
+  // processes, creation + first inference: ResNet-50 87 (64-112) -> 73 (71-76) ms, DenseNet-121
+  // 57 (40-64) -> 44 (40-47); 2 threads within noise; steady runs unchanged.
+  auto memory = AnonymousMemory::Allocate(bytes, static_cast<size_t>(::sysconf(_SC_PAGESIZE)),
+                                          /*huge_pages=*/false);
   if (!memory.ok()) {
     return EPCTX_ERROR(kFailedPrecondition, "cannot allocate a {}-byte oneDNN scratchpad: {}",
                        bytes, memory.status().message());
