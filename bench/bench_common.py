@@ -50,6 +50,15 @@ def run_json(cmd):
     return json.loads(run(cmd))
 
 
+def warm_page_cache(paths):
+    """Reads each file once, so that the page cache holds it (as it would after a run): this VM
+    drops files unused for about a minute, which made a measurement after a pause a cold start."""
+    for path in paths:
+        with open(path, "rb") as f:
+            while f.read(8 << 20):
+                pass
+
+
 def summarize(values):
     """median, min, max and count of the values that are not None (None when there are none)."""
     values = [v for v in values if v is not None]

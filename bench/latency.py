@@ -16,7 +16,7 @@ and the model's ratios become n/a (left out of the geometric mean).
 import math
 import os
 
-from bench_common import BENCH, RESULTS, CommandFailed, log, run_json, summarize
+from bench_common import BENCH, RESULTS, CommandFailed, log, run_json, summarize, warm_page_cache
 from models import input_args
 
 # The model classes compared (tests/models/export_*.py groups), in report order.
@@ -56,14 +56,6 @@ def measure_ort(node, original, inputs, threads, runs):
                   *input_args("--input", inputs), "--sessions", "1", "--processes", "0",
                   "--runs", str(runs), "--threads", str(threads)])
     return metrics_of(r)
-
-
-def warm_page_cache(paths):
-    """Reads each file once, so that the page cache holds it (as it would after a run)."""
-    for path in paths:
-        with open(path, "rb") as f:
-            while f.read(8 << 20):
-                pass
 
 
 def model_files(p):
