@@ -43,6 +43,10 @@ void AddEntry(SessionOptions& options, const std::string& key, const std::string
 // ONNX Runtime's SessionOptions.add_free_dimension_override_by_name: one more NAME:SIZE in the
 // epctx.free_dimension_overrides entry (checked as the entry is set).
 void AddFreeDimensionOverride(SessionOptions& options, const std::string& name, int64_t size) {
+  if (name.empty() || name.find(',') != std::string::npos) {
+    ThrowStatus(Status(StatusCode::kInvalidArgument,
+                       "free dimension name '" + name + "' must be non-empty and hold no ','"));
+  }
   const std::string key = "epctx.free_dimension_overrides";
   const std::string item = name + ":" + std::to_string(size);
   const std::string before = options.GetConfigEntry(key).value_or("");

@@ -240,5 +240,8 @@ def test_free_dimension_overrides_fix_the_inputs_shapes(tmp_path):
     with pytest.raises(epctx.InvalidArgument, match=re.escape(
             "free dimension override 'seq:0' is not NAME:SIZE with a size of 1 or more")):
         so.add_free_dimension_override_by_name("seq", 0)
+    with pytest.raises(epctx.InvalidArgument, match="must be non-empty and hold no ','"):
+        so.add_free_dimension_override_by_name("batch,seq", 2)
+    assert so.get_session_config_entry("epctx.free_dimension_overrides") == "batch:1,seq:5"
     symbolic = epctx.InferenceSession(str(path))
     assert symbolic.get_inputs()[0].shape == ["batch", "seq", 3]
