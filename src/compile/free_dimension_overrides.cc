@@ -56,14 +56,6 @@ Result<FreeDimensionOverrides> ParseFreeDimensionOverrides(std::string_view text
   return out;
 }
 
-std::string FormatFreeDimensionOverrides(const FreeDimensionOverrides& overrides) {
-  std::string out;
-  for (const auto& [name, size] : overrides) {
-    out += (out.empty() ? "" : ",") + name + ":" + std::to_string(size);
-  }
-  return out;
-}
-
 void ApplyFreeDimensionOverrides(onnx::ModelProto& model, const FreeDimensionOverrides& overrides,
                                  const std::string& model_name) {
   if (overrides.empty()) return;
