@@ -79,14 +79,6 @@ Result<PerfOptions> OptionsFor(const PerfArgs& args) {
   if (args.threads > 0) {
     out.plain.AddConfigEntry("session.intra_op_num_threads", std::to_string(args.threads));
   }
-  // As onnxruntime_perf_test's -f: the session's dims too (when it compiles an original model).
-  if (!args.free_dims.empty() && !out.plain.GetConfigEntry("epctx.free_dimension_overrides")) {
-    std::string joined;
-    for (const auto& [name, size] : args.free_dims) {
-      joined += fmt::format("{}{}:{}", joined.empty() ? "" : ",", name, size);
-    }
-    out.plain.AddConfigEntry("epctx.free_dimension_overrides", joined);
-  }
   std::optional<std::string> configured = out.plain.GetConfigEntry("epctx.load_mode");
   if (configured && !args.load_mode.empty() && *configured != args.load_mode) {
     return EPCTX_ERROR(kInvalidArgument, "--load-mode {} contradicts -C epctx.load_mode|{}",
@@ -382,11 +374,8 @@ void AddOrtFlags(CLI::App& app, PerfArgs& a) {
                "Generate the inputs from the model's declared shapes (free dimensions 1 unless "
                "-f overrides them; zeros, or random with -S)");
   app.add_option("-f,--free-dim", a.free_dim_args,
-                 "Free dimension override, \"NAME:VALUE\" (value > 0), as "
-                 "onnxruntime_perf_test's -f: generated inputs take it, and so does the session "
-                 "of an original model (epctx.free_dimension_overrides; a context model keeps the "
-                 "shapes it was compiled with); several in one argument separated by spaces, and "
-                 "repeatable")
+                 "Free dimension override of generated inputs, \"NAME:VALUE\" (value > 0); "
+                 "several in one argument separated by spaces, and repeatable")
       ->type_name("\"NAME:VALUE ...\"")
       ->allow_extra_args(false);
   app.add_option("-S,--seed", a.seed,
