@@ -114,6 +114,17 @@ Result<std::unique_ptr<Session>> TimeCreate(const PerfArgs& args, const std::str
   return s;
 }
 
+// Page faults of the process so far, every thread's (getrusage RUSAGE_SELF).
+struct ProcessFaults {
+  int64_t minor = 0;
+  int64_t major = 0;
+};
+ProcessFaults CountProcessFaults() {
+  struct rusage usage {};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return {};
+  return {usage.ru_minflt, usage.ru_majflt};
+}
+
 Result<double> TimeRun(Session& session, const Inputs& inputs) {
   Clock::time_point start = Clock::now();
   EPCTX_RETURN_IF_ERROR(session.Run(inputs).status());
@@ -222,7 +233,11 @@ Result<std::unique_ptr<Session>> TimeCreations(const PerfArgs& args, const PerfO
       EPCTX_RETURN_IF_ERROR(Sample(*blob, "session_1_created", r));
       if (run) {
         EPCTX_ASSIGN_OR_RETURN(*inputs, MakeInputs(args, *s, r));
+        const ProcessFaults before = CountProcessFaults();
         EPCTX_ASSIGN_OR_RETURN(r->first_inference_s, TimeRun(*s, *inputs));
+        const ProcessFaults after = CountProcessFaults();
+        r->first_inference_minor_faults = after.minor - before.minor;
+        r->first_inference_major_faults = after.major - before.major;
         if (files) r->cold_first_run_s.push_back(r->first_inference_s);
         EPCTX_RETURN_IF_ERROR(Sample(*blob, "session_1_ran", r));
       }

@@ -170,6 +170,21 @@ TEST_F(PerfTest, ColdDropsTheBlobFromThePageCache) {
   EXPECT_TRUE(m["cold"]["confirmed"].get<bool>()) << m["cold"];
 }
 
+// The first run's page faults are measured (the whole process's, every thread's, while it
+// lasted): how much of a first run's excess is faulting, and whether any came from the disk.
+TEST_F(PerfTest, FirstRunPageFaultsAreReported) {
+  json j = Perf({"--creations", "1", "-r", "1"});
+  ASSERT_TRUE(j.is_object());
+  const json& faults = j["first_inference_page_faults"];
+  ASSERT_TRUE(faults.is_object()) << j.dump();
+  EXPECT_GE(faults["minor"].get<int64_t>(), 0) << faults;  // -1: not measured
+  EXPECT_GE(faults["major"].get<int64_t>(), 0) << faults;
+  json none = Perf({"--creations", "1", "-n"});
+  ASSERT_TRUE(none.is_object());
+  EXPECT_TRUE(none["first_inference_ms"].is_null());
+  EXPECT_FALSE(none.contains("first_inference_page_faults"));
+}
+
 TEST_F(PerfTest, ProcessesShareTheBlobPages) {
   json j = Perf({"--creations", "1", "-r", "1", "--processes", "2"});
   ASSERT_TRUE(j.is_object());

@@ -58,6 +58,8 @@ void RunsJson(const PerfResult& r, nlohmann::json& j) {
   }
   Stats lat = Summarize(r.latency_s);
   j["first_inference_ms"] = Ms(r.first_inference_s);
+  j["first_inference_page_faults"] = {{"minor", r.first_inference_minor_faults},
+                                      {"major", r.first_inference_major_faults}};
   j["total_inference_time_cost_ms"] = Ms(Sum(r.latency_s));
   j["run_seconds"] = r.run_seconds;
   j["avg_cpu_usage_percent"] = r.cpu_usage_percent;

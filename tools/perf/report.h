@@ -35,10 +35,14 @@ struct PerfResult {
   bool from_context_blob = false;
   std::string fallback_reason;
   std::string blob_path;
-  int sessions = 1;                      // sessions alive together at the end (--sessions)
-  std::vector<double> creation_s;        // the timed creations (--creations), in order
-  std::vector<double> more_sessions_s;   // creations of sessions 2..N
-  double first_inference_s = 0;          // the first session's first run
+  int sessions = 1;                     // sessions alive together at the end (--sessions)
+  std::vector<double> creation_s;       // the timed creations (--creations), in order
+  std::vector<double> more_sessions_s;  // creations of sessions 2..N
+  double first_inference_s = 0;         // the first session's first run
+  // Page faults of the whole process (every thread: the run's and the preparing ones) while the
+  // first run lasted; -1 when not measured.
+  int64_t first_inference_minor_faults = -1;
+  int64_t first_inference_major_faults = -1;
   std::vector<double> cold_first_run_s;  // --cold: the first run after each cold creation
   std::string test_mode;                 // "times" or "duration"
   double run_seconds = 0;                // wall time of the timed runs
