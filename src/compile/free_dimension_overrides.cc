@@ -2,10 +2,12 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
 #include "util/logging.h"
+#include "util/status_macros.h"
 
 namespace epctx::compile {
 namespace {
