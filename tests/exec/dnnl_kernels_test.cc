@@ -825,6 +825,23 @@ TEST(DnnlConvKernel, WinogradWeightsAtAnotherShapeAreRefused) {
   EXPECT_EQ(m.substr(m.size() - std::min(m.size(), tail.size())), tail) << m;
 }
 
+// The problem's geometry and configuration (BlockedConvWithBias), and its weights packed at one
+// thread in the layout the compiler picks (PortableWinogradFormat); `*none` says why there is no
+// such layout here (and nothing is packed).
+void PackInPortableWinogradLayout(ConvProblem& p, std::mt19937& rng, onednn::ConvGeometry* g,
+                                  onednn::ConvConfig* c, std::vector<int64_t>* portable,
+                                  std::string* none) {
+  ASSERT_NO_FATAL_FAILURE(BlockedConvWithBias(p, g, c));
+  auto format = onednn::PortableWinogradFormat(*g, *c);
+  if (!format.ok()) {
+    *none = "no portable Winograd layout here: " + format.status().ToString();
+    return;
+  }
+  *portable = std::move(*format);
+  onednn::ThreadBudget one(1);
+  ASSERT_NO_FATAL_FAILURE(p.Pack(rng, *portable));
+}
+
 // The compiler packs Winograd weights in a 1-thread layout that every thread count finds
 // (PortableWinogradFormat). In ResNet-50's 14x14 layers oneDNN 2.6's first choice is not the same
 // for every count (on a Zen 4 its 2x3 Winograd at 1 and 2 threads, with another layout for 3 to
@@ -837,15 +854,11 @@ TEST(DnnlConvKernel, WinogradWeightsInTheOneThreadLayoutServeEveryThreadCount) {
   ConvProblem p = BlockedWinograd(256, 14);
   onednn::ConvGeometry g;
   onednn::ConvConfig c;
-  ASSERT_NO_FATAL_FAILURE(BlockedConvWithBias(p, &g, &c));
-  auto portable = onednn::PortableWinogradFormat(g, c);
-  if (!portable.ok())
-    GTEST_SKIP() << "no portable Winograd layout here: " << portable.status().ToString();
-  {
-    onednn::ThreadBudget one(1);
-    ASSERT_NO_FATAL_FAILURE(p.Pack(rng, *portable));
-  }
-  ASSERT_EQ(p.packed.format, *portable);
+  std::vector<int64_t> portable;
+  std::string none;
+  ASSERT_NO_FATAL_FAILURE(PackInPortableWinogradLayout(p, rng, &g, &c, &portable, &none));
+  if (!none.empty()) GTEST_SKIP() << none;
+  ASSERT_EQ(p.packed.format, portable);
   bool another_layout = false;
   for (int threads : {2, 3}) {
     onednn::ThreadBudget budget(threads);
@@ -854,7 +867,7 @@ TEST(DnnlConvKernel, WinogradWeightsInTheOneThreadLayoutServeEveryThreadCount) {
     ASSERT_TRUE(pd.ok()) << pd.status().ToString();
     auto format = onednn::EncodeWeightFormat(pd->weights_desc());
     ASSERT_TRUE(format.ok());
-    another_layout |= *format != *portable;
+    another_layout |= *format != portable;
   }
   ASSERT_NO_FATAL_FAILURE(ExpectEachThreadCountMatches(p, rng, {1, 2, 3, 4}));
   // Where oneDNN agrees on every count there was nothing to choose; say so rather than pass
@@ -884,15 +897,10 @@ TEST(DnnlConvKernel, WinogradWeightsOfDenseNetsFirstBlockServeEveryThreadCount) 
   p.w_shape = {32, 128, 3, 3};
   onednn::ConvGeometry g;
   onednn::ConvConfig c;
-  ASSERT_NO_FATAL_FAILURE(BlockedConvWithBias(p, &g, &c));
-  auto portable = onednn::PortableWinogradFormat(g, c);
-  if (!portable.ok()) {
-    GTEST_SKIP() << "no portable Winograd layout here: " << portable.status().ToString();
-  }
-  {
-    onednn::ThreadBudget one(1);
-    ASSERT_NO_FATAL_FAILURE(p.Pack(rng, *portable));
-  }
+  std::vector<int64_t> portable;
+  std::string none;
+  ASSERT_NO_FATAL_FAILURE(PackInPortableWinogradLayout(p, rng, &g, &c, &portable, &none));
+  if (!none.empty()) GTEST_SKIP() << none;
   ASSERT_NO_FATAL_FAILURE(ExpectEachThreadCountMatches(p, rng, {1, 2, 3, 4}));
 }
 

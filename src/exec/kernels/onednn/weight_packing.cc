@@ -136,8 +136,6 @@ Result<PackedWeight> PackFloatWeights(const PrimitiveDesc& pd, bool bf16,
                   what);
 }
 
-// A weight oneDNN's matmul would read in plain rows, stored in panels for the 1x1 convolution
-// instead (panel_matmul.h).
 // oneDNN's first implementation of the problem, or with `format` the one that reads it.
 Result<dnnl::convolution_forward::primitive_desc> ConvPrimitiveDescFor(
     const ConvGeometry& g, const ConvConfig& c, std::span<const int64_t> format) {
@@ -150,6 +148,8 @@ Result<dnnl::convolution_forward::primitive_desc> ConvPrimitiveDescFor(
   return std::move(*found);
 }
 
+// A weight oneDNN's matmul would read in plain rows, stored in panels for the 1x1 convolution
+// instead (panel_matmul.h).
 Result<PackedWeightPlan> PanelPlan(const MatMulGeometry& g, const MatMulConfig& c) {
   EPCTX_ASSIGN_OR_RETURN(auto pd, MakePanelMatMulPrimitiveDesc(g, c, true));
   PackedWeightPlan plan;
