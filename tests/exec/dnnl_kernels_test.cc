@@ -825,21 +825,26 @@ TEST(DnnlConvKernel, WinogradWeightsAtAnotherShapeAreRefused) {
   EXPECT_EQ(m.substr(m.size() - std::min(m.size(), tail.size())), tail) << m;
 }
 
-// The problem's geometry and configuration (BlockedConvWithBias), and its weights packed at one
-// thread in the layout the compiler picks (PortableWinogradFormat); `*none` says why there is no
-// such layout here (and nothing is packed).
-void PackInPortableWinogradLayout(ConvProblem& p, std::mt19937& rng, onednn::ConvGeometry* g,
-                                  onednn::ConvConfig* c, std::vector<int64_t>* portable,
-                                  std::string* none) {
-  ASSERT_NO_FATAL_FAILURE(BlockedConvWithBias(p, g, c));
-  auto format = onednn::PortableWinogradFormat(*g, *c);
+// A problem's geometry and configuration (BlockedConvWithBias) and the layout the compiler packs
+// its Winograd weights in (PortableWinogradFormat), or why there is no such layout here.
+struct PortableWinograd {
+  onednn::ConvGeometry g;
+  onednn::ConvConfig c;
+  std::vector<int64_t> format;
+  std::string none;
+};
+
+// Fills `w` for `p` and packs p's weights in that layout at one thread (unless there is none).
+void PackInPortableWinogradLayout(ConvProblem& p, std::mt19937& rng, PortableWinograd* w) {
+  ASSERT_NO_FATAL_FAILURE(BlockedConvWithBias(p, &w->g, &w->c));
+  auto format = onednn::PortableWinogradFormat(w->g, w->c);
   if (!format.ok()) {
-    *none = "no portable Winograd layout here: " + format.status().ToString();
+    w->none = "no portable Winograd layout here: " + format.status().ToString();
     return;
   }
-  *portable = std::move(*format);
+  w->format = std::move(*format);
   onednn::ThreadBudget one(1);
-  ASSERT_NO_FATAL_FAILURE(p.Pack(rng, *portable));
+  ASSERT_NO_FATAL_FAILURE(p.Pack(rng, w->format));
 }
 
 // The compiler packs Winograd weights in a 1-thread layout that every thread count finds
@@ -852,22 +857,20 @@ TEST(DnnlConvKernel, WinogradWeightsInTheOneThreadLayoutServeEveryThreadCount) {
   if (const std::string why = NoWinogradHere(); !why.empty()) GTEST_SKIP() << why;
   std::mt19937 rng(9);
   ConvProblem p = BlockedWinograd(256, 14);
-  onednn::ConvGeometry g;
-  onednn::ConvConfig c;
-  std::vector<int64_t> portable;
-  std::string none;
-  ASSERT_NO_FATAL_FAILURE(PackInPortableWinogradLayout(p, rng, &g, &c, &portable, &none));
-  if (!none.empty()) GTEST_SKIP() << none;
-  ASSERT_EQ(p.packed.format, portable);
+  PortableWinograd w;
+  ASSERT_NO_FATAL_FAILURE(PackInPortableWinogradLayout(p, rng, &w));
+  if (!w.none.empty()) GTEST_SKIP() << w.none;
+  ASSERT_EQ(p.packed.format, w.format);
   bool another_layout = false;
+  onednn::ConvConfig winograd = w.c;
+  winograd.winograd = true;
   for (int threads : {2, 3}) {
     onednn::ThreadBudget budget(threads);
-    c.winograd = true;
-    auto pd = onednn::MakeConvPrimitiveDesc(g, c, nullptr);
+    auto pd = onednn::MakeConvPrimitiveDesc(w.g, winograd, nullptr);
     ASSERT_TRUE(pd.ok()) << pd.status().ToString();
     auto format = onednn::EncodeWeightFormat(pd->weights_desc());
     ASSERT_TRUE(format.ok());
-    another_layout |= *format != portable;
+    another_layout |= *format != w.format;
   }
   ASSERT_NO_FATAL_FAILURE(ExpectEachThreadCountMatches(p, rng, {1, 2, 3, 4}));
   // Where oneDNN agrees on every count there was nothing to choose; say so rather than pass
@@ -895,12 +898,9 @@ TEST(DnnlConvKernel, WinogradWeightsOfDenseNetsFirstBlockServeEveryThreadCount) 
   std::mt19937 rng(13);
   ConvProblem p = BlockedWinograd(128, 56);
   p.w_shape = {32, 128, 3, 3};
-  onednn::ConvGeometry g;
-  onednn::ConvConfig c;
-  std::vector<int64_t> portable;
-  std::string none;
-  ASSERT_NO_FATAL_FAILURE(PackInPortableWinogradLayout(p, rng, &g, &c, &portable, &none));
-  if (!none.empty()) GTEST_SKIP() << none;
+  PortableWinograd w;
+  ASSERT_NO_FATAL_FAILURE(PackInPortableWinogradLayout(p, rng, &w));
+  if (!w.none.empty()) GTEST_SKIP() << w.none;
   ASSERT_NO_FATAL_FAILURE(ExpectEachThreadCountMatches(p, rng, {1, 2, 3, 4}));
 }
 
