@@ -186,6 +186,60 @@ TEST(ReduceTest, IntegerTypesAndEdgeValues) {
             (std::vector<float>(2, -std::numeric_limits<float>::infinity())));
 }
 
+// Each integer reduction over rows of every length from 1 to 70, against sums taken here in
+// int64 and wrapped to the type. Rows of 8 to 64 elements are where GCC 12's vectorized
+// four-accumulator loop summed integers wrongly (the int64 sum of 0..15 was 64).
+template <typename T>
+void CheckIntegerRuns(DataType type, int64_t lo, int64_t hi) {
+  std::mt19937 rng(11);
+  struct Case {
+    const char* op;
+    int64_t init;
+    std::function<int64_t(int64_t, int64_t)> combine;  // (accumulated, element)
+    bool mean = false;
+  };
+  const std::vector<Case> cases{
+      {"ReduceSum", 0, [](int64_t a, int64_t v) { return a + v; }},
+      {"ReduceMean", 0, [](int64_t a, int64_t v) { return a + v; }, true},
+      {"ReduceL1", 0, [](int64_t a, int64_t v) { return a + (v < 0 ? -v : v); }},
+      {"ReduceSumSquare", 0, [](int64_t a, int64_t v) { return a + v * v; }},
+      {"ReduceMax", std::numeric_limits<int64_t>::min(),
+       [](int64_t a, int64_t v) { return std::max(a, v); }},
+      {"ReduceMin", std::numeric_limits<int64_t>::max(),
+       [](int64_t a, int64_t v) { return std::min(a, v); }},
+  };
+  AttrBuilder axis1;
+  axis1.Ints("axes", {1}).Int("keepdims", 0);
+  for (int64_t n = 1; n <= 70; ++n) {
+    std::vector<T> values(static_cast<size_t>(2 * n));
+    for (T& v : values) v = static_cast<T>(Pick(rng, lo, hi));
+    Tensor x = Typed<T>(type, {2, n}, values);
+    for (const Case& c : cases) {
+      auto r = RunNode(NodeSpec(c.op, 11), axis1, {&x});
+      ASSERT_TRUE(r.ok()) << c.op << ": " << r.status().ToString();
+      std::vector<T> want;
+      for (int64_t row = 0; row < 2; ++row) {
+        int64_t acc = c.init;
+        for (int64_t i = 0; i < n; ++i) {
+          acc = c.combine(acc, static_cast<int64_t>(values[static_cast<size_t>(row * n + i)]));
+        }
+        // The sum wraps to T's width first; ONNX's integer mean divides that, truncating.
+        T wrapped = static_cast<T>(acc);
+        want.push_back(c.mean ? static_cast<T>(static_cast<int64_t>(wrapped) / n) : wrapped);
+      }
+      EXPECT_EQ(ValuesOf<T>((*r)[0]), want)
+          << c.op << " of rows of " << n << " " << DataTypeName(type);
+    }
+  }
+}
+
+TEST(ReduceTest, IntegerRunsOfEveryLength) {
+  CheckIntegerRuns<int64_t>(DataType::kInt64, -1000, 1000);
+  CheckIntegerRuns<int32_t>(DataType::kInt32, -1000, 1000);
+  CheckIntegerRuns<int8_t>(DataType::kInt8, -9, 9);
+  CheckIntegerRuns<uint8_t>(DataType::kUint8, 0, 9);
+}
+
 TEST(ReduceTest, BadAxesAndTypesAreReported) {
   Tensor x = FloatTensor({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
   AttrBuilder twice;
