@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""The tiny Llama of tests/models/export_llama.py in ONNX Runtime GenAI's layout
+(tests/models/export_llama_genai.py: one graph for the prompt and the decode steps, with
+GroupQueryAttention, SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, seqlens_k
+and total_sequence_length computed from the attention mask) compiles with those operators kept,
+and a generation through it matches PyTorch's logits (atol 1e-4 + rtol 1e-3):
+  - the prompt, with empty pasts ([1, kv_heads, 0, head_dim]) and a mask of ones;
+  - one decode step, fed the prompt's presents as its pasts and a mask one longer.
+The GenAI form of the model runs on the same weights as the PyTorch export, so its logits are
+PyTorch's too; ONNX Runtime 1.30 gives them within 2.2e-6 (bench/llm measures it at SmolLM's
+shapes).
+
+usage: check_llama_genai.py --epctx BIN --work DIR
+Exports into DIR/llama_genai (torch, once per run), compiles and runs there.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+NAME = "llama_tiny_genai"
+EXPECT = {"com.microsoft.GroupQueryAttention": 2, "SimplifiedLayerNormalization": 1,
+          "com.microsoft.SkipSimplifiedLayerNormalization": 4}
+ATOL, RTOL = "1e-4", "1e-3"
+
+
+def run(cmd):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        sys.exit(f"check_llama_genai: {' '.join(cmd)} failed:\n{p.stdout}")
+    return p.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epctx", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    out = os.path.join(args.work, "llama_genai")
+    os.makedirs(out, exist_ok=True)
+    run(["/usr/bin/python3", os.path.join(REPO, "tests", "models", "export_llama_genai.py"),
+         "--config", "tiny", "--out", out])
+    with open(os.path.join(out, f"{NAME}.json")) as f:
+        config = json.load(f)
+    head_dim = config["hidden"] // config["heads"]
+    ctx = os.path.join(out, f"{NAME}_ctx.onnx")
+    run([args.epctx, "compile", os.path.join(out, f"{NAME}.onnx"), "-o", ctx])
+    ops = {}
+    for m in json.loads(run([args.epctx, "inspect", "--json", ctx]))["blob"]["models"]:
+        for program in m["programs"]:
+            for op, count in program["ops"].items():
+                ops[op] = ops.get(op, 0) + count
+    failed = []
+    wrong = {op: ops.get(op, 0) for op, want in EXPECT.items() if ops.get(op, 0) != want}
+    if wrong:
+        failed.append(f"ops {wrong}, expected {({op: EXPECT[op] for op in wrong})} (all: {ops})")
+
+    def step(stem, input_ids, total, pasts):
+        """Runs one step; pasts: {layer: (key file, value file)}. Returns its output folder."""
+        feeds = {"input_ids": input_ids,
+                 "attention_mask": np.ones((1, total), dtype=np.int64)}
+        args_in = []
+        for name, array in feeds.items():
+            path = os.path.join(out, f"{stem}.{name}.npy")
+            np.save(path, array)
+            args_in += ["-i", f"{name}={path}"]
+        for i, (key, value) in pasts.items():
+            args_in += ["-i", f"past_key_values.{i}.key={key}",
+                        "-i", f"past_key_values.{i}.value={value}"]
+        results = os.path.join(out, f"{stem}_epctx")
+        run([args.epctx, "run", ctx, *args_in, "--output-dir", results,
+             "-C", "epctx.fallback|deny"])
+        return results
+
+    prompt = np.load(os.path.join(out, f"{NAME}.input_ids.npy"))
+    empty = os.path.join(out, "empty_past.npy")
+    np.save(empty, np.zeros((1, config["kv_heads"], 0, head_dim), dtype=np.float32))
+    prefill = step("prefill", prompt, prompt.shape[1],
+                   {i: (empty, empty) for i in range(config["layers"])})
+    token = np.load(os.path.join(out, f"{NAME}.decode_input_ids.npy"))
+    decode = step("decode", token, prompt.shape[1] + 1,
+                  {i: (os.path.join(prefill, f"present.{i}.key.npy"),
+                       os.path.join(prefill, f"present.{i}.value.npy"))
+                   for i in range(config["layers"])})
+    for stem, results, reference in (("prefill", prefill, f"{NAME}.logits.npy"),
+                                     ("decode", decode, f"{NAME}.decode_logits.npy")):
+        p = subprocess.run([args.epctx, "compare", os.path.join(results, "logits.npy"),
+                            os.path.join(out, reference), "--atol", ATOL, "--rtol", RTOL],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        print(f"{stem}: {p.stdout.strip()}")
+        if p.returncode != 0:
+            failed.append(f"{stem}: logits differ from PyTorch's: {p.stdout.strip()}")
+    if failed:
+        sys.exit("\n".join(failed))
+    print("GenAI layout: prompt and decode step match PyTorch's logits")
+
+
+if __name__ == "__main__":
+    main()
