@@ -2,7 +2,10 @@
 // ONNX Runtime (onnxruntime-node) side of bench/llm: a greedy generation with a prefill and a
 // decode graph (tests/models/export_llama.py's I/O: input_ids; past.L.key/value ->
 // present.L.key/value, logits), in this fresh process:
-//   - creation of the prefill session, then of the decode session
+//   - creation of the prefill session, then of the decode session (one session when both are
+//     the same file: ONNX Runtime GenAI's layout, tests/models/export_llama_genai.py, whose
+//     pasts are past_key_values.L.key/value, and whose attention_mask input is fed ones; the
+//     prompt runs with empty pasts)
 //   - prefill of the prompt (its first token is the argmax of the last position's logits)
 //   - --tokens decode steps, each feeding the previous step's presents as its pasts
 //   - per-token time at given past lengths (--at 16,256,1024): decode steps on pasts of that
@@ -64,9 +67,31 @@ function argmaxLast(logits) {
   return best;
 }
 
-// Past names in the decode graph's input order, and the present each is fed from.
+// Past names in a graph's input order, and the present each is fed from.
 function pastNames(session) {
-  return session.inputNames.filter((n) => n.startsWith('past.'));
+  return session.inputNames.filter((n) => n.startsWith('past.') || n.startsWith('past_key_values.'));
+}
+function presentOf(past) {
+  return past.replace(/^past_key_values\./, 'present.').replace(/^past\./, 'present.');
+}
+
+// The feeds besides input_ids and the pasts: an attention mask of ones over `total` positions
+// where the graph has one.
+function addMask(session, feeds, total) {
+  if (session.inputNames.includes('attention_mask')) {
+    feeds.attention_mask = new ort.Tensor('int64', new BigInt64Array(total).fill(1n), [1, total]);
+  }
+  return feeds;
+}
+
+// Empty pasts ([1, kv_heads, 0, head_dim]) for a prompt run through a graph that takes pasts.
+function addEmptyPasts(session, feeds) {
+  for (const m of session.inputMetadata) {
+    if (!pastNames(session).includes(m.name)) continue;
+    const dims = [1, m.shape[1], 0, m.shape[3]];
+    feeds[m.name] = new ort.Tensor(m.type, m.type === 'float16' ? new Uint16Array(0) : new Float32Array(0), dims);
+  }
+  return feeds;
 }
 
 async function main() {
@@ -80,19 +105,22 @@ async function main() {
   const prefill = await ort.InferenceSession.create(a.prefill, options);
   out.create_prefill_ms = Number(process.hrtime.bigint() - t) / 1e6;
   t = process.hrtime.bigint();
-  const decode = await ort.InferenceSession.create(a.decode, options);
+  const decode = a.decode === a.prefill ? prefill : await ort.InferenceSession.create(a.decode, options);
   out.create_decode_ms = Number(process.hrtime.bigint() - t) / 1e6;
   out.rss_after_creation = rssBytes();
 
   t = process.hrtime.bigint();
-  let result = await prefill.run({input_ids: new ort.Tensor('int64', prompt.data, prompt.shape)});
+  const promptFeeds = {input_ids: new ort.Tensor('int64', prompt.data, prompt.shape)};
+  addEmptyPasts(prefill, addMask(prefill, promptFeeds, prompt.shape[1]));
+  let result = await prefill.run(promptFeeds);
   out.prefill_ms = Number(process.hrtime.bigint() - t) / 1e6;
   const tokens = [argmaxLast(result.logits)];
   const pasts = pastNames(decode);
   const steps = [];
   for (let i = 0; i < a.tokens; i++) {
     const feeds = {input_ids: new ort.Tensor('int64', BigInt64Array.from([BigInt(tokens[tokens.length - 1])]), [1, 1])};
-    for (const p of pasts) feeds[p] = result[p.replace('past.', 'present.')];
+    for (const p of pasts) feeds[p] = result[presentOf(p)];
+    addMask(decode, feeds, feeds[pasts[0]].dims[2] + 1);
     t = process.hrtime.bigint();
     result = await decode.run(feeds);
     steps.push(Number(process.hrtime.bigint() - t) / 1e6);
@@ -106,9 +134,10 @@ async function main() {
   // Per-token time at fixed past lengths, on seeded pasts.
   out.at = {};
   for (const length of a.at) {
-    const feeds = {input_ids: new ort.Tensor('int64', BigInt64Array.from([1n]), [1, 1])};
+    const feeds = addMask(decode, {input_ids: new ort.Tensor('int64', BigInt64Array.from([1n]), [1, 1])},
+                          length + 1);
     for (const p of pasts) {
-      const like = result[p.replace('past.', 'present.')];
+      const like = result[presentOf(p)];
       const dims = [like.dims[0], like.dims[1], length, like.dims[3]];
       const n = dims.reduce((x, y) => x * y, 1);
       const data = new Float32Array(n);

@@ -8,6 +8,11 @@ with "-bf16" (f32-bf16, f16-bf16) is the same originals compiled with `--precisi
 with avx512_bf16), still against ONNX Runtime on the originals. Variant int4a0 is the int4 model
 quantized the same way but with accuracy_level 0 (float arithmetic on the dequantized weights, no
 int8 activations): its greedy tokens show whether both engines read the int4 weights alike.
+Variants genai-f32 and genai-int4 are the same model, same weights, in ONNX Runtime GenAI's
+layout (tests/models/export_llama_genai.py: one graph for prompt and decode steps, with
+GroupQueryAttention, the builder's norms and an attention mask; genai-int4 quantized as int4):
+one session per engine runs both phases, so "creation" is that one session's, and the blob holds
+one model. Against f32 and int4 they show whether the two layouts of one model run alike.
 
 Per variant: the pair compiled into one blob (`epctx compile -m prefill -m decode`), the blob's
 bytes against the two originals'; then per thread count, one fresh process of each engine in
@@ -28,7 +33,8 @@ follows it.
 Writes bench/results/llm.json and docs/BENCHMARKS_LLM.md (one table per CPU: earlier CPUs'
 tables are kept). Refuses to measure when the 1-minute load average is 1 or more unless --force.
 
-usage: bench/llm/run_llm.sh [--variants f32,f16,int4,int4a0,f32-bf16] [--threads 1,2] [--tokens 128] [--force]
+usage: bench/llm/run_llm.sh [--variants f32,f16,int4,int4a0,f32-bf16,genai-f32,genai-int4] [--threads 1,2]
+                           [--tokens 128] [--force]
                            [--build DIR]
 """
 
@@ -64,6 +70,9 @@ def prepare(epctx, variants):
                    "--prompt-length", "128"])
     out = {}
     for v in variants:
+        if v.startswith("genai-"):
+            out[v] = prepare_genai(epctx, v)
+            continue
         weights, _, precision = v.partition("-")  # "f16-bf16": the float16 model computed in bf16
         pair = {}
         for stem in ("prefill", "decode"):
@@ -89,6 +98,32 @@ def prepare(epctx, variants):
             "decode_ctx": os.path.join(ctx_dir, stem(pair["decode"]) + "_ctx.onnx"),
         }
     return out
+
+
+def prepare_genai(epctx, variant):
+    """The GenAI-layout model of `variant` (genai-f32, genai-int4), exported, quantized and
+    compiled; one file serves as both prefill and decode."""
+    weights = variant.split("-", 1)[1]
+    if weights not in ("f32", "int4"):
+        sys.exit(f"bench: variant {variant}: the GenAI layout comes in f32 and int4")
+    src = os.path.join(WORK, "llama_smollm_genai.onnx")
+    if not os.path.exists(src):
+        run_shown([PY, os.path.join(MODELS, "export_llama_genai.py"), "--config", "smollm",
+                   "--out", WORK, "--prompt-length", "128", "--name", "llama_smollm_genai"])
+    model = src
+    if weights == "int4":
+        model = os.path.join(WORK, "llama_smollm_genai_int4.onnx")
+        if not os.path.exists(model):
+            run_shown([PY, os.path.join(MODELS, "quantize_nbits.py"), src, model,
+                       "--accuracy-level", "4"])
+    ctx_dir = os.path.join(WORK, f"ctx_{variant}")
+    ctx = os.path.join(ctx_dir, os.path.splitext(os.path.basename(model))[0] + "_ctx.onnx")
+    run([epctx, "compile", model, "-o", ctx])
+    blob = [f for f in os.listdir(ctx_dir) if f.endswith(".epctx")][0]
+    return {"originals": {"prefill": model, "decode": model},
+            "original_bytes": os.path.getsize(model),
+            "blob_bytes": os.path.getsize(os.path.join(ctx_dir, blob)),
+            "prefill_ctx": ctx, "decode_ctx": ctx}
 
 
 def measure(variant, paths, threads, tokens, at):
@@ -237,7 +272,9 @@ def write_doc(report):
     section = "\n".join(lines) + "\n"
     head = ("# LLM bench (bench/llm/run_llm.py)\n\nepctx vs ONNX Runtime 1.30 on a Llama-style model "
             "with SmolLM-135M's shapes (random weights, seeded), prefill + decode in one blob. One "
-            "section per CPU; a new run replaces its CPU's section only. Tokens: epctx's greedy "
+            "section per CPU; a new run replaces its CPU's section only. genai-*: the same model in ONNX "
+            "Runtime GenAI's layout (one graph, GroupQueryAttention; one session per engine). "
+            "Tokens: epctx's greedy "
             "tokens against ORT's at its default optimization level (all); where they differ, ORT "
             "runs once more at level basic (no fusions), and the cell says where ORT's two levels "
             "part and where epctx parts from ORT basic.\n\n")
