@@ -54,8 +54,35 @@ bool HasExternalData(const onnx::ModelProto& model) {
   return false;
 }
 
-Status RunChecker(const onnx::ModelProto& model, const std::string& name,
-                  const std::string& model_dir) {
+// onnx 1.12's checker requires a shape on every input and output of the main graph; the ONNX
+// spec and ONNX Runtime do not (a graph built with onnx.helper.make_tensor_value_info(name,
+// type, None) has none, and ONNX Runtime infers its outputs' shapes). Such tensors get an empty
+// shape while the checker runs, removed again before shape inference fills them in.
+class ShapesForTheChecker {
+ public:
+  explicit ShapesForTheChecker(onnx::GraphProto& graph) {
+    for (auto* values : {graph.mutable_input(), graph.mutable_output()}) {
+      for (onnx::ValueInfoProto& v : *values) {
+        if (!v.has_type() || !v.type().has_tensor_type()) continue;
+        onnx::TypeProto_Tensor* tensor = v.mutable_type()->mutable_tensor_type();
+        if (tensor->has_shape()) continue;
+        tensor->mutable_shape();
+        given_.push_back(tensor);
+      }
+    }
+  }
+  ~ShapesForTheChecker() {
+    for (onnx::TypeProto_Tensor* tensor : given_) tensor->clear_shape();
+  }
+  ShapesForTheChecker(const ShapesForTheChecker&) = delete;
+  ShapesForTheChecker& operator=(const ShapesForTheChecker&) = delete;
+
+ private:
+  std::vector<onnx::TypeProto_Tensor*> given_;
+};
+
+Status RunChecker(onnx::ModelProto& model, const std::string& name, const std::string& model_dir) {
+  ShapesForTheChecker shapes(*model.mutable_graph());
   if (model_dir.empty() && HasExternalData(model)) {
     return EPCTX_ERROR(kInvalidArgument,
                        "'{}': the model keeps weights in external data files, which are found "

@@ -6,6 +6,7 @@ import shutil
 
 import numpy as np
 import pytest
+from onnx import TensorProto, helper
 
 import epctx
 from conftest import assert_matches_pytorch, model_path, reference, tiny_model_bytes
@@ -96,6 +97,23 @@ def test_runs_with_symbolic_dims_and_integers(tiny_model):
     assert np.array_equal(n, k) and n.dtype == np.int64
     (n_only,) = sess.run(["n"], {"x": x, "k": k})
     assert np.array_equal(n_only, k)
+
+
+def test_inputs_and_outputs_without_shapes():
+    # make_tensor_value_info(name, type, None): no shape at all, which onnx's checker refuses on
+    # the main graph and ONNX Runtime runs (any rank in, the inferred shape out).
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("ReduceSum", ["y"], ["s"],
+                                                                  keepdims=0)],
+        "no_shapes", [helper.make_tensor_value_info("x", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    sess = epctx.InferenceSession(model.SerializeToString())
+    assert [(i.name, i.shape) for i in sess.get_inputs()] == [("x", [])]
+    for x in (np.array([[-1, 2], [3, -4]], dtype=np.float32), np.array([-5, 6, 7], np.float32)):
+        y, s = sess.run(None, {"x": x})
+        assert np.array_equal(y, np.maximum(x, 0)) and s.shape == () and s == y.sum()
 
 
 def test_model_metadata(tiny_model, cls_context):
