@@ -59,6 +59,41 @@ def warm_page_cache(paths):
                 pass
 
 
+def _read_bandwidth(start, result):
+    """One reader of memory_bandwidth: 256 MiB of its own, read 8 times by memchr (bytes.find of
+    a byte it does not hold) once `start` is set; puts bytes per second into `result`."""
+    import time
+    data = bytearray(256 << 20)
+    data[::4096] = b"\x02" * (len(data) // 4096)  # every page written: its own memory, not the zero page
+    start.wait()
+    t = time.perf_counter()
+    for _ in range(8):
+        data.find(b"\x01")
+    result.put(8 * len(data) / (time.perf_counter() - t))
+
+
+def memory_bandwidth(processes=(1, 2)):
+    """Read bandwidth of main memory in GB/s with 1 and with 2 processes reading at once: this
+    VM's host shares it, and what two cores get varies from one hour to the next (seen: 46-48,
+    then 31-35 GB/s on the same machine), which moves every bandwidth-bound figure at 2 threads
+    (a float32 decode step reads all its weights). Reported beside such figures."""
+    import multiprocessing as mp
+    out = {}
+    for n in processes:
+        start, result = mp.Event(), mp.Queue()
+        readers = [mp.Process(target=_read_bandwidth, args=(start, result)) for _ in range(n)]
+        for r in readers:
+            r.start()
+        import time
+        time.sleep(1.0)  # every reader has its buffer
+        start.set()
+        rates = [result.get() for _ in readers]
+        for r in readers:
+            r.join()
+        out[str(n)] = round(sum(rates) / 1e9, 1)
+    return out
+
+
 def summarize(values):
     """median, min, max and count of the values that are not None (None when there are none)."""
     values = [v for v in values if v is not None]

@@ -32,6 +32,9 @@ follows it.
 
 Writes bench/results/llm.json and docs/BENCHMARKS_LLM.md (one table per CPU: earlier CPUs'
 tables are kept). Refuses to measure when the 1-minute load average is 1 or more unless --force.
+The memory read bandwidth with 1 and 2 reading processes (bench_common.memory_bandwidth) is
+measured at the start and at the end and printed with the table: a float32 decode step reads all
+its weights, so its time at 2 threads follows what the host gives two cores at the time.
 
 usage: bench/llm/run_llm.sh [--variants f32,f16,int4,int4a0,f32-bf16,genai-f32,genai-int4] [--threads 1,2]
                            [--tokens 128] [--force]
@@ -49,8 +52,8 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from bench_common import (BUSY_LOADAVG, RESULTS, ROOT, TMP, CommandFailed, build_epctx,  # noqa: E402
-                          cpu_facts, cpu_title, ensure_onnxruntime_node, log, run, run_json,
-                          run_shown, warm_page_cache, write_cpu_section)
+                          cpu_facts, cpu_title, ensure_onnxruntime_node, log, memory_bandwidth, run,
+                          run_json, run_shown, warm_page_cache, write_cpu_section)
 
 WORK = os.path.join(TMP, "llm")
 BUILD = os.path.join(ROOT, "build-bench")  # bench/run.py's build (no tests)
@@ -243,12 +246,22 @@ def summary(r):
     }
 
 
+def bandwidth_text(report):
+    """The memory read bandwidth line of a report (older reports have none)."""
+    if "bandwidth_start" not in report:
+        return "memory bandwidth not measured"
+    cell = lambda b: f"{b['1']} / {b['2']} GB/s"  # noqa: E731
+    return (f"memory read bandwidth with 1 / 2 readers {cell(report['bandwidth_start'])} at the "
+            f"start, {cell(report['bandwidth_end'])} at the end")
+
+
 def write_doc(report):
     cpu = report["cpu"]
     title = cpu_title(cpu)
     lines = [f"## {title}", "",
              f"{report['date']}, git {report['git']}, load average {report['loadavg_start']} at "
-             f"the start, ISA: {cpu.get('isa')}; prompt 128 tokens, {report['tokens']} greedy "
+             f"the start, ISA: {cpu.get('isa')}; {bandwidth_text(report)}; prompt 128 tokens, "
+             f"{report['tokens']} greedy "
              "tokens; each engine's files read just before its process (warm page cache); ratios "
              "epctx / ORT (below 1: epctx faster or smaller).", "",
              "| variant | threads | TTFT ms (ratio) | prefill ms (ratio) | decode median ms (ratio) "
@@ -323,7 +336,8 @@ def main():
               "date": datetime.date.today().isoformat(),
               "git": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], text=True,
                                     stdout=subprocess.PIPE).stdout.strip(),
-              "rows": [], "raw": []}
+              "rows": [], "raw": [], "bandwidth_start": memory_bandwidth()}
+    log(f"memory read bandwidth, 1 / 2 readers: {report['bandwidth_start']} GB/s")
     for v in variants:
         for t in [int(x) for x in args.threads.split(",")]:
             m = measure(v, prepared[v], t, args.tokens, args.at)
@@ -338,6 +352,8 @@ def main():
             report["rows"][-1]["primitives"] = count_primitives(prepared[v], t, args.tokens)
             add_basic_comparison(report["rows"][-1], m)
             log(json.dumps(report["rows"][-1]))
+    report["bandwidth_end"] = memory_bandwidth()
+    log(f"memory read bandwidth at the end, 1 / 2 readers: {report['bandwidth_end']} GB/s")
     with open(os.path.join(RESULTS, "llm.json"), "w") as f:
         json.dump(report, f, indent=1)
     write_doc(report)
