@@ -14,53 +14,30 @@ usage: check_llama_fusions.py --epctx BIN --work DIR
 Exports into DIR/llama (torch, once per run), compiles, inspects and runs each graph there.
 """
 
-import argparse
-import json
 import os
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
+from llama_checks import compiled_ops, export_tiny, logits_differ, run, unexpected_ops
 EXPECT = {"SimplifiedLayerNormalization": 1, "com.microsoft.SkipSimplifiedLayerNormalization": 4,
           "Pow": 0, "Sqrt": 0, "ReduceMean": 0, "com.epctx.Attention": 2, "Softmax": 0,
           "com.epctx.MaskedSoftmax": 0, "com.epctx.DnnlBatchMatMul": 0, "Expand": 0}
 ATOL, RTOL = "1e-4", "1e-3"
 
 
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        sys.exit(f"check_llama_fusions: {' '.join(cmd)} failed:\n{p.stdout}")
-    return p.stdout
+WHO = "check_llama_fusions"
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epctx", required=True)
-    parser.add_argument("--work", required=True)
-    args = parser.parse_args()
-    out = os.path.join(args.work, "llama")
-    os.makedirs(out, exist_ok=True)
-    run(["/usr/bin/python3", os.path.join(REPO, "tests", "models", "export_llama.py"),
-         "--config", "tiny", "--out", out])
-    with open(os.path.join(out, "llama_tiny.json")) as f:
-        layers = json.load(f)["layers"]
+    args, out, config = export_tiny(__doc__, "export_llama.py", "llama", "llama_tiny.json", WHO)
+    layers = config["layers"]
     failed = []
     for stem in ("prefill", "decode"):
         model = os.path.join(out, f"llama_tiny_{stem}.onnx")
         ctx = os.path.join(out, f"llama_tiny_{stem}_ctx.onnx")
-        run([args.epctx, "compile", model, "-o", ctx])
-        ops = {}
-        for m in json.loads(run([args.epctx, "inspect", "--json", ctx]))["blob"]["models"]:
-            for program in m["programs"]:
-                for op, count in program["ops"].items():
-                    ops[op] = ops.get(op, 0) + count
-        wrong = {op: ops.get(op, 0) for op, want in EXPECT.items() if ops.get(op, 0) != want}
+        run([args.epctx, "compile", model, "-o", ctx], WHO)
+        wrong = unexpected_ops(compiled_ops(args.epctx, ctx, WHO), EXPECT)
         if wrong:
-            failed.append(f"{stem}: ops {wrong}, expected {({op: EXPECT[op] for op in wrong})} "
-                          f"(all ops: {ops})")
+            failed.append(f"{stem}: {wrong}")
         inputs = ["-i", f"input_ids={os.path.join(out, f'llama_tiny_{stem}.input_ids.npy')}"]
         if stem == "decode":
             for i in range(layers):
@@ -68,14 +45,12 @@ def main():
                     name = f"past.{i}.{kind}"
                     inputs += ["-i", f"{name}={os.path.join(out, f'llama_tiny_decode.{name}.npy')}"]
         results = os.path.join(out, f"{stem}_epctx")
-        run([args.epctx, "run", ctx, *inputs, "--output-dir", results, "-C", "epctx.fallback|deny"])
-        p = subprocess.run([args.epctx, "compare", os.path.join(results, "logits.npy"),
-                            os.path.join(out, f"llama_tiny_{stem}.logits.npy"), "--atol", ATOL,
-                            "--rtol", RTOL], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True)
-        print(f"{stem}: {p.stdout.strip()}")
-        if p.returncode != 0:
-            failed.append(f"{stem}: logits differ from PyTorch's: {p.stdout.strip()}")
+        run([args.epctx, "run", ctx, *inputs, "--output-dir", results, "-C", "epctx.fallback|deny"],
+            WHO)
+        differ = logits_differ(args.epctx, os.path.join(results, "logits.npy"),
+                               os.path.join(out, f"llama_tiny_{stem}.logits.npy"), ATOL, RTOL, stem)
+        if differ:
+            failed.append(differ)
     if failed:
         sys.exit("\n".join(failed))
     print("prefill and decode: fused norms and attention, logits match PyTorch's")

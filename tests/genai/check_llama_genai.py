@@ -14,53 +14,29 @@ usage: check_llama_genai.py --epctx BIN --work DIR
 Exports into DIR/llama_genai (torch, once per run), compiles and runs there.
 """
 
-import argparse
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
+from llama_checks import compiled_ops, export_tiny, logits_differ, run, unexpected_ops
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
+WHO = "check_llama_genai"
 NAME = "llama_tiny_genai"
 EXPECT = {"com.microsoft.GroupQueryAttention": 2, "SimplifiedLayerNormalization": 1,
           "com.microsoft.SkipSimplifiedLayerNormalization": 4}
 ATOL, RTOL = "1e-4", "1e-3"
 
 
-def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        sys.exit(f"check_llama_genai: {' '.join(cmd)} failed:\n{p.stdout}")
-    return p.stdout
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epctx", required=True)
-    parser.add_argument("--work", required=True)
-    args = parser.parse_args()
-    out = os.path.join(args.work, "llama_genai")
-    os.makedirs(out, exist_ok=True)
-    run(["/usr/bin/python3", os.path.join(REPO, "tests", "models", "export_llama_genai.py"),
-         "--config", "tiny", "--out", out])
-    with open(os.path.join(out, f"{NAME}.json")) as f:
-        config = json.load(f)
+    args, out, config = export_tiny(__doc__, "export_llama_genai.py", "llama_genai",
+                                    f"{NAME}.json", WHO)
     head_dim = config["hidden"] // config["heads"]
     ctx = os.path.join(out, f"{NAME}_ctx.onnx")
-    run([args.epctx, "compile", os.path.join(out, f"{NAME}.onnx"), "-o", ctx])
-    ops = {}
-    for m in json.loads(run([args.epctx, "inspect", "--json", ctx]))["blob"]["models"]:
-        for program in m["programs"]:
-            for op, count in program["ops"].items():
-                ops[op] = ops.get(op, 0) + count
+    run([args.epctx, "compile", os.path.join(out, f"{NAME}.onnx"), "-o", ctx], WHO)
     failed = []
-    wrong = {op: ops.get(op, 0) for op, want in EXPECT.items() if ops.get(op, 0) != want}
+    wrong = unexpected_ops(compiled_ops(args.epctx, ctx, WHO), EXPECT)
     if wrong:
-        failed.append(f"ops {wrong}, expected {({op: EXPECT[op] for op in wrong})} (all: {ops})")
+        failed.append(wrong)
 
     def step(stem, input_ids, total, pasts):
         """Runs one step; pasts: {layer: (key file, value file)}. Returns its output folder."""
@@ -76,7 +52,7 @@ def main():
                         "-i", f"past_key_values.{i}.value={value}"]
         results = os.path.join(out, f"{stem}_epctx")
         run([args.epctx, "run", ctx, *args_in, "--output-dir", results,
-             "-C", "epctx.fallback|deny"])
+             "-C", "epctx.fallback|deny"], WHO)
         return results
 
     prompt = np.load(os.path.join(out, f"{NAME}.input_ids.npy"))
@@ -91,12 +67,10 @@ def main():
                    for i in range(config["layers"])})
     for stem, results, reference in (("prefill", prefill, f"{NAME}.logits.npy"),
                                      ("decode", decode, f"{NAME}.decode_logits.npy")):
-        p = subprocess.run([args.epctx, "compare", os.path.join(results, "logits.npy"),
-                            os.path.join(out, reference), "--atol", ATOL, "--rtol", RTOL],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        print(f"{stem}: {p.stdout.strip()}")
-        if p.returncode != 0:
-            failed.append(f"{stem}: logits differ from PyTorch's: {p.stdout.strip()}")
+        differ = logits_differ(args.epctx, os.path.join(results, "logits.npy"),
+                               os.path.join(out, reference), ATOL, RTOL, stem)
+        if differ:
+            failed.append(differ)
     if failed:
         sys.exit("\n".join(failed))
     print("GenAI layout: prompt and decode step match PyTorch's logits")

@@ -194,24 +194,31 @@ def io_names(c):
     return pasts, presents
 
 
-def export(mods, c, name, out_dir, prompt_length):
-    np, torch, onnx = mods["numpy"], mods["torch"], mods["onnx"]
+def seeded_run(np, torch, c, prompt_length):
+    """The configuration's module with its seeded weights, run as a generation would start: a
+    seeded prompt through the prefill, its greedy token through one decode step. Returns
+    (model, prefill, decode, prompt, prefill logits, token, past arrays, decode logits), the
+    arrays as NumPy's. export_llama_genai.py writes the same model and references."""
     torch.manual_seed(c["seed"])
     model, prefill, decode = define_model(torch, c)
     init_weights(torch, model, c)
     model.eval()
-    pasts, presents = io_names(c)
     rng = np.random.default_rng(c["seed"])
     prompt = rng.integers(0, c["vocab"], size=(1, prompt_length), dtype=np.int64)
-
     with torch.no_grad():
         prefill_out = prefill(torch.from_numpy(prompt))
-    logits = prefill_out[0].numpy()
-    next_token = np.array([[int(logits[0, -1].argmax())]], dtype=np.int64)
-    past_arrays = [t.numpy() for t in prefill_out[1:]]
-    with torch.no_grad():
-        decode_out = decode(torch.from_numpy(next_token), *[torch.from_numpy(p) for p in past_arrays])
-    decode_logits = decode_out[0].numpy()
+        logits = prefill_out[0].numpy()
+        token = np.array([[int(logits[0, -1].argmax())]], dtype=np.int64)
+        decode_logits = decode(torch.from_numpy(token), *prefill_out[1:])[0].numpy()
+    pasts = [t.numpy() for t in prefill_out[1:]]
+    return model, prefill, decode, prompt, logits, token, pasts, decode_logits
+
+
+def export(mods, c, name, out_dir, prompt_length):
+    np, torch, onnx = mods["numpy"], mods["torch"], mods["onnx"]
+    _, prefill, decode, prompt, logits, next_token, past_arrays, decode_logits = seeded_run(
+        np, torch, c, prompt_length)
+    pasts, presents = io_names(c)
 
     kv_axes = {0: "batch", 2: "past_sequence"}
     present_axes = {0: "batch", 2: "total_sequence"}
@@ -249,12 +256,15 @@ def export(mods, c, name, out_dir, prompt_length):
         f.write("\n")
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+def exporter_main(argv, doc, export_fn, default_suffix, written):
+    """The command line of this exporter and of export_llama_genai.py: --config, --out, --name
+    (default llama_CONFIG + default_suffix), --prompt-length; export_fn(mods, config, name,
+    out_dir, prompt_length) writes, written(name) says what."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
     p.add_argument("--out", required=True, help="output directory (created if missing)")
-    p.add_argument("--name", help="file name stem (default: llama_CONFIG)")
+    p.add_argument("--name", help=f"file name stem (default: llama_CONFIG{default_suffix})")
     p.add_argument("--prompt-length", type=int, default=16)
     args = p.parse_args(argv)
     if args.prompt_length < 1:
@@ -262,10 +272,15 @@ def main(argv=None):
     mods = import_deps(__file__, DEPS)
     out_dir = os.path.abspath(args.out)
     os.makedirs(out_dir, exist_ok=True)
-    name = args.name or f"llama_{args.config}"
-    export(mods, CONFIGS[args.config], name, out_dir, args.prompt_length)
-    print(f"wrote {name}_prefill.onnx and {name}_decode.onnx with references into {out_dir}")
+    name = args.name or f"llama_{args.config}{default_suffix}"
+    export_fn(mods, CONFIGS[args.config], name, out_dir, args.prompt_length)
+    print(f"wrote {written(name)} with references into {out_dir}")
     return 0
+
+
+def main(argv=None):
+    return exporter_main(argv, __doc__, export, "",
+                         lambda name: f"{name}_prefill.onnx and {name}_decode.onnx")
 
 
 if __name__ == "__main__":

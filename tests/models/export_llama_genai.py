@@ -26,15 +26,14 @@ SimplifiedLayerNormalization in the default domain, as it refuses every model th
 usage: export_llama_genai.py --config tiny --out DIR [--prompt-length 16] [--name NAME]
 """
 
-import argparse
 import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from export_common import OPSET, atomic_path, die, import_deps, save_npy  # noqa: E402
-from export_llama import CONFIGS, DEPS, define_model, init_weights  # noqa: E402
+from export_common import OPSET, atomic_path, save_npy  # noqa: E402
+from export_llama import exporter_main, seeded_run  # noqa: E402
 
 MS = "com.microsoft"
 SKIP_NORM = "SkipSimplifiedLayerNormalization"  # com.microsoft
@@ -135,18 +134,7 @@ def build_graph(np, onnx, model, c, name):
 
 def export(mods, c, name, out_dir, prompt_length):
     np, torch, onnx = mods["numpy"], mods["torch"], mods["onnx"]
-    torch.manual_seed(c["seed"])
-    model, prefill, decode = define_model(torch, c)
-    init_weights(torch, model, c)
-    model.eval()
-    # The same prompt export_llama.py draws.
-    rng = np.random.default_rng(c["seed"])
-    prompt = rng.integers(0, c["vocab"], size=(1, prompt_length), dtype=np.int64)
-    with torch.no_grad():
-        prefill_out = prefill(torch.from_numpy(prompt))
-        logits = prefill_out[0].numpy()
-        token = np.array([[int(logits[0, -1].argmax())]], dtype=np.int64)
-        decode_logits = decode(torch.from_numpy(token), *prefill_out[1:])[0].numpy()
+    model, _, _, prompt, logits, token, _, decode_logits = seeded_run(np, torch, c, prompt_length)
 
     path = os.path.join(out_dir, f"{name}.onnx")
     tmp = atomic_path(path)
@@ -164,22 +152,7 @@ def export(mods, c, name, out_dir, prompt_length):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", choices=sorted(CONFIGS), default="tiny")
-    p.add_argument("--out", required=True, help="output directory (created if missing)")
-    p.add_argument("--name", help="file name stem (default: llama_CONFIG_genai)")
-    p.add_argument("--prompt-length", type=int, default=16)
-    args = p.parse_args(argv)
-    if args.prompt_length < 1:
-        die("--prompt-length must be at least 1")
-    mods = import_deps(__file__, DEPS)
-    out_dir = os.path.abspath(args.out)
-    os.makedirs(out_dir, exist_ok=True)
-    name = args.name or f"llama_{args.config}_genai"
-    export(mods, CONFIGS[args.config], name, out_dir, args.prompt_length)
-    print(f"wrote {name}.onnx with references into {out_dir}")
-    return 0
+    return exporter_main(argv, __doc__, export, "_genai", lambda name: f"{name}.onnx")
 
 
 if __name__ == "__main__":
