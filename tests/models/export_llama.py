@@ -14,7 +14,8 @@ other (`epctx compile -m NAME_prefill.onnx -m NAME_decode.onnx` stores them once
 from the past's length (the graph computes them), so a decode loop feeds only the new token and
 the previous step's presents.
 
-Configurations: `tiny` (2 layers, hidden 64: for tests), `smollm` (SmolLM-135M's shapes: vocab
+Configurations: `micro` (1 layer, hidden 16: fuzz seeds of about 10 KB), `tiny` (2 layers,
+hidden 64: for tests), `smollm` (SmolLM-135M's shapes: vocab
 49152, hidden 576, 30 layers, 9 heads, 3 KV heads, FFN 1536: for bench/llm). The weights are
 random (seeded), not a trained model's: the greedy tokens are a property of the arithmetic.
 
@@ -38,6 +39,8 @@ sys.path.insert(0, HERE)
 from export_common import OPSET, atomic_path, die, import_deps, save_npy  # noqa: E402
 
 CONFIGS = {
+    "micro": dict(vocab=16, hidden=16, layers=1, heads=1, kv_heads=1, ffn=24, max_pos=32,
+                  rope_theta=10000.0, rms_eps=1e-5, seed=7003),
     "tiny": dict(vocab=256, hidden=64, layers=2, heads=4, kv_heads=2, ffn=160, max_pos=512,
                  rope_theta=10000.0, rms_eps=1e-5, seed=7001),
     "smollm": dict(vocab=49152, hidden=576, layers=30, heads=9, kv_heads=3, ffn=1536,
