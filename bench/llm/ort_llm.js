@@ -109,9 +109,9 @@ async function main() {
   out.create_decode_ms = Number(process.hrtime.bigint() - t) / 1e6;
   out.rss_after_creation = rssBytes();
 
-  t = process.hrtime.bigint();
   const promptFeeds = {input_ids: new ort.Tensor('int64', prompt.data, prompt.shape)};
   addEmptyPasts(prefill, addMask(prefill, promptFeeds, prompt.shape[1]));
+  t = process.hrtime.bigint();
   let result = await prefill.run(promptFeeds);
   out.prefill_ms = Number(process.hrtime.bigint() - t) / 1e6;
   const tokens = [argmaxLast(result.logits)];
