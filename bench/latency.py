@@ -212,6 +212,17 @@ def creation_table(lat, t, per):
     return lines + [""]
 
 
+def bandwidth_text(bandwidth):
+    """The memory read bandwidth at the start and the end (bench_common.memory_bandwidth), or
+    nothing for reports from before it was measured."""
+    if not bandwidth:
+        return ""
+    start, end = bandwidth
+    return (f"; memory read bandwidth with 1 / 2 readers {start['1']} / {start['2']} GB/s at the "
+            f"start, {end['1']} / {end['2']} GB/s at the end (2-thread figures follow what two "
+            "cores get)")
+
+
 def markdown(lat):
     env = lat["environment"]
     busy = env.get("busy")
@@ -221,7 +232,7 @@ def markdown(lat):
         f"- Date: {env['date']}; machine: {env['cpu']}, {env['cores']} cores, Linux {env['kernel']}; "
         f"git {env['git']}.",
         f"- 1-minute load average {env['loadavg_start']} at the start, {env.get('loadavg_end', '?')} "
-        "at the end." + (" **Taken on a busy machine (run with --force): other work shared the "
+        "at the end" + bandwidth_text(env.get("bandwidth")) + "." + (" **Taken on a busy machine (run with --force): other work shared the "
                          "cores, so these times are not representative.**" if busy else ""),
         f"- {env['epctx_version']}: context model + blob (`epctx perf`, load mode mmap, "
         "epctx.fallback=deny); ONNX Runtime "

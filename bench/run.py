@@ -41,7 +41,8 @@ import latency  # noqa: E402
 import models as bench_models  # noqa: E402
 from bench_common import (BUSY_LOADAVG, DOC, RESULTS, ROOT, TMP, CommandFailed,  # noqa: E402
                           cpu_facts, cpu_title, write_cpu_section,
-                          build_epctx, cpu_model, environment, log, run_json, summarize)
+                          build_epctx, cpu_model, environment, log, memory_bandwidth, run_json,
+                          summarize)
 
 MIB = 1 << 20
 LOAD_MODES = ["mmap", "populate", "prefetch", "read"]
@@ -419,8 +420,10 @@ def main():
         results["environment"]["loadavg_end"] = "%.2f" % os.getloadavg()[0]
     results["cpu_facts"] = cpu_facts()
     if args.models:
+        bandwidth_start = memory_bandwidth()
         results["latency"] = latency.run_suite(args, prepared, args.models, env())
         results["latency"]["environment"]["loadavg_end"] = "%.2f" % os.getloadavg()[0]
+        results["latency"]["environment"]["bandwidth"] = [bandwidth_start, memory_bandwidth()]
         failed = sorted({m for per in results["latency"]["by_threads"].values()
                          for m, r in per.items() if r["errors"]}
                         | {m for m, p in prepared.items()
