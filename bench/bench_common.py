@@ -1,12 +1,14 @@
 """Helpers shared by the parts of bench/run.py: paths, running commands, the machine's facts."""
 
 import json
+import multiprocessing
 import os
 import platform
 import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "bench")
@@ -62,9 +64,9 @@ def warm_page_cache(paths):
 def _read_bandwidth(start, result):
     """One reader of memory_bandwidth: 256 MiB of its own, read 8 times by memchr (bytes.find of
     a byte it does not hold) once `start` is set; puts bytes per second into `result`."""
-    import time
     data = bytearray(256 << 20)
-    data[::4096] = b"\x02" * (len(data) // 4096)  # every page written: its own memory, not the zero page
+    # Every page written: memory of its own, not the shared zero page.
+    data[::4096] = b"\x02" * (len(data) // 4096)
     start.wait()
     t = time.perf_counter()
     for _ in range(8):
@@ -77,14 +79,13 @@ def memory_bandwidth(processes=(1, 2)):
     VM's host shares it, and what two cores get varies from one hour to the next (seen: 46-48,
     then 31-35 GB/s on the same machine), which moves every bandwidth-bound figure at 2 threads
     (a float32 decode step reads all its weights). Reported beside such figures."""
-    import multiprocessing as mp
     out = {}
     for n in processes:
-        start, result = mp.Event(), mp.Queue()
-        readers = [mp.Process(target=_read_bandwidth, args=(start, result)) for _ in range(n)]
+        start, result = multiprocessing.Event(), multiprocessing.Queue()
+        readers = [multiprocessing.Process(target=_read_bandwidth, args=(start, result))
+                   for _ in range(n)]
         for r in readers:
             r.start()
-        import time
         time.sleep(1.0)  # every reader has its buffer
         start.set()
         rates = [result.get() for _ in readers]
@@ -92,6 +93,13 @@ def memory_bandwidth(processes=(1, 2)):
             r.join()
         out[str(n)] = round(sum(rates) / 1e9, 1)
     return out
+
+
+def bandwidth_text(start, end):
+    """memory_bandwidth's figures at the start and the end of a run, as the reports print them."""
+    cell = lambda b: f"{b['1']} / {b['2']} GB/s"  # noqa: E731
+    return (f"memory read bandwidth with 1 / 2 readers {cell(start)} at the start, {cell(end)} "
+            "at the end")
 
 
 def summarize(values):

@@ -16,7 +16,8 @@ and the model's ratios become n/a (left out of the geometric mean).
 import math
 import os
 
-from bench_common import BENCH, RESULTS, CommandFailed, log, run_json, summarize, warm_page_cache
+from bench_common import (BENCH, RESULTS, CommandFailed, bandwidth_text, log, run_json, summarize,
+                          warm_page_cache)
 from models import input_args
 
 # The model classes compared (tests/models/export_*.py groups), in report order.
@@ -212,28 +213,21 @@ def creation_table(lat, t, per):
     return lines + [""]
 
 
-def bandwidth_text(bandwidth):
-    """The memory read bandwidth at the start and the end (bench_common.memory_bandwidth), or
-    nothing for reports from before it was measured."""
-    if not bandwidth:
-        return ""
-    start, end = bandwidth
-    return (f"; memory read bandwidth with 1 / 2 readers {start['1']} / {start['2']} GB/s at the "
-            f"start, {end['1']} / {end['2']} GB/s at the end (2-thread figures follow what two "
-            "cores get)")
-
-
 def markdown(lat):
     env = lat["environment"]
     busy = env.get("busy")
+    # Reports from before the bandwidth was measured have none.
+    bandwidth = (f"; {bandwidth_text(*env['bandwidth'])} (2-thread figures follow what two cores "
+                 "get)" if env.get("bandwidth") else "")
     lines = [
         "## Inference latency: epctx vs ONNX Runtime",
         "",
         f"- Date: {env['date']}; machine: {env['cpu']}, {env['cores']} cores, Linux {env['kernel']}; "
         f"git {env['git']}.",
         f"- 1-minute load average {env['loadavg_start']} at the start, {env.get('loadavg_end', '?')} "
-        "at the end" + bandwidth_text(env.get("bandwidth")) + "." + (" **Taken on a busy machine (run with --force): other work shared the "
-                         "cores, so these times are not representative.**" if busy else ""),
+        "at the end" + bandwidth + "." + (" **Taken on a busy machine (run with --force): other "
+                                          "work shared the cores, so these times are not "
+                                          "representative.**" if busy else ""),
         f"- {env['epctx_version']}: context model + blob (`epctx perf`, load mode mmap, "
         "epctx.fallback=deny); ONNX Runtime "
         f"{env['ort_version']} via onnxruntime-node on Node {env['node']}: original `.onnx`, CPU "

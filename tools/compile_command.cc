@@ -2,6 +2,8 @@
 // KEY|VALUE]...` `epctx compile -m A.onnx -m B.onnx --output-dir DIR`  (several models, one shared
 // blob) `epctx compile --list`                  (targets, packing layouts and operators)
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -160,9 +162,8 @@ Status RunCompile(const CompileArgs& args, const GlobalOptions& global) {
   if (!args.precision.empty()) entries.push_back("epctx.precision|" + args.precision);
   if (args.allow_unsupported) entries.push_back("epctx.allow_unsupported|1");
   if (!args.free_dims.empty()) {
-    std::string joined;
-    for (const std::string& f : args.free_dims) joined += (joined.empty() ? "" : ",") + f;
-    entries.push_back("epctx.free_dimension_overrides|" + joined);
+    entries.push_back(
+        fmt::format("epctx.free_dimension_overrides|{}", fmt::join(args.free_dims, ",")));
   }
   EPCTX_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(entries));
   for (const std::string& m : models) {

@@ -36,8 +36,8 @@ The memory read bandwidth with 1 and 2 reading processes (bench_common.memory_ba
 measured at the start and at the end and printed with the table: a float32 decode step reads all
 its weights, so its time at 2 threads follows what the host gives two cores at the time.
 
-usage: bench/llm/run_llm.sh [--variants f32,f16,int4,int4a0,f32-bf16,genai-f32,genai-int4] [--threads 1,2]
-                           [--tokens 128] [--force]
+usage: bench/llm/run_llm.sh [--variants f32,f16,int4,int4a0,f32-bf16,genai-f32,genai-int4]
+                           [--threads 1,2] [--tokens 128] [--force]
                            [--build DIR]
 """
 
@@ -52,8 +52,9 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from bench_common import (BUSY_LOADAVG, RESULTS, ROOT, TMP, CommandFailed, build_epctx,  # noqa: E402
-                          cpu_facts, cpu_title, ensure_onnxruntime_node, log, memory_bandwidth, run,
-                          run_json, run_shown, warm_page_cache, write_cpu_section)
+                          bandwidth_text, cpu_facts, cpu_title, ensure_onnxruntime_node, log,
+                          memory_bandwidth, run, run_json, run_shown, warm_page_cache,
+                          write_cpu_section)
 
 WORK = os.path.join(TMP, "llm")
 BUILD = os.path.join(ROOT, "build-bench")  # bench/run.py's build (no tests)
@@ -87,20 +88,28 @@ def prepare(epctx, variants):
             if weights == "f16" and not os.path.exists(dst):
                 run_shown([PY, os.path.join(MODELS, "convert_float16.py"), src, dst])
             pair[stem] = dst
-        ctx_dir = os.path.join(WORK, f"ctx_{v}")
         options = ["--precision", precision] if precision else []
-        run([epctx, "compile", "-m", pair["prefill"], "-m", pair["decode"], "--output-dir", ctx_dir,
-             *options])
-        blob = [f for f in os.listdir(ctx_dir) if f.endswith(".epctx")][0]
-        stem = lambda p: os.path.splitext(os.path.basename(p))[0]  # noqa: E731
-        out[v] = {
-            "originals": pair,
-            "original_bytes": sum(os.path.getsize(p) for p in pair.values()),
-            "blob_bytes": os.path.getsize(os.path.join(ctx_dir, blob)),
-            "prefill_ctx": os.path.join(ctx_dir, stem(pair["prefill"]) + "_ctx.onnx"),
-            "decode_ctx": os.path.join(ctx_dir, stem(pair["decode"]) + "_ctx.onnx"),
-        }
+        out[v] = compile_variant(epctx, v, pair, options)
     return out
+
+
+def compile_variant(epctx, variant, originals, options=()):
+    """`originals` ({"prefill": path, "decode": path}; one file for both in GenAI's layout)
+    compiled into one blob in WORK/ctx_VARIANT: the variant's paths and sizes."""
+    ctx_dir = os.path.join(WORK, f"ctx_{variant}")
+    models = list(dict.fromkeys(originals.values()))
+    run([epctx, "compile", *[a for m in models for a in ("-m", m)], "--output-dir", ctx_dir,
+         *options])
+    blob = [f for f in os.listdir(ctx_dir) if f.endswith(".epctx")][0]
+    stem = lambda p: os.path.splitext(os.path.basename(p))[0]  # noqa: E731
+    ctx = lambda p: os.path.join(ctx_dir, stem(p) + "_ctx.onnx")  # noqa: E731
+    return {
+        "originals": originals,
+        "original_bytes": sum(os.path.getsize(m) for m in models),
+        "blob_bytes": os.path.getsize(os.path.join(ctx_dir, blob)),
+        "prefill_ctx": ctx(originals["prefill"]),
+        "decode_ctx": ctx(originals["decode"]),
+    }
 
 
 def prepare_genai(epctx, variant):
@@ -119,14 +128,7 @@ def prepare_genai(epctx, variant):
         if not os.path.exists(model):
             run_shown([PY, os.path.join(MODELS, "quantize_nbits.py"), src, model,
                        "--accuracy-level", "4"])
-    ctx_dir = os.path.join(WORK, f"ctx_{variant}")
-    ctx = os.path.join(ctx_dir, os.path.splitext(os.path.basename(model))[0] + "_ctx.onnx")
-    run([epctx, "compile", model, "-o", ctx])
-    blob = [f for f in os.listdir(ctx_dir) if f.endswith(".epctx")][0]
-    return {"originals": {"prefill": model, "decode": model},
-            "original_bytes": os.path.getsize(model),
-            "blob_bytes": os.path.getsize(os.path.join(ctx_dir, blob)),
-            "prefill_ctx": ctx, "decode_ctx": ctx}
+    return compile_variant(epctx, variant, {"prefill": model, "decode": model})
 
 
 def measure(variant, paths, threads, tokens, at):
@@ -246,21 +248,15 @@ def summary(r):
     }
 
 
-def bandwidth_text(report):
-    """The memory read bandwidth line of a report (older reports have none)."""
-    if "bandwidth_start" not in report:
-        return "memory bandwidth not measured"
-    cell = lambda b: f"{b['1']} / {b['2']} GB/s"  # noqa: E731
-    return (f"memory read bandwidth with 1 / 2 readers {cell(report['bandwidth_start'])} at the "
-            f"start, {cell(report['bandwidth_end'])} at the end")
-
-
 def write_doc(report):
     cpu = report["cpu"]
     title = cpu_title(cpu)
+    # Reports from before the bandwidth was measured have none.
+    bandwidth = (bandwidth_text(report["bandwidth_start"], report["bandwidth_end"])
+                 if "bandwidth_start" in report else "memory bandwidth not measured")
     lines = [f"## {title}", "",
              f"{report['date']}, git {report['git']}, load average {report['loadavg_start']} at "
-             f"the start, ISA: {cpu.get('isa')}; {bandwidth_text(report)}; prompt 128 tokens, "
+             f"the start, ISA: {cpu.get('isa')}; {bandwidth}; prompt 128 tokens, "
              f"{report['tokens']} greedy "
              "tokens; each engine's files read just before its process (warm page cache); ratios "
              "epctx / ORT (below 1: epctx faster or smaller).", "",

@@ -82,7 +82,7 @@ const std::vector<OptionKey<CompileOptions>>& CompileOptionKeys() {
            return Status(parsed.status().code(),
                          "option epctx.free_dimension_overrides: " + parsed.status().message());
          }
-         o.free_dimension_overrides = std::move(*parsed);
+         o.import.free_dimension_overrides = std::move(*parsed);
          return Status::Ok();
        }},
       {"epctx.allow_unsupported", "0",

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compile/free_dimension_overrides.h"
+#include "compile/import_options.h"
 #include "util/option_table.h"
 
 namespace epctx::compile {
@@ -22,7 +22,7 @@ struct CompileOptions {
   bool compute_bf16 = false;            // epctx.precision: fp32 (false) or bf16
   // session.model_external_initializers_file_folder_path: a model from memory's external data
   std::string external_data_folder;
-  FreeDimensionOverrides free_dimension_overrides;  // epctx.free_dimension_overrides
+  ImportOptions import;  // epctx.free_dimension_overrides
 };
 
 const std::vector<OptionKey<CompileOptions>>& CompileOptionKeys();

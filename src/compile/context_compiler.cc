@@ -206,9 +206,8 @@ Status ApplyTargetIsa(const CompileOptions& opts) {
 }  // namespace
 
 Result<ImportedModel> CompileInput::Import(const CompileOptions& opts) const {
-  const ImportOptions import{opts.free_dimension_overrides};
-  if (!path.empty()) return ImportModelFile(path, import);
-  return ImportModelBytes(bytes, kModelInMemory, opts.external_data_folder, import);
+  if (!path.empty()) return ImportModelFile(path, opts.import);
+  return ImportModelBytes(bytes, kModelInMemory, opts.external_data_folder, opts.import);
 }
 
 std::string CompileInput::PartitionStem(const std::string& context_location) const {
@@ -339,7 +338,7 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
     tracker.state.model_index = i;
     tracker.state.weights_done = tracker.state.weights_total = 0;
     tracker.Stage("importing");
-    auto imported = compile::ImportModelFile(model_paths[i], {opts.free_dimension_overrides});
+    auto imported = compile::ImportModelFile(model_paths[i], opts.import);
     if (imported.ok()) {
       r.weight_bytes = WeightBytesOf(imported->graph);
       auto compiled =

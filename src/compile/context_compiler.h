@@ -20,7 +20,7 @@ struct CompileInput {
   std::string path;  // empty when the model came from memory
   std::span<const std::byte> bytes;
 
-  // With the options' free dimension overrides; `opts.external_data_folder` is where a model from
+  // With the options' import changes; `opts.external_data_folder` is where a model from
   // memory finds its external data files (ONNX Runtime's
   // session.model_external_initializers_file_folder_path), a file's own folder otherwise.
   Result<ImportedModel> Import(const CompileOptions& opts) const;

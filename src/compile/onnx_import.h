@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "compile/free_dimension_overrides.h"
+#include "compile/import_options.h"
 #include "compile/ir.h"
 #include "epctx/status.h"
 
@@ -29,11 +29,6 @@ struct ImportedModel {
   // model, which must declare the same ones.
   std::vector<std::string> input_value_infos;
   std::vector<std::string> output_value_infos;
-};
-
-// What an import changes in the model before checking and inferring its shapes.
-struct ImportOptions {
-  FreeDimensionOverrides free_dimension_overrides;
 };
 
 // `path` is used for error messages and to resolve external data.

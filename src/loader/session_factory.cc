@@ -132,7 +132,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalFile(const std::string& path,
   EPCTX_ASSIGN_OR_RETURN(
       compile::MemoryBlob compiled, Profiled(profiler, "model_compile", {{"model", path}}, [&] {
         return compile::CompileFileToMemory(path, partition, SessionPassOptions(options),
-                                            {options.compile.free_dimension_overrides});
+                                            options.compile.import);
       }));
   EPCTX_ASSIGN_OR_RETURN(
       std::shared_ptr<const LoadedBlob> blob,
@@ -148,8 +148,7 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source
                          Profiled(profiler, "model_compile", {{"model", source.name}}, [&] {
                            return compile::CompileBytesToMemory(
                                source.bytes, source.name, source.dir, partition,
-                               SessionPassOptions(options),
-                               {options.compile.free_dimension_overrides});
+                               SessionPassOptions(options), options.compile.import);
                          }));
   EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const LoadedBlob> blob,
                          LoadCompiled(std::move(compiled.bytes),

@@ -15,16 +15,14 @@ Exports into DIR/llama_genai (torch, once per run), compiles and runs there.
 """
 
 import os
-import sys
 
 import numpy as np
-from llama_checks import compiled_ops, export_tiny, logits_differ, run, unexpected_ops
+from llama_checks import compiled_ops, export_tiny, finish, logits_differ, run, unexpected_ops
 
 WHO = "check_llama_genai"
 NAME = "llama_tiny_genai"
 EXPECT = {"com.microsoft.GroupQueryAttention": 2, "SimplifiedLayerNormalization": 1,
           "com.microsoft.SkipSimplifiedLayerNormalization": 4}
-ATOL, RTOL = "1e-4", "1e-3"
 
 
 def main():
@@ -68,12 +66,10 @@ def main():
     for stem, results, reference in (("prefill", prefill, f"{NAME}.logits.npy"),
                                      ("decode", decode, f"{NAME}.decode_logits.npy")):
         differ = logits_differ(args.epctx, os.path.join(results, "logits.npy"),
-                               os.path.join(out, reference), ATOL, RTOL, stem)
+                               os.path.join(out, reference), stem)
         if differ:
             failed.append(differ)
-    if failed:
-        sys.exit("\n".join(failed))
-    print("GenAI layout: prompt and decode step match PyTorch's logits")
+    finish(failed, "GenAI layout: prompt and decode step match PyTorch's logits")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# How far epctx's logits may be from PyTorch's: atol + rtol x |reference|.
+ATOL, RTOL = "1e-4", "1e-3"
 
 
 def run(cmd, who):
@@ -35,9 +37,10 @@ def unexpected_ops(ops, expect):
     return f"ops {wrong}, expected {({op: expect[op] for op in wrong})} (all ops: {ops})"
 
 
-def logits_differ(epctx, got, want, atol, rtol, label):
-    """Prints epctx compare's verdict on the two .npy files; a failure line if they differ."""
-    p = subprocess.run([epctx, "compare", got, want, "--atol", atol, "--rtol", rtol],
+def logits_differ(epctx, got, want, label):
+    """Prints epctx compare's verdict on the two .npy files; a failure line if they differ beyond
+    ATOL + RTOL."""
+    p = subprocess.run([epctx, "compare", got, want, "--atol", ATOL, "--rtol", RTOL],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print(f"{label}: {p.stdout.strip()}")
     if p.returncode != 0:
@@ -61,3 +64,10 @@ def export_tiny(doc, exporter, subdir, config_file, who):
          "--out", out], who)
     with open(os.path.join(out, config_file)) as f:
         return args, out, json.load(f)
+
+
+def finish(failed, success):
+    """Exits with the failure lines, if any; else prints `success`."""
+    if failed:
+        sys.exit("\n".join(failed))
+    print(success)
