@@ -23,7 +23,9 @@ void WarmUpKernelMemory(const std::atomic<bool>& stop);
 // loops share) unless it started one that large before, each thread on a core of its own to begin
 // with: a new thread starts on its creator's core, and spinning there between parallel regions
 // (OpenMP's idle threads spin a while before sleeping) took half the core from the thread it
-// waited for, in slices of a scheduler tick, until the scheduler moved it.
+// waited for, in slices of a scheduler tick, until the scheduler moved it. Where the team takes
+// every core, the start asks for one thread more (see the definition); later regions of
+// `threads` drop it.
 void StartThreadTeam(int threads);
 
 // Whether this process can compute matrix products and convolutions in bfloat16 (the CPU's

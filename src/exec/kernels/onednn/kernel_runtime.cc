@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
+
 #include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/runtime.h"
 
@@ -24,14 +26,20 @@ void StartThreadTeam(int threads) {
   thread_local int started = 1;
   if (threads <= started || omp_in_parallel()) return;
   started = threads;
-#pragma omp parallel num_threads(threads)
+  // libgomp's master spins at the team-start barrier until its new threads have arrived, and the
+  // kernel may queue a new thread on the master's own core: it then waits for a scheduler tick.
+  // While libgomp manages more threads than there are cores it spins only briefly and sleeps, so
+  // the start asks for one thread more than the cores; the next region drops the extra thread.
+  int team = threads >= omp_get_num_procs() ? threads + 1 : threads;
+#pragma omp parallel num_threads(team)
   {
-    // Each thread of the team onto a core of its own, then free again (see the header).
+    // Each thread of the team onto a core of its own, then free again (see the header); the
+    // extra thread onto the last core, away from the master's.
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
-        CPU_COUNT(&allowed) >= omp_get_num_threads()) {
-      int wanted = omp_get_thread_num();
+        CPU_COUNT(&allowed) >= threads) {
+      int wanted = std::min(omp_get_thread_num(), CPU_COUNT(&allowed) - 1);
       for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
         if (!CPU_ISSET(cpu, &allowed) || wanted-- > 0) continue;
         cpu_set_t one;
