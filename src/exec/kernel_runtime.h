@@ -25,8 +25,8 @@ void WarmUpKernelMemory(const std::atomic<bool>& stop);
 // (OpenMP's idle threads spin a while before sleeping) took half the core from the thread it
 // waited for, in slices of a scheduler tick, until the scheduler moved it. Where the team takes
 // every core, the start asks for one thread more (see the definition); later regions of
-// `threads` drop it.
-void StartThreadTeam(int threads);
+// `threads` drop it. Returns whether it started one.
+bool StartThreadTeam(int threads);
 
 // Whether this process can compute matrix products and convolutions in bfloat16 (the CPU's
 // instructions, within epctx.target_isa and EPCTX_CPU_FEATURES_MASK).

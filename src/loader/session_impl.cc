@@ -185,10 +185,14 @@ Result<std::vector<Tensor>> SessionImpl::RunProgram(std::span<const Tensor> inpu
   if (first_run_finishes_preparing_) {
     first_run_finishes_preparing_ = false;
     preparing_->FinishNodes();
+    if (profiler_ != nullptr) profiler_->RecordSession("finish_preparing", start);
   }
   // Once per thread (and team size): in creation it cost 3-7 ms at 2 threads, waiting for the
   // new thread to be scheduled, where the session creation benchmark sees it.
-  exec::StartThreadTeam(program_->num_threads());
+  loader::Profiler::Clock::time_point team_start = loader::Profiler::Clock::now();
+  if (exec::StartThreadTeam(program_->num_threads()) && profiler_ != nullptr) {
+    profiler_->RecordSession("thread_team_start", team_start);
+  }
   exec::RunStats stats;
   auto all = program_->Run(inputs, arena, control, profiler_.get(), bound_outputs, &stats);
   if (profiler_ != nullptr) {

@@ -102,6 +102,14 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
 
   std::vector<json> runs = Named(events, "model_run");
   ASSERT_EQ(runs.size(), 2u);
+  // What a first run waits for before its nodes, when it does: inside it, once.
+  for (const char* name : {"finish_preparing", "thread_team_start"}) {
+    std::vector<json> steps = Named(events, name);
+    ASSERT_LE(steps.size(), 1u) << name;
+    if (!steps.empty()) {
+      EXPECT_TRUE(Inside(steps[0], runs[0])) << name;
+    }
+  }
   std::vector<json> nodes = Nodes(events);
   ASSERT_FALSE(nodes.empty());
   ASSERT_EQ(nodes.size() % 2, 0u);

@@ -27,7 +27,8 @@ TEST(ThreadTeamTest, EveryThreadKeepsItsAffinity) {
   if (CPU_COUNT(&before) < 2) GTEST_SKIP() << "needs 2 usable cores";
   // A thread of its own, so that no team of an earlier test on this thread is reused.
   std::thread([&before] {
-    StartThreadTeam(2);
+    EXPECT_TRUE(StartThreadTeam(2));
+    EXPECT_FALSE(StartThreadTeam(2)) << "a team of that size was started already";
     const cpu_set_t after = AffinityOfThisThread();
     EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "the calling thread stayed pinned";
     const int max_threads = omp_get_max_threads();

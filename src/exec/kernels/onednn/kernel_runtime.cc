@@ -21,10 +21,10 @@ void WarmUpKernelMemory(const std::atomic<bool>& stop) {
   kernels::onednn::MapScratchpadAhead(stop);
 }
 
-void StartThreadTeam(int threads) {
+bool StartThreadTeam(int threads) {
   // The largest team this thread started: OpenMP keeps it for the thread's later regions.
   thread_local int started = 1;
-  if (threads <= started || omp_in_parallel()) return;
+  if (threads <= started || omp_in_parallel()) return false;
   started = threads;
   // libgomp's master spins at the team-start barrier until its new threads have arrived, and the
   // kernel may queue a new thread on the master's own core: it then waits for a scheduler tick.
@@ -52,6 +52,7 @@ void StartThreadTeam(int threads) {
       }
     }
   }
+  return true;
 }
 
 bool CanComputeInBf16() {
