@@ -8,9 +8,10 @@ with "-bf16" (f32-bf16, f16-bf16) is the same originals compiled with `--precisi
 with avx512_bf16), still against ONNX Runtime on the originals. Variant int4a0 is the int4 model
 quantized the same way but with accuracy_level 0 (float arithmetic on the dequantized weights, no
 int8 activations): its greedy tokens show whether both engines read the int4 weights alike.
-Variants genai-f32 and genai-int4 are the same model, same weights, in ONNX Runtime GenAI's
-layout (tests/models/export_llama_genai.py: one graph for prompt and decode steps, with
-GroupQueryAttention, the builder's norms and an attention mask; genai-int4 quantized as int4):
+Variants genai-f32, genai-f16 and genai-int4 are the same model, same weights, in ONNX Runtime
+GenAI's layout (tests/models/export_llama_genai.py: one graph for prompt and decode steps, with
+GroupQueryAttention, the builder's norms and an attention mask; genai-f16 converted as f16 is,
+GroupQueryAttention included, genai-int4 quantized as int4):
 one session per engine runs both phases, so "creation" is that one session's, and the blob holds
 one model. Against f32 and int4 they show whether the two layouts of one model run alike.
 
@@ -36,7 +37,8 @@ The memory read bandwidth with 1 and 2 reading processes (bench_common.memory_ba
 measured at the start and at the end and printed with the table: a float32 decode step reads all
 its weights, so its time at 2 threads follows what the host gives two cores at the time.
 
-usage: bench/llm/run_llm.sh [--variants f32,f16,int4,int4a0,f32-bf16,genai-f32,genai-int4]
+usage: bench/llm/run_llm.sh [--variants f32,f16,int4,int4a0,f32-bf16,genai-f32,genai-f16,
+                                        genai-int4]
                            [--threads 1,2] [--tokens 128] [--force]
                            [--build DIR]
 """
@@ -113,21 +115,23 @@ def compile_variant(epctx, variant, originals, options=()):
 
 
 def prepare_genai(epctx, variant):
-    """The GenAI-layout model of `variant` (genai-f32, genai-int4), exported, quantized and
-    compiled; one file serves as both prefill and decode."""
+    """The GenAI-layout model of `variant` (genai-f32, genai-f16, genai-int4), exported,
+    converted or quantized, and compiled; one file serves as both prefill and decode."""
     weights = variant.split("-", 1)[1]
-    if weights not in ("f32", "int4"):
-        sys.exit(f"bench: variant {variant}: the GenAI layout comes in f32 and int4")
+    if weights not in ("f32", "f16", "int4"):
+        sys.exit(f"bench: variant {variant}: the GenAI layout comes in f32, f16 and int4")
     src = os.path.join(WORK, "llama_smollm_genai.onnx")
     if not os.path.exists(src):
         run_shown([PY, os.path.join(MODELS, "export_llama_genai.py"), "--config", "smollm",
                    "--out", WORK, "--prompt-length", "128", "--name", "llama_smollm_genai"])
     model = src
-    if weights == "int4":
-        model = os.path.join(WORK, "llama_smollm_genai_int4.onnx")
-        if not os.path.exists(model):
-            run_shown([PY, os.path.join(MODELS, "quantize_nbits.py"), src, model,
-                       "--accuracy-level", "4"])
+    if weights != "f32":
+        model = os.path.join(WORK, f"llama_smollm_genai_{weights}.onnx")
+    if weights == "int4" and not os.path.exists(model):
+        run_shown([PY, os.path.join(MODELS, "quantize_nbits.py"), src, model,
+                   "--accuracy-level", "4"])
+    if weights == "f16" and not os.path.exists(model):
+        run_shown([PY, os.path.join(MODELS, "convert_float16.py"), src, model])
     return compile_variant(epctx, variant, {"prefill": model, "decode": model})
 
 

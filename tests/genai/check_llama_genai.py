@@ -5,7 +5,10 @@ GroupQueryAttention, SimplifiedLayerNormalization, SkipSimplifiedLayerNormalizat
 and total_sequence_length computed from the attention mask) compiles with those operators kept,
 and a generation through it matches PyTorch's logits (atol 1e-4 + rtol 1e-3):
   - the prompt, with empty pasts ([1, kv_heads, 0, head_dim]) and a mask of ones;
-  - one decode step, fed the prompt's presents as its pasts and a mask one longer.
+  - one decode step, fed the prompt's presents as its pasts and a mask one longer;
+  - the prompt through the same graph in float16 (tests/models/convert_float16.py, float32
+    inputs and outputs), which keeps those operators too, within float16's rounding of the
+    weights (atol 1e-2 + rtol 1e-2).
 The GenAI form of the model runs on the same weights as the PyTorch export, so its logits are
 PyTorch's too; ONNX Runtime 1.30 gives them within 2.2e-6 (bench/llm measures it at SmolLM's
 shapes).
@@ -17,10 +20,14 @@ Exports into DIR/llama_genai (torch, once per run), compiles and runs there.
 import os
 
 import numpy as np
-from llama_checks import compiled_ops, export_tiny, finish, logits_differ, run, unexpected_ops
+from llama_checks import (REPO, compiled_ops, export_tiny, finish, logits_differ, run,
+                          unexpected_ops)
 
 WHO = "check_llama_genai"
 NAME = "llama_tiny_genai"
+# The float16 graph's logits against PyTorch's float32 ones: its weights are rounded to float16
+# (3.4e-3 apart at most, of logits up to 3.9).
+F16_ATOL, F16_RTOL = "1e-2", "1e-2"
 EXPECT = {"com.microsoft.GroupQueryAttention": 2, "SimplifiedLayerNormalization": 1,
           "com.microsoft.SkipSimplifiedLayerNormalization": 4}
 
@@ -36,7 +43,7 @@ def main():
     if wrong:
         failed.append(wrong)
 
-    def step(stem, input_ids, total, pasts):
+    def step(stem, input_ids, total, pasts, ctx=ctx):
         """Runs one step; pasts: {layer: (key file, value file)}. Returns its output folder."""
         feeds = {"input_ids": input_ids,
                  "attention_mask": np.ones((1, total), dtype=np.int64)}
@@ -69,7 +76,26 @@ def main():
                                os.path.join(out, reference), stem)
         if differ:
             failed.append(differ)
-    finish(failed, "GenAI layout: prompt and decode step match PyTorch's logits")
+
+    # The same graph in float16 (tests/models/convert_float16.py, GroupQueryAttention's inputs
+    # and outputs included), as the builder writes for GPUs: its weights rounded to float16.
+    f16 = os.path.join(out, f"{NAME}_f16.onnx")
+    run(["/usr/bin/python3", os.path.join(REPO, "tests", "models", "convert_float16.py"),
+         os.path.join(out, f"{NAME}.onnx"), f16], WHO)
+    ctx16 = os.path.join(out, f"{NAME}_f16_ctx.onnx")
+    run([args.epctx, "compile", f16, "-o", ctx16], WHO)
+    wrong = unexpected_ops(compiled_ops(args.epctx, ctx16, WHO), EXPECT)
+    if wrong:
+        failed.append(f"float16: {wrong}")
+    prefill16 = step("prefill_f16", prompt, prompt.shape[1],
+                     {i: (empty, empty) for i in range(config["layers"])}, ctx16)
+    differ = logits_differ(args.epctx, os.path.join(prefill16, "logits.npy"),
+                           os.path.join(out, f"{NAME}.logits.npy"), "prefill, float16",
+                           F16_ATOL, F16_RTOL)
+    if differ:
+        failed.append(differ)
+    finish(failed, "GenAI layout: prompt and decode step match PyTorch's logits, and the "
+           "float16 graph's prompt")
 
 
 if __name__ == "__main__":

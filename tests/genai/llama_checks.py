@@ -37,10 +37,10 @@ def unexpected_ops(ops, expect):
     return f"ops {wrong}, expected {({op: expect[op] for op in wrong})} (all ops: {ops})"
 
 
-def logits_differ(epctx, got, want, label):
+def logits_differ(epctx, got, want, label, atol=ATOL, rtol=RTOL):
     """Prints epctx compare's verdict on the two .npy files; a failure line if they differ beyond
-    ATOL + RTOL."""
-    p = subprocess.run([epctx, "compare", got, want, "--atol", ATOL, "--rtol", RTOL],
+    atol + rtol x |reference|."""
+    p = subprocess.run([epctx, "compare", got, want, "--atol", atol, "--rtol", rtol],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print(f"{label}: {p.stdout.strip()}")
     if p.returncode != 0:

@@ -16,7 +16,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from export_common import die, import_deps  # noqa: E402
+from export_common import die, import_deps, input_passes_checker  # noqa: E402
 
 # (op, input index) whose float values must stay float32: their type constraint has no float16.
 FLOAT32_INPUTS = {("Resize", 1), ("Resize", 2), ("Upsample", 1)}
@@ -100,11 +100,14 @@ def main(argv=None):
     args = p.parse_args(argv)
     mods = import_deps(__file__, (("numpy", "python3-numpy"), ("onnx", "python3-onnx")))
     onnx = mods["onnx"]
-    model = convert(mods, onnx.load(args.input), not args.all_float16_io)
-    try:
-        onnx.checker.check_model(model)
-    except onnx.checker.ValidationError as e:
-        die(f"{args.input}: the float16 model does not check: {e}")
+    model = onnx.load(args.input)
+    input_checks = input_passes_checker(onnx, model, args.input)
+    model = convert(mods, model, not args.all_float16_io)
+    if input_checks:
+        try:
+            onnx.checker.check_model(model)
+        except onnx.checker.ValidationError as e:
+            die(f"{args.input}: the float16 model does not check: {e}")
     tmp = os.path.join(os.path.dirname(os.path.abspath(args.output)),
                        "." + os.path.basename(args.output) + ".tmp")
     onnx.save(model, tmp)

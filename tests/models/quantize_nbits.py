@@ -25,7 +25,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from export_common import die, import_deps  # noqa: E402
+from export_common import die, import_deps, input_passes_checker  # noqa: E402
 
 
 def quantize_blocks(np, w, bits, block_size, symmetric):
@@ -145,16 +145,7 @@ def main(argv=None):
     mods = import_deps(__file__, (("numpy", "python3-numpy"), ("onnx", "python3-onnx")))
     onnx = mods["onnx"]
     model = onnx.load(args.input)
-    # The rewrite is checked by onnx's checker only where the input passes it: it refuses the
-    # operators ONNX Runtime registers in the default domain (SimplifiedLayerNormalization), as
-    # in every model ONNX Runtime GenAI's builder writes.
-    try:
-        onnx.checker.check_model(model)
-        input_checks = True
-    except onnx.checker.ValidationError as e:
-        input_checks = False
-        print(f"{args.input}: onnx's checker refuses the input ({str(e).splitlines()[0]}); the "
-              "output is not checked either")
+    input_checks = input_passes_checker(onnx, model, args.input)
     n = convert(mods, model, args.bits, args.block_size, not args.asymmetric,
                 args.accuracy_level, args.min_elements)
     if n == 0:
