@@ -10,8 +10,8 @@ quantized the same way but with accuracy_level 0 (float arithmetic on the dequan
 int8 activations): its greedy tokens show whether both engines read the int4 weights alike.
 Variants genai-f32, genai-f16 and genai-int4 are the same model, same weights, in ONNX Runtime
 GenAI's layout (tests/models/export_llama_genai.py: one graph for prompt and decode steps, with
-GroupQueryAttention, the builder's norms and an attention mask; genai-f16 converted as f16 is,
-GroupQueryAttention included, genai-int4 quantized as int4):
+GroupQueryAttention, the builder's norms and an attention mask; genai-f16 converted to float16
+as variant f16 is, GroupQueryAttention included; genai-int4 quantized as int4):
 one session per engine runs both phases, so "creation" is that one session's, and the blob holds
 one model. Against f32 and int4 they show whether the two layouts of one model run alike.
 

@@ -1,7 +1,7 @@
 // StartThreadTeam places each thread of a new team on a core of its own for a moment: every
 // thread, the caller included, must get its own affinity back, or a user's thread (and the
-// kernel threads) would stay pinned to one core. It starts one thread more than the cores, which
-// the later regions of the asked size must not see.
+// kernel threads) would stay pinned to one core. Where the team takes every core it starts one
+// thread more, which the later regions of the asked size must not see.
 #include <gtest/gtest.h>
 #include <omp.h>
 #include <pthread.h>
