@@ -25,7 +25,6 @@ struct Job {
   AlsoPrepare also;
   std::atomic<bool> stop{false};
   std::atomic<bool> run_started{false};  // AlsoStop::run_started
-  std::atomic<bool> nodes_done{false};   // AlsoStop::nodes_done
   std::atomic<size_t> next_node{0};
   // Guarded by the preparer's mutex:
   int running = 0;             // threads working on it
@@ -194,7 +193,7 @@ class Preparer {
     }
     lock.unlock();
     if (task == Task::kAlso) {
-      job->also(AlsoStop{job->stop, job->run_started, job->nodes_done});
+      job->also(AlsoStop{job->stop, job->run_started});
     } else {
       job->program->Prepare(job->stop, job->next_node);
     }
@@ -214,7 +213,6 @@ class Preparer {
       }
       --job->running_nodes;
       job->nodes_taken = true;  // Prepare returns once every node is taken (or on stop)
-      if (job->running_nodes == 0) job->nodes_done.store(true, std::memory_order_relaxed);
     }
     --job->running;
     if (job->Finished()) Dequeue(job);

@@ -46,8 +46,6 @@ struct AlsoStop {
   // that run would do itself as it goes (fault in the weights it reads) stops then, as a thread
   // beside the run's on the same cores made its parallel regions wait.
   const std::atomic<bool>& run_started;
-  // Set once every node is prepared (or the job is cancelled).
-  const std::atomic<bool>& nodes_done;
 };
 using AlsoPrepare = std::function<void(const AlsoStop& stop)>;
 

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <atomic>
-#include <functional>
 
 namespace epctx::exec {
 
@@ -19,13 +18,6 @@ void InitializeKernelRuntime();
 // Stops between steps once `stop` is set; does nothing when no kernel needs such memory or a thread
 // already holds enough.
 void WarmUpKernelMemory(const std::atomic<bool>& stop);
-
-// WarmUpKernelMemory now and again each time a kernel needing more such memory is made, until
-// `keep_watching` returns false or `stop` is set: for a run that starts while the nodes are still
-// being prepared (a 1-thread session's, beside the preparing thread), memory for the largest of
-// them is mapped as soon as it is known rather than once every node is prepared.
-void KeepKernelMemoryWarm(const std::atomic<bool>& stop,
-                          const std::function<bool()>& keep_watching);
 
 // Starts the calling thread's team of `threads` kernel threads (OpenMP's, which oneDNN and our own
 // loops share) unless it started one that large before, each thread on a core of its own to begin

@@ -59,35 +59,20 @@ Result<std::unique_ptr<SessionImpl>> SessionImpl::Bind(
   // Once a first run that takes every core starts, weights in the page cache are left to it (it
   // faults in what it reads), not those on the disk nor the arena: see docs/KERNELS.md,
   // "Weights mapped ahead".
-  // A first run that does not wait for the nodes (its threads leave a core to the preparation)
-  // may reach a layer while its primitive is still new: the scratchpad is then mapped as each
-  // larger one becomes known, not once every node is made. Where the first run finishes the
-  // nodes itself, a mapping beside it measured worse (ResNet-50's first run at 2 threads, median
-  // of 12 alternating processes, 41.8 -> 45.6 ms), and the preparing threads map it after the
-  // nodes.
-  auto map_ahead = [raw, arena](const exec::AlsoStop& stop, bool watch_scratchpads) {
+  auto map_ahead = [raw, arena](const exec::AlsoStop& stop) {
     raw->MapAheadOnce(stop.cancelled, stop.run_started);
     arena->MapAheadForWriting(stop.cancelled);
-    if (!watch_scratchpads) {
-      exec::WarmUpKernelMemory(stop.cancelled);
-      return;
-    }
-    exec::KeepKernelMemoryWarm(
-        stop.cancelled, [&stop] { return !stop.nodes_done.load(std::memory_order_relaxed); });
+    exec::WarmUpKernelMemory(stop.cancelled);
   };
   switch (prepare) {
     case loader::PrepareKernels::kBackground: {
       const exec::PrepareWorkers workers = exec::WorkersFor(num_threads);
-      const bool watch = !workers.first_run_finishes;
-      impl->preparing_ = exec::PrepareInBackground(
-          impl->program_.get(), workers,
-          [map_ahead, watch](const exec::AlsoStop& stop) { map_ahead(stop, watch); });
+      impl->preparing_ = exec::PrepareInBackground(impl->program_.get(), workers, map_ahead);
       impl->first_run_finishes_preparing_ = workers.first_run_finishes;
       break;
     }
     case loader::PrepareKernels::kCreation:
-      exec::PrepareNow(impl->program_.get(),
-                       [map_ahead](const exec::AlsoStop& stop) { map_ahead(stop, false); });
+      exec::PrepareNow(impl->program_.get(), map_ahead);
       break;
     case loader::PrepareKernels::kFirstRun:
       break;

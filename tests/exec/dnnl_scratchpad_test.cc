@@ -1,17 +1,13 @@
 // Per-thread oneDNN scratchpads: large enough, reused while large enough, in small pages even
 // when large (runtime.cc says why), from the first as large as the largest
 // scratchpad of the primitives made so far, private to each thread, and, when mapped ahead by a
-// preparation thread, adopted already faulted in by the next thread that needs one (waited for
-// while it is being mapped), and mapped again as larger scratchpads become known.
+// preparation thread, adopted already faulted in by the next thread that needs one.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -117,52 +113,6 @@ TEST(ThreadScratchpad, AMappedAheadBufferIsAdoptedByTheNextThreadOnly) {
   // Threads hold buffers as large as the largest scratchpad now: no more spares are made.
   MapScratchpadAhead(stop);
   EXPECT_EQ(NewThreadsScratchpad(kBytes).second, 0u);
-}
-
-// Waits up to 10 s for `ready`; whether it came.
-bool Eventually(const std::function<bool()>& ready) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
-TEST(ThreadScratchpad, ASpareIsMappedAsLargerScratchpadsBecomeKnown) {
-  // Larger than any other test here asks for.
-  constexpr size_t kFirst = size_t{32} << 20, kSecond = size_t{40} << 20;
-  const size_t pages = kSecond / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  std::atomic<bool> stop{false}, watching{true};
-  std::thread watcher([&] { MapScratchpadsAsTheyGrow(stop, [&] { return watching.load(); }); });
-  NoteScratchpadSize(kFirst);
-  EXPECT_TRUE(Eventually([&] { return SpareScratchpadBytes() >= kFirst; }))
-      << "no spare for the first size";
-  NoteScratchpadSize(kSecond);
-  EXPECT_TRUE(Eventually([&] { return SpareScratchpadBytes() >= kSecond; }))
-      << "no spare for the larger size";
-  watching = false;
-  watcher.join();  // returns once told
-  auto [adopted, resident] = NewThreadsScratchpad(kSecond);
-  ASSERT_NE(adopted, nullptr);
-  EXPECT_EQ(resident, pages) << "the new thread did not take the spare mapped ahead";
-}
-
-TEST(ThreadScratchpad, AThreadWaitsForALargeEnoughSpareBeingMapped) {
-  // Large enough that mapping it takes a while, larger than any other test here asks for.
-  constexpr size_t kBytes = size_t{256} << 20;
-  const size_t pages = kBytes / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  NoteScratchpadSize(kBytes);
-  std::atomic<bool> stop{false};
-  std::thread maker([&] { MapScratchpadAhead(stop); });
-  ASSERT_TRUE(Eventually([] { return SpareBeingMapped(); })) << "no spare was being mapped";
-  // Asked for while the spare is being mapped: the thread gets it, every page faulted in, rather
-  // than a buffer of its own.
-  auto [adopted, resident] = NewThreadsScratchpad(kBytes);
-  maker.join();
-  ASSERT_NE(adopted, nullptr);
-  EXPECT_EQ(resident, pages) << "the thread made its own buffer instead of waiting for the spare";
-  EXPECT_EQ(SpareScratchpadBytes(), 0u) << "the spare was left behind";
 }
 
 }  // namespace

@@ -21,11 +21,6 @@ void WarmUpKernelMemory(const std::atomic<bool>& stop) {
   kernels::onednn::MapScratchpadAhead(stop);
 }
 
-void KeepKernelMemoryWarm(const std::atomic<bool>& stop,
-                          const std::function<bool()>& keep_watching) {
-  kernels::onednn::MapScratchpadsAsTheyGrow(stop, keep_watching);
-}
-
 bool StartThreadTeam(int threads) {
   // The largest team this thread started: OpenMP keeps it for the thread's later regions.
   thread_local int started = 1;

@@ -5,9 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <functional>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -74,15 +71,6 @@ std::atomic<size_t> largest_thread_buffer{0};
 std::mutex spare_mutex;
 // A thread is in MapScratchpadAhead.
 std::atomic<bool> making_spare{false};
-// The size of the spare being made (0: none), by which process, and its end, for a thread that
-// would rather adopt it than fault in a buffer of its own meanwhile (a child of fork() made
-// meanwhile has no thread making it, and does not wait). Guarded by spare_mutex.
-size_t spare_in_progress = 0;
-pid_t spare_maker = 0;
-std::condition_variable spare_made;
-// Signalled when a primitive with a larger scratchpad than any before is made.
-std::mutex growth_mutex;
-std::condition_variable scratchpad_grew;
 AnonymousMemory& Spare() {
   static AnonymousMemory* spare = new AnonymousMemory();
   return *spare;
@@ -127,10 +115,6 @@ void NoteScratchpadSize(size_t bytes) {
   size_t seen = largest_scratchpad.load(std::memory_order_relaxed);
   while (bytes > seen && !largest_scratchpad.compare_exchange_weak(seen, bytes)) {
   }
-  if (bytes > seen) {
-    std::lock_guard<std::mutex> lock(growth_mutex);
-    scratchpad_grew.notify_all();
-  }
 }
 
 Result<void*> ThreadScratchpad(size_t bytes) {
@@ -138,10 +122,7 @@ Result<void*> ThreadScratchpad(size_t bytes) {
   if (bytes <= buffer.capacity()) return buffer.mutable_bytes().data();
   bytes = std::max(bytes, largest_scratchpad.load(std::memory_order_relaxed));
   {
-    std::unique_lock<std::mutex> lock(spare_mutex);
-    // A spare large enough being faulted in by another thread: waiting for it costs no more
-    // than faulting in a buffer of our own, and leaves no second buffer behind.
-    spare_made.wait(lock, [&] { return spare_in_progress < bytes || spare_maker != ::getpid(); });
+    std::lock_guard<std::mutex> lock(spare_mutex);
     if (Spare().capacity() >= bytes) buffer = std::move(Spare());  // leaves the spare empty
   }
   if (bytes > buffer.capacity()) {
@@ -165,38 +146,15 @@ void MapScratchpadAhead(const std::atomic<bool>& stop) {
       // must not find it taken for milliseconds).
       Result<AnonymousMemory> memory = AllocateScratchpad(bytes);
       if (memory.ok()) {
-        {
-          std::lock_guard<std::mutex> lock(spare_mutex);
-          spare_in_progress = bytes;
-          spare_maker = ::getpid();
-        }
         memory->MapAheadForWriting(stop);
         std::lock_guard<std::mutex> lock(spare_mutex);
         if (Spare().capacity() < memory->capacity()) Spare() = std::move(*memory);
-        spare_in_progress = 0;
-        spare_made.notify_all();
         made = true;
       }
     }
     making_spare.store(false, std::memory_order_release);
     if (!made) return;  // nothing needed, or no memory: the run allocates its own or says why
   }
-}
-
-void MapScratchpadsAsTheyGrow(const std::atomic<bool>& stop,
-                              const std::function<bool()>& keep_watching) {
-  for (;;) {
-    MapScratchpadAhead(stop);
-    std::unique_lock<std::mutex> lock(growth_mutex);
-    if (stop.load(std::memory_order_relaxed) || !keep_watching()) return;
-    // Woken by a larger scratchpad; the timeout bounds the wait for `keep_watching` to change.
-    scratchpad_grew.wait_for(lock, std::chrono::milliseconds(1), [] { return SpareNeeded() > 0; });
-  }
-}
-
-bool SpareBeingMapped() {
-  std::lock_guard<std::mutex> lock(spare_mutex);
-  return spare_in_progress > 0;
 }
 
 size_t SpareScratchpadBytes() {

@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstddef>
-#include <functional>
 #include <string_view>
 
 #include "epctx/status.h"
@@ -45,8 +44,7 @@ Status FromDnnlError(const dnnl::error& e, std::string_view what);
 // scratchpad. Valid until the next call on the same thread. A thread's buffer is made as large
 // as the largest scratchpad of the primitives made so far (NoteScratchpadSize), so that a first
 // run allocates once instead of growing the buffer layer by layer; pages a primitive does not
-// touch cost no memory. A buffer mapped ahead (MapScratchpadAhead) is adopted, and one large
-// enough that another thread is still mapping is waited for.
+// touch cost no memory.
 Result<void*> ThreadScratchpad(size_t bytes);
 
 // Records that a primitive needing `bytes` of scratchpad exists in this process.
@@ -57,16 +55,6 @@ void NoteScratchpadSize(size_t bytes);
 // needs a new buffer to adopt, so that a first run does not zero-fill its scratchpad as it goes.
 // Does nothing while no primitive needs a scratchpad, or once some thread holds one as large.
 void MapScratchpadAhead(const std::atomic<bool>& stop);
-
-// MapScratchpadAhead now and again each time a primitive needing a larger scratchpad is made,
-// until `keep_watching` returns false (looked at every millisecond or so) or `stop` is set: so
-// that a run that starts while its nodes are still being prepared finds a buffer mapped for the
-// largest of them, made as soon as its primitive existed.
-void MapScratchpadsAsTheyGrow(const std::atomic<bool>& stop,
-                              const std::function<bool()>& keep_watching);
-
-// Whether a thread is mapping a buffer ahead now (tests).
-bool SpareBeingMapped();
 
 // Bytes of the buffer mapped ahead that no thread has adopted yet (0 if none).
 size_t SpareScratchpadBytes();
