@@ -34,11 +34,15 @@ bool StartThreadTeam(int threads) {
 #pragma omp parallel num_threads(team)
   {
     // Each thread of the team onto a core of its own, then free again (see the header); the
-    // extra thread onto the last core, away from the master's.
+    // extra thread onto the last core, away from the master's. Nothing of the caller's stack is
+    // read here: OpenMP's barriers order those reads before the caller's later writes, but
+    // ThreadSanitizer does not see them (libgomp is not instrumented).
+    const int size = omp_get_num_threads();
+    const int asked = size > omp_get_num_procs() ? size - 1 : size;
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
-        CPU_COUNT(&allowed) >= threads) {
+        CPU_COUNT(&allowed) >= asked) {
       int wanted = std::min(omp_get_thread_num(), CPU_COUNT(&allowed) - 1);
       for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
         if (!CPU_ISSET(cpu, &allowed) || wanted-- > 0) continue;
