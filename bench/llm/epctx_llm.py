@@ -66,8 +66,9 @@ def with_empty_pasts(session, feeds):
     """feeds plus empty pasts ([1, kv_heads, 0, head_dim]) for a prompt run through a graph
     that takes pasts."""
     dtypes = {"tensor(float)": np.float32, "tensor(float16)": np.float16}
+    pasts = set(past_names(session))
     for i in session.get_inputs():
-        if i.name in past_names(session):
+        if i.name in pasts:
             feeds[i.name] = np.zeros((1, i.shape[1], 0, i.shape[3]), dtype=dtypes[i.type])
     return feeds
 

@@ -86,8 +86,9 @@ function addMask(session, feeds, total) {
 
 // Empty pasts ([1, kv_heads, 0, head_dim]) for a prompt run through a graph that takes pasts.
 function addEmptyPasts(session, feeds) {
+  const pasts = new Set(pastNames(session));
   for (const m of session.inputMetadata) {
-    if (!pastNames(session).includes(m.name)) continue;
+    if (!pasts.has(m.name)) continue;
     const dims = [1, m.shape[1], 0, m.shape[3]];
     feeds[m.name] = new ort.Tensor(m.type, m.type === 'float16' ? new Uint16Array(0) : new Float32Array(0), dims);
   }

@@ -82,17 +82,28 @@ def prepare(epctx, variants):
         weights, _, precision = v.partition("-")  # "f16-bf16": the float16 model computed in bf16
         pair = {}
         for stem in ("prefill", "decode"):
-            src = f"{base}_{stem}.onnx"
-            dst = src if weights == "f32" else f"{base}_{stem}_{weights}.onnx"
-            if weights in ("int4", "int4a0") and not os.path.exists(dst):
-                run_shown([PY, os.path.join(MODELS, "quantize_nbits.py"), src, dst,
-                           "--accuracy-level", "0" if weights == "int4a0" else "4"])
-            if weights == "f16" and not os.path.exists(dst):
-                run_shown([PY, os.path.join(MODELS, "convert_float16.py"), src, dst])
-            pair[stem] = dst
+            pair[stem] = in_weights(f"{base}_{stem}.onnx", weights)
         options = ["--precision", precision] if precision else []
         out[v] = compile_variant(epctx, v, pair, options)
     return out
+
+
+def in_weights(src, weights):
+    """The float32 model `src` in `weights` (f32: itself; f16 converted by convert_float16.py;
+    int4 and int4a0 quantized by quantize_nbits.py at accuracy level 4 and 0), written beside it
+    as SRC_WEIGHTS.onnx once."""
+    if weights == "f32":
+        return src
+    dst = f"{os.path.splitext(src)[0]}_{weights}.onnx"
+    if not os.path.exists(dst):
+        if weights == "f16":
+            run_shown([PY, os.path.join(MODELS, "convert_float16.py"), src, dst])
+        elif weights not in ("int4", "int4a0"):
+            sys.exit(f"bench: no such weights: {weights} (f32, f16, int4, int4a0)")
+        else:
+            run_shown([PY, os.path.join(MODELS, "quantize_nbits.py"), src, dst,
+                       "--accuracy-level", "0" if weights == "int4a0" else "4"])
+    return dst
 
 
 def compile_variant(epctx, variant, originals, options=()):
@@ -124,14 +135,7 @@ def prepare_genai(epctx, variant):
     if not os.path.exists(src):
         run_shown([PY, os.path.join(MODELS, "export_llama_genai.py"), "--config", "smollm",
                    "--out", WORK, "--prompt-length", "128", "--name", "llama_smollm_genai"])
-    model = src
-    if weights != "f32":
-        model = os.path.join(WORK, f"llama_smollm_genai_{weights}.onnx")
-    if weights == "int4" and not os.path.exists(model):
-        run_shown([PY, os.path.join(MODELS, "quantize_nbits.py"), src, model,
-                   "--accuracy-level", "4"])
-    if weights == "f16" and not os.path.exists(model):
-        run_shown([PY, os.path.join(MODELS, "convert_float16.py"), src, model])
+    model = in_weights(src, weights)
     return compile_variant(epctx, variant, {"prefill": model, "decode": model})
 
 

@@ -189,7 +189,8 @@ Result<std::vector<Tensor>> SessionImpl::RunProgram(std::span<const Tensor> inpu
   }
   // Once per thread (and team size): in creation it cost 3-7 ms at 2 threads, waiting for the
   // new thread to be scheduled, where the session creation benchmark sees it.
-  loader::Profiler::Clock::time_point team_start = loader::Profiler::Clock::now();
+  const loader::Profiler::Clock::time_point team_start =
+      profiler_ != nullptr ? loader::Profiler::Clock::now() : start;
   if (exec::StartThreadTeam(program_->num_threads()) && profiler_ != nullptr) {
     profiler_->RecordSession("thread_team_start", team_start);
   }

@@ -16,7 +16,7 @@ Exports into DIR/llama (torch, once per run), compiles, inspects and runs each g
 
 import os
 
-from llama_checks import compiled_ops, export_tiny, finish, logits_differ, run, unexpected_ops
+from llama_checks import compile_with_ops, export_tiny, finish, logits_differ, run
 EXPECT = {"SimplifiedLayerNormalization": 1, "com.microsoft.SkipSimplifiedLayerNormalization": 4,
           "Pow": 0, "Sqrt": 0, "ReduceMean": 0, "com.epctx.Attention": 2, "Softmax": 0,
           "com.epctx.MaskedSoftmax": 0, "com.epctx.DnnlBatchMatMul": 0, "Expand": 0}
@@ -32,8 +32,7 @@ def main():
     for stem in ("prefill", "decode"):
         model = os.path.join(out, f"llama_tiny_{stem}.onnx")
         ctx = os.path.join(out, f"llama_tiny_{stem}_ctx.onnx")
-        run([args.epctx, "compile", model, "-o", ctx], WHO)
-        wrong = unexpected_ops(compiled_ops(args.epctx, ctx, WHO), EXPECT)
+        wrong = compile_with_ops(args.epctx, model, ctx, EXPECT, WHO)
         if wrong:
             failed.append(f"{stem}: {wrong}")
         inputs = ["-i", f"input_ids={os.path.join(out, f'llama_tiny_{stem}.input_ids.npy')}"]

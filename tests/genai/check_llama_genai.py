@@ -20,8 +20,7 @@ Exports into DIR/llama_genai (torch, once per run), compiles and runs there.
 import os
 
 import numpy as np
-from llama_checks import (REPO, compiled_ops, export_tiny, finish, logits_differ, run,
-                          unexpected_ops)
+from llama_checks import REPO, compile_with_ops, export_tiny, finish, logits_differ, run
 
 WHO = "check_llama_genai"
 NAME = "llama_tiny_genai"
@@ -37,9 +36,8 @@ def main():
                                     f"{NAME}.json", WHO)
     head_dim = config["hidden"] // config["heads"]
     ctx = os.path.join(out, f"{NAME}_ctx.onnx")
-    run([args.epctx, "compile", os.path.join(out, f"{NAME}.onnx"), "-o", ctx], WHO)
     failed = []
-    wrong = unexpected_ops(compiled_ops(args.epctx, ctx, WHO), EXPECT)
+    wrong = compile_with_ops(args.epctx, os.path.join(out, f"{NAME}.onnx"), ctx, EXPECT, WHO)
     if wrong:
         failed.append(wrong)
 
@@ -63,8 +61,8 @@ def main():
     prompt = np.load(os.path.join(out, f"{NAME}.input_ids.npy"))
     empty = os.path.join(out, "empty_past.npy")
     np.save(empty, np.zeros((1, config["kv_heads"], 0, head_dim), dtype=np.float32))
-    prefill = step("prefill", prompt, prompt.shape[1],
-                   {i: (empty, empty) for i in range(config["layers"])})
+    empty_pasts = {i: (empty, empty) for i in range(config["layers"])}
+    prefill = step("prefill", prompt, prompt.shape[1], empty_pasts)
     token = np.load(os.path.join(out, f"{NAME}.decode_input_ids.npy"))
     decode = step("decode", token, prompt.shape[1] + 1,
                   {i: (os.path.join(prefill, f"present.{i}.key.npy"),
@@ -83,12 +81,10 @@ def main():
     run(["/usr/bin/python3", os.path.join(REPO, "tests", "models", "convert_float16.py"),
          os.path.join(out, f"{NAME}.onnx"), f16], WHO)
     ctx16 = os.path.join(out, f"{NAME}_f16_ctx.onnx")
-    run([args.epctx, "compile", f16, "-o", ctx16], WHO)
-    wrong = unexpected_ops(compiled_ops(args.epctx, ctx16, WHO), EXPECT)
+    wrong = compile_with_ops(args.epctx, f16, ctx16, EXPECT, WHO)
     if wrong:
         failed.append(f"float16: {wrong}")
-    prefill16 = step("prefill_f16", prompt, prompt.shape[1],
-                     {i: (empty, empty) for i in range(config["layers"])}, ctx16)
+    prefill16 = step("prefill_f16", prompt, prompt.shape[1], empty_pasts, ctx16)
     differ = logits_differ(args.epctx, os.path.join(prefill16, "logits.npy"),
                            os.path.join(out, f"{NAME}.logits.npy"), "prefill, float16",
                            F16_ATOL, F16_RTOL)

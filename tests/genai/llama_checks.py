@@ -37,6 +37,13 @@ def unexpected_ops(ops, expect):
     return f"ops {wrong}, expected {({op: expect[op] for op in wrong})} (all ops: {ops})"
 
 
+def compile_with_ops(epctx, model, ctx, expect, who):
+    """Compiles `model` into `ctx` (exits naming `who` if that fails); a failure line if the
+    compiled program's op counts differ from `expect`, else None."""
+    run([epctx, "compile", model, "-o", ctx], who)
+    return unexpected_ops(compiled_ops(epctx, ctx, who), expect)
+
+
 def logits_differ(epctx, got, want, label, atol=ATOL, rtol=RTOL):
     """Prints epctx compare's verdict on the two .npy files; a failure line if they differ beyond
     atol + rtol x |reference|."""

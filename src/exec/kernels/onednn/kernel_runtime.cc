@@ -21,24 +21,36 @@ void WarmUpKernelMemory(const std::atomic<bool>& stop) {
   kernels::onednn::MapScratchpadAhead(stop);
 }
 
+namespace {
+
+// libgomp's master spins at the team-start barrier until its new threads have arrived, and the
+// kernel may queue a new thread on the master's own core: it then waits for a scheduler tick.
+// While libgomp manages more threads than there are cores it spins only briefly and sleeps, so
+// the team started for `threads` that take every core has one thread more; the next region of
+// `threads` drops it.
+int TeamToStart(int threads) {
+  return threads >= omp_get_num_procs() ? threads + 1 : threads;
+}
+
+// The inverse, inside the team: the count it was started for.
+int ThreadsOfTeam(int team) {
+  return team > omp_get_num_procs() ? team - 1 : team;
+}
+
+}  // namespace
+
 bool StartThreadTeam(int threads) {
   // The largest team this thread started: OpenMP keeps it for the thread's later regions.
   thread_local int started = 1;
   if (threads <= started || omp_in_parallel()) return false;
   started = threads;
-  // libgomp's master spins at the team-start barrier until its new threads have arrived, and the
-  // kernel may queue a new thread on the master's own core: it then waits for a scheduler tick.
-  // While libgomp manages more threads than there are cores it spins only briefly and sleeps, so
-  // the start asks for one thread more than the cores; the next region drops the extra thread.
-  int team = threads >= omp_get_num_procs() ? threads + 1 : threads;
-#pragma omp parallel num_threads(team)
+#pragma omp parallel num_threads(TeamToStart(threads))
   {
     // Each thread of the team onto a core of its own, then free again (see the header); the
     // extra thread onto the last core, away from the master's. Nothing of the caller's stack is
     // read here: OpenMP's barriers order those reads before the caller's later writes, but
     // ThreadSanitizer does not see them (libgomp is not instrumented).
-    const int size = omp_get_num_threads();
-    const int asked = size > omp_get_num_procs() ? size - 1 : size;
+    const int asked = ThreadsOfTeam(omp_get_num_threads());
     cpu_set_t allowed;
     CPU_ZERO(&allowed);
     if (pthread_getaffinity_np(pthread_self(), sizeof allowed, &allowed) == 0 &&
