@@ -46,15 +46,6 @@ std::string ContextModelPath(const std::string& model_path, const CompileArgs& a
   return DefaultContextModelPathFor(model_path, args.output_dir);
 }
 
-bool SameFile(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  if (std::filesystem::equivalent(a, b, ec)) return true;
-  auto ca = std::filesystem::weakly_canonical(a, ec);
-  if (ec) return false;
-  auto cb = std::filesystem::weakly_canonical(b, ec);
-  return !ec && ca == cb;
-}
-
 void PrintReport(const CompileReport& report, double seconds) {
   std::printf("context model: %s\n", report.context_model_path.c_str());
   if (report.blob_pending) {

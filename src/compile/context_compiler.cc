@@ -88,6 +88,32 @@ Status CheckContextModelPath(const std::string& path) {
   return Status::Ok();
 }
 
+// A file the compile writes that is a model it reads, or another file it writes, would be
+// overwritten by the compile itself: refused before anything is written.
+Status CheckWritesAnInput(const std::string& output, const std::string& what,
+                          const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    if (!input.empty() && SameFile(output, input)) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "'{}': the {} would overwrite the model '{}', which this compile reads; "
+                         "choose another output",
+                         output, what, input);
+    }
+  }
+  return Status::Ok();
+}
+
+// The blob is named after the context model: a context model named NAME.epctx would be its own
+// blob.
+Status CheckBlobApart(const std::string& context_model, const std::string& blob) {
+  if (!SameFile(context_model, blob)) return Status::Ok();
+  return EPCTX_ERROR(kInvalidArgument,
+                     "'{}': the context model and its blob would be one file (the blob takes "
+                     "the context model's name with the extension .epctx); name the context "
+                     "model NAME_ctx.onnx",
+                     context_model);
+}
+
 uint64_t WeightBytesOf(const compile::IrGraph& graph) {
   uint64_t total = 0;
   for (const compile::IrValue& v : graph.values) {
@@ -149,11 +175,14 @@ Result<CompileReport> CompileShared(const CompileOptions& opts, const CompileInp
   }
   SharedGroup& group = Group();
   std::lock_guard<std::mutex> lock(group.mutex);
+  const std::string blob_path = group.open ? group.blob_path : SharedBlobPathFor(out.location);
+  EPCTX_RETURN_IF_ERROR(CheckBlobApart(out.location, blob_path));
+  EPCTX_RETURN_IF_ERROR(CheckWritesAnInput(blob_path, "shared blob", {input.path}));
   progress.Stage("importing");
   EPCTX_ASSIGN_OR_RETURN(compile::ImportedModel model, input.Import(opts));
   if (!group.open) {
     // The group's weights stream into the blob's temporary file, call after call.
-    group.blob_path = SharedBlobPathFor(out.location);
+    group.blob_path = blob_path;
     EPCTX_ASSIGN_OR_RETURN(group.writer,
                            format::BlobWriter::ToFile(compile::PackingTarget(), group.blob_path));
     group.partition_uses.clear();
@@ -233,6 +262,9 @@ Result<CompileReport> CompileToContextModel(
                        "ep.context_file_path to where the context model will be saved, or "
                        "ep.context_embed_mode=1 to put the blob inside it");
   }
+  if (!out.location.empty()) {
+    EPCTX_RETURN_IF_ERROR(CheckWritesAnInput(out.location, "context model", {input.path}));
+  }
   ProgressTracker progress{reporter, {}};
   progress.state.model = input.path.empty() ? kModelInMemory : input.path;
   if (opts.share_ep_contexts || opts.stop_share_ep_contexts) {
@@ -247,6 +279,8 @@ Result<CompileReport> CompileToContextModel(
   const std::string blob_path = opts.embed_mode ? "" : DefaultBlobPathFor(out.location);
   format::BlobWriter writer(compile::PackingTarget());
   if (!opts.embed_mode) {
+    EPCTX_RETURN_IF_ERROR(CheckBlobApart(out.location, blob_path));
+    EPCTX_RETURN_IF_ERROR(CheckWritesAnInput(blob_path, "blob", {input.path}));
     EPCTX_ASSIGN_OR_RETURN(writer, format::BlobWriter::ToFile(compile::PackingTarget(), blob_path));
   }
   EPCTX_ASSIGN_OR_RETURN(compile::CompiledModel compiled,
@@ -299,19 +333,34 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
                        "for one-model-per-call compiles; several models in one call always "
                        "share one blob");
   }
+  // Every model's partition name (its stem, made unique) and so its context model's path, known
+  // before anything is written, so that no output lands on an input.
+  std::map<std::string, int> partition_uses;
+  std::vector<std::string> partitions;
+  for (const std::string& path : model_paths) {
+    partitions.push_back(UniquePartition(partition_uses, compile::PartitionNameFor(path)));
+  }
+  auto context_model_path = [&](size_t i) {
+    return JoinPath(output_dir, compile::ContextModelFileName(partitions[i]));
+  };
+  // Every model's weights stream into the shared blob's temporary file as they are compiled (one
+  // weight in memory at a time); it is published only when all compiled. An embedded blob is
+  // built in memory, where it ends up anyway.
+  // Named after the first model's context model (its partition name is its stem: none is taken).
+  const std::string blob_path = SharedBlobPathFor(context_model_path(0));
+  for (size_t i = 0; i < model_paths.size(); ++i) {
+    EPCTX_RETURN_IF_ERROR(CheckWritesAnInput(
+        context_model_path(i), fmt::format("context model of '{}'", model_paths[i]), model_paths));
+  }
+  if (!opts.embed_mode) {
+    EPCTX_RETURN_IF_ERROR(CheckWritesAnInput(blob_path, "shared blob", model_paths));
+  }
   EPCTX_RETURN_IF_ERROR(CreateDirectories(output_dir));
   auto say = [&progress](const std::string& message) {
     if (progress) progress(message);
   };
 
   MultiCompileReport report;
-  std::map<std::string, int> partition_uses;
-  // Every model's weights stream into the shared blob's temporary file as they are compiled (one
-  // weight in memory at a time); it is published only when all compiled. An embedded blob is
-  // built in memory, where it ends up anyway.
-  // Named after the first model's context model (its partition name is its stem: none is taken).
-  const std::string blob_path = SharedBlobPathFor(JoinPath(
-      output_dir, compile::ContextModelFileName(compile::PartitionNameFor(model_paths[0]))));
   format::BlobWriter writer(compile::PackingTarget());
   if (!opts.embed_mode) {
     EPCTX_ASSIGN_OR_RETURN(writer, format::BlobWriter::ToFile(compile::PackingTarget(), blob_path));
@@ -326,8 +375,8 @@ Result<MultiCompileReport> CompileModelsIntoOneBlob(
     ModelCompileResult r;
     r.model_path = model_paths[i];
     std::string stem = compile::PartitionNameFor(model_paths[i]);
-    r.partition_name = UniquePartition(partition_uses, stem);
-    r.context_model_path = JoinPath(output_dir, compile::ContextModelFileName(r.partition_name));
+    r.partition_name = partitions[i];
+    r.context_model_path = context_model_path(i);
     if (r.partition_name != stem) {
       r.warnings.push_back(fmt::format("another model is also named '{}': '{}' is written as '{}'",
                                        stem, model_paths[i], r.context_model_path));

@@ -420,4 +420,13 @@ std::string RelativePath(const std::string& target, const std::string& from_dir)
   return abs_target.lexically_normal().lexically_relative(abs_dir.lexically_normal()).string();
 }
 
+bool SameFile(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec)) return true;
+  auto ca = std::filesystem::weakly_canonical(a, ec);
+  if (ec) return false;
+  auto cb = std::filesystem::weakly_canonical(b, ec);
+  return !ec && ca == cb;
+}
+
 }  // namespace epctx

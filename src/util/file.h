@@ -171,5 +171,8 @@ std::string JoinPath(const std::string& dir, const std::string& relative);
 bool StaysInsideFolder(const std::string& reference);
 // `target` expressed relative to directory `from_dir` (both made absolute first).
 std::string RelativePath(const std::string& target, const std::string& from_dir);
+// Whether the two paths name one file: the same file where both exist (hard links and symlinks
+// included), else the same path once made absolute with symlinks of existing parents resolved.
+bool SameFile(const std::string& a, const std::string& b);
 
 }  // namespace epctx

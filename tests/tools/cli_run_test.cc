@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "epctx/compiler.h"
 #include "epctx/tensor_io.h"
 #include "tools/tools_test_helpers.h"
 
@@ -177,6 +178,40 @@ TEST_F(CliRunTest, CompileRefusesToOverwriteTheOriginal) {
       RunCli({"compile", model_, "-C", "epctx.fallback|deny", "-C", "epctx.fallback|allow"});
   EXPECT_EQ(twice.exit_code, 1);
   EXPECT_EQ(twice.err, "epctx: error: option 'epctx.fallback' is given twice with -C\n");
+}
+
+// No compile writes over a model it reads, nor a context model over its own blob: each is refused
+// before anything is written, and the input is left as it was.
+TEST_F(CliRunTest, CompileRefusesOutputsThatOverwriteInputs) {
+  const std::string first = dir_ / "p.onnx";
+  const std::string second = dir_ / "p_ctx.onnx";  // where the first model's context model goes
+  fs::copy_file(model_, first);
+  fs::copy_file(model_, second);
+  const auto size = fs::file_size(second);
+  CommandResult multi =
+      RunCli({"compile", "-q", "-m", first, "-m", second, "--output-dir", dir_.path().string()});
+  EXPECT_EQ(multi.exit_code, 1);
+  EXPECT_EQ(multi.err, "epctx: error: '" + second + "': the context model of '" + first +
+                           "' would overwrite the model '" + second +
+                           "', which this compile reads; choose another output\n");
+  EXPECT_EQ(fs::file_size(second), size);
+
+  const std::string same = dir_ / "out/m.epctx";
+  CommandResult own_blob = RunCli({"compile", "-q", model_, "-o", same});
+  EXPECT_EQ(own_blob.exit_code, 1);
+  EXPECT_EQ(own_blob.err, "epctx: error: '" + same +
+                              "': the context model and its blob would be one file (the blob "
+                              "takes the context model's name with the extension .epctx); name "
+                              "the context model NAME_ctx.onnx\n");
+  EXPECT_FALSE(fs::exists(same));
+
+  // The library refuses it too (the command line checks before making directories).
+  auto library = ModelCompiler().CompileToFile(first, first);
+  ASSERT_FALSE(library.ok());
+  EXPECT_EQ(library.status().message(),
+            "'" + first + "': the context model would overwrite the model '" + first +
+                "', which this compile reads; choose another output");
+  EXPECT_EQ(fs::file_size(first), size);
 }
 
 // Output names that are not file names: "a/b" and "a%2Fb" must land in two distinct files.
