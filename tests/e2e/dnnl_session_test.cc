@@ -170,6 +170,45 @@ TEST(DnnlSession, StaticResidualStageMatchesReference) {
   }
 }
 
+// Products with constant weights over no rows: empty outputs, for a shape known at compile (the
+// preparation made oneDNN's matmul of 0 rows, which divides by zero: SIGFPE) and one known only
+// at run time; and MatMul of two inputs over an empty inner dimension: zeros.
+TEST(DnnlSession, ProductsWithEmptyDimensions) {
+  for (const std::string prepare : {"creation", "background"}) {
+    ModelBuilder b(7);
+    const std::string fixed = b.Input("fixed", {0, 3});
+    const std::string rows = b.Input("rows", {-1, 3}, {"n"});
+    const std::string a = b.Input("a", {2, -1}, {"k"});
+    const std::string c = b.Input("c", {-1, 4}, {"k"});
+    const std::string w = b.Weight({3, 2}, -1, 1);
+    b.Output(b.Node("MatMul", {fixed, w}));
+    b.Output(b.Node("Gemm", {rows, b.Weight({5, 3}, -1, 1)}, {AttrInt("transB", 1)}));
+    b.Output(b.Node("MatMul", {a, c}));
+    TempDir dir;
+    const std::string path = dir / "empty.onnx";
+    std::ofstream(path, std::ios::binary) << b.Serialized();
+    ASSERT_TRUE(ModelCompiler().CompileToFile(path, dir / "empty_ctx.onnx").ok());
+    SessionOptions options;
+    options.AddConfigEntry("epctx.fallback", "deny");
+    options.AddConfigEntry("epctx.prepare_kernels", prepare);
+    auto session = Session::Create(dir / "empty_ctx.onnx", options);
+    ASSERT_TRUE(session.ok()) << session.status().ToString();
+    auto empty = [](std::vector<int64_t> shape) {
+      return *Tensor::Allocate(DataType::kFloat32, std::move(shape));
+    };
+    auto got = (*session)->Run({{"fixed", empty({0, 3})},
+                                {"rows", empty({0, 3})},
+                                {"a", empty({2, 0})},
+                                {"c", empty({0, 4})}});
+    ASSERT_TRUE(got.ok()) << prepare << ": " << got.status().ToString();
+    EXPECT_EQ((*got)[0].shape(), (std::vector<int64_t>{0, 2}));
+    EXPECT_EQ((*got)[1].shape(), (std::vector<int64_t>{0, 5}));
+    ASSERT_EQ((*got)[2].shape(), (std::vector<int64_t>{2, 4}));
+    const float* zeros = (*got)[2].data_as<float>();
+    EXPECT_EQ(std::vector<float>(zeros, zeros + 8), std::vector<float>(8, 0.0f));
+  }
+}
+
 // Blocked values, constants re-laid out per channel, Concat with a padded last input, an SE
 // gate, graph outputs inside the chain and plain readers (Flatten, Reshape) of blocked values,
 // all inside one memory plan.

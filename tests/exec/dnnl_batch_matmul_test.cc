@@ -93,6 +93,25 @@ TEST(DnnlBatchMatMulKernel, ScalePostOp) {
                            FloatTensor(want.shape(), scaled));
 }
 
+// A product over an empty inner dimension is zeros, the fused ops applied (oneDNN 2.x raised
+// SIGFPE making that matmul); one over empty rows is empty, with no product made.
+TEST(DnnlBatchMatMulKernel, EmptyDimensions) {
+  const Tensor a = FloatTensor({2, 2, 0}, {}), b = FloatTensor({2, 0, 3}, {});
+  const Tensor zeros =
+      OutputOf(NodeSpec("DnnlBatchMatMul", 1, "com.epctx"), AttrBuilder(), {&a, &b});
+  EXPECT_EQ(zeros.shape(), (std::vector<int64_t>{2, 2, 3}));
+  EXPECT_EQ(FloatsOf(zeros), std::vector<float>(12, 0.0f));
+  AttrBuilder plus_one;  // Linear: alpha * x + beta
+  plus_one.Ints("post_ops", {10}).Floats("post_op_alpha", {2.0f}).Floats("post_op_beta", {1.0f});
+  const Tensor ones = OutputOf(NodeSpec("DnnlBatchMatMul", 1, "com.epctx"), plus_one, {&a, &b});
+  EXPECT_EQ(FloatsOf(ones), std::vector<float>(12, 1.0f));
+  const Tensor no_rows = FloatTensor({2, 0, 4}, {}),
+               c = FloatTensor({2, 4, 3}, std::vector<float>(24, 1.0f));
+  EXPECT_EQ(
+      OutputOf(NodeSpec("DnnlBatchMatMul", 1, "com.epctx"), AttrBuilder(), {&no_rows, &c}).shape(),
+      (std::vector<int64_t>{2, 0, 3}));
+}
+
 TEST(DnnlBatchMatMulKernel, Refusals) {
   std::mt19937 rng(4);
   const Tensor a = RandomFloats({2, 3, 5}, rng), b = RandomFloats({2, 4, 6}, rng);

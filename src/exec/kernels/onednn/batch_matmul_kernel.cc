@@ -143,6 +143,7 @@ class DnnlBatchMatMulKernel final : public Kernel {
       yst[out_perm_.empty() ? i : static_cast<size_t>(out_perm_[i])] = st[i];
     }
     const int threads = ctx.num_threads();
+    if (kd == 0) return RunEmptyInner(*y, threads);
     if (small_products_ && IsSmallBatchProduct(m, kd, n)) {
       RunSmall(a->data_as<float>(), ad, ast, b->data_as<float>(), bd, bst,
                y->mutable_data_as<float>(), yd, yst, threads);
@@ -187,6 +188,21 @@ class DnnlBatchMatMulKernel final : public Kernel {
 
  private:
   DnnlBatchMatMulKernel() = default;
+
+  // A product over an empty inner dimension is zeros (with the fused ops applied): oneDNN 2.x
+  // divides by K making such a matmul (SIGFPE).
+  Status RunEmptyInner(Tensor& y, int threads) const {
+    if (!PrimitivePostOpsArePlain(post_ops_)) {
+      return EPCTX_ERROR(kUnsupported,
+                         "a batched matmul over an empty inner dimension with fused operations "
+                         "other than a residual addition, Relu, Clip or Linear");
+    }
+    float* out = y.mutable_data_as<float>();
+    std::fill(out, out + y.element_count(), 0.0f);
+    ApplyPrimitivePostOps(post_ops_, out, nullptr, y.element_count());
+    ApplyTrailingPostOps(post_ops_, out, y.element_count(), threads);
+    return Status::Ok();
+  }
 
   Result<CachedPrimitive> Make(const dnnl::memory::desc& a, const dnnl::memory::desc& b,
                                const dnnl::memory::desc& y, int threads) const {

@@ -10,6 +10,14 @@ namespace epctx::exec::kernels::onednn {
 Result<dnnl::matmul::primitive_desc> MakeMatMulPrimitiveDesc(const MatMulGeometry& g,
                                                              const MatMulConfig& c,
                                                              const dnnl::memory::desc* weights) {
+  // oneDNN 2.x divides by a zero dimension while making such a matmul (SIGFPE); the kernels
+  // return early when the output is empty, so only a preparation or an empty K comes here.
+  if (g.m <= 0 || g.k <= 0 || g.n <= 0) {
+    return EPCTX_ERROR(kUnsupported,
+                       "a matmul of [{}, {}] by [{}, {}]: no oneDNN matmul has an "
+                       "empty dimension",
+                       g.m, g.k, g.k, g.n);
+  }
   try {
     using dnnl::memory;
     using tag = memory::format_tag;
