@@ -107,6 +107,29 @@ void BoundProgram::PlanBoundOutputs(size_t k, const std::vector<Tensor>& values,
   }
 }
 
+namespace {
+
+// Sequence elements own their memory (kernels/sequence), except those of a sequence the caller
+// gave as an input: views of the caller's arrays, which the caller may free once the run returns.
+// `sequence` with every element that shares memory with such an element copied.
+Result<Tensor> WithOwnElements(const Tensor& sequence, std::span<const Tensor* const> callers,
+                               uint64_t& copied) {
+  std::vector<Tensor> elements = sequence.elements();
+  bool changed = false;
+  for (Tensor& e : elements) {
+    for (const Tensor* c : callers) {
+      if (!MemoryOverlaps(e, *c)) continue;
+      EPCTX_ASSIGN_OR_RETURN(e, e.Clone());
+      copied += e.byte_size();
+      changed = true;
+      break;
+    }
+  }
+  return changed ? Tensor::Sequence(sequence.dtype(), std::move(elements)) : sequence;
+}
+
+}  // namespace
+
 Result<std::vector<Tensor>> BoundProgram::FinishOutputs(std::vector<Tensor>& values,
                                                         std::vector<uint8_t>& heap_owned,
                                                         const OutputBindings& bindings,
@@ -136,10 +159,17 @@ Result<std::vector<Tensor>> BoundProgram::FinishOutputs(std::vector<Tensor>& val
       }
     }
   }
+  std::vector<const Tensor*> caller_elements;
+  for (int32_t i : inputs_) {
+    for (const Tensor& e : values[static_cast<size_t>(i)].elements()) caller_elements.push_back(&e);
+  }
   std::vector<Tensor> outputs;
   outputs.reserve(outputs_.size());
   for (int32_t o : outputs_) {
-    const Tensor& t = values[static_cast<size_t>(o)];
+    Tensor& t = values[static_cast<size_t>(o)];
+    if (t.kind() == ValueKind::kSequence && !caller_elements.empty()) {
+      EPCTX_ASSIGN_OR_RETURN(t, WithOwnElements(t, caller_elements, copied));
+    }
     if (const Tensor* b = bound_to(o)) {
       if (!SameMemory(t, *b)) {
         if (!t.is_tensor() || t.dtype() != b->dtype() || t.shape() != b->shape()) {

@@ -128,6 +128,30 @@ def test_sequences_are_lists_of_arrays(sequence_session):
     assert second.tolist() == [3, 4, 2**40]
 
 
+def test_sequence_outputs_own_their_memory():
+    """A sequence input's elements are views of the caller's arrays during the run; an output
+    that passes them on must not hand those views out (they outlived the arrays: garbage, then a
+    segfault)."""
+    s = session(
+        [helper.make_node("Identity", ["items"], ["same"]),
+         helper.make_node("SequenceInsert", ["items", "t"], ["grown"]),
+         helper.make_node("SequenceErase", ["items"], ["shrunk"])],
+        [helper.make_tensor_sequence_value_info("items", TP.INT64, [None]),
+         helper.make_tensor_value_info("t", TP.INT64, [None])],
+        [helper.make_tensor_sequence_value_info(n, TP.INT64, [None])
+         for n in ("same", "grown", "shrunk")])
+    items = [np.array([1, 2], np.int64), np.array([3], np.int64)]
+    t = np.array([7, 8], np.int64)
+    same, grown, shrunk = s.run(None, {"items": items, "t": t})
+    for out in same + grown + shrunk:
+        assert not any(np.shares_memory(out, a) for a in items + [t])
+    for a in items + [t]:
+        a[...] = -1
+    assert [o.tolist() for o in same] == [[1, 2], [3]]
+    assert [o.tolist() for o in grown] == [[1, 2], [3], [7, 8]]
+    assert [o.tolist() for o in shrunk] == [[1, 2]]
+
+
 def test_sequence_types_and_errors(sequence_session):
     assert [(i.name, i.type, i.shape) for i in sequence_session.get_inputs()] == [
         ("x", "tensor(float)", [2]), ("items", "seq(tensor(int64))", []),
