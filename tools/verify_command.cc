@@ -43,13 +43,13 @@ Command AddVerifyCommand(CLI::App& parent, const GlobalOptions&) {
   CLI::App* app = parent.add_subcommand(
       "verify",
       "Check a context model and its blob completely: structure, target, every weight's "
-      "checksum, every program bound to this build's kernels, and the original model's size and "
-      "mtime. Exit status 1 when a check fails");
+      "checksum, every program bound to this build's kernels, and the size and mtime of the "
+      "original model and its external data files. Exit status 1 when a check fails");
   app->add_option("model", args->path, "A context model (NAME_ctx.onnx) or a blob file")
       ->required();
   app->add_flag("--hash-original", args->hash_original,
-                "Also compare the original model's content hash with the recorded one (reads the "
-                "whole original)");
+                "Also compare the content hashes of the original model and its external data files "
+                "with the recorded ones (reads them whole)");
   return Command{app, [args]() { return RunVerify(*args); }};
 }
 

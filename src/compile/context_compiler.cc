@@ -52,6 +52,7 @@ compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std
   spec.original_size = model.source.size;
   spec.original_mtime_ns = model.source.mtime_ns;
   spec.original_hash = model.source.hash;
+  spec.original_external_data = model.source.external_data;
   return spec;
 }
 

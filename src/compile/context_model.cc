@@ -136,6 +136,59 @@ IoDeclaration Declaration(const onnx::ValueInfoProto& vi) {
   return d;
 }
 
+std::string FormatExternalData(const std::vector<ExternalDataRecord>& records) {
+  std::string out;
+  for (const ExternalDataRecord& r : records) {
+    std::string location;
+    for (char c : r.location) {
+      if (c == '%') {
+        location += "%25";
+      } else if (c == '\n') {
+        location += "%0A";
+      } else {
+        location += c;
+      }
+    }
+    out += fmt::format("{} {} {:016x} {}\n", r.size, r.mtime_ns, r.hash, location);
+  }
+  return out;
+}
+
+std::optional<std::vector<ExternalDataRecord>> ParseExternalData(const std::string& text) {
+  std::vector<ExternalDataRecord> records;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) return std::nullopt;
+    const std::string line = text.substr(at, end - at);
+    at = end + 1;
+    const size_t a = line.find(' '), b = line.find(' ', a + 1), c = line.find(' ', b + 1);
+    if (a == std::string::npos || b == std::string::npos || c == std::string::npos) {
+      return std::nullopt;
+    }
+    auto size = ParseNumber<uint64_t>(line.substr(0, a));
+    auto mtime = ParseNumber<int64_t>(line.substr(a + 1, b - a - 1));
+    auto hash = ParseNumber<uint64_t>(line.substr(b + 1, c - b - 1), 16);
+    if (!size || !mtime || !hash) return std::nullopt;
+    ExternalDataRecord r{"", *size, *mtime, *hash};
+    const std::string escaped = line.substr(c + 1);
+    for (size_t i = 0; i < escaped.size(); ++i) {
+      if (escaped[i] != '%') {
+        r.location += escaped[i];
+      } else if (escaped.compare(i, 3, "%25") == 0) {
+        r.location += '%', i += 2;
+      } else if (escaped.compare(i, 3, "%0A") == 0) {
+        r.location += '\n', i += 2;
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (r.location.empty()) return std::nullopt;
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
 }  // namespace
 
 std::string ContextModelFileName(const std::string& stem) {
@@ -202,6 +255,9 @@ Result<std::string> SerializeContextModel(const ContextModelSpec& spec) {
   AddMeta(model, kMetaOriginalSize, std::to_string(spec.original_size));
   AddMeta(model, kMetaOriginalMtime, std::to_string(spec.original_mtime_ns));
   AddMeta(model, kMetaOriginalHash, fmt::format("{:016x}", spec.original_hash));
+  if (!spec.original_external_data.empty()) {
+    AddMeta(model, kMetaOriginalExternalData, FormatExternalData(spec.original_external_data));
+  }
   AddMeta(model, kMetaBlobChecksum, fmt::format("{:016x}", spec.blob_identity));
   std::string out;
   if (!model.SerializeToString(&out)) {
@@ -284,6 +340,11 @@ Result<std::optional<ContextModelInfo>> ParseContextModel(std::span<const std::b
     if (p.key() == kMetaOriginalSize) info.original_size = ParseNumber<uint64_t>(p.value());
     if (p.key() == kMetaOriginalMtime) info.original_mtime_ns = ParseNumber<int64_t>(p.value());
     if (p.key() == kMetaOriginalHash) info.original_hash = ParseNumber<uint64_t>(p.value(), 16);
+    if (p.key() == kMetaOriginalExternalData) {
+      auto records = ParseExternalData(p.value());
+      info.original_external_data_malformed = !records.has_value();
+      if (records) info.original_external_data = std::move(*records);
+    }
     if (p.key() == kMetaBlobChecksum) info.blob_identity = ParseNumber<uint64_t>(p.value(), 16);
   }
   return std::optional<ContextModelInfo>(std::move(info));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/external_data_record.h"
 #include "epctx/status.h"
 
 namespace epctx::compile {
@@ -22,6 +23,9 @@ inline constexpr const char* kMetaOriginalPath = "epctx.original_model";
 inline constexpr const char* kMetaOriginalSize = "epctx.original_size";
 inline constexpr const char* kMetaOriginalMtime = "epctx.original_mtime_ns";
 inline constexpr const char* kMetaOriginalHash = "epctx.original_hash";
+// The original's external data files, one line each: "SIZE MTIME_NS HASH LOCATION" (hash in hex,
+// the location with '%' and newlines escaped as %25 and %0A).
+inline constexpr const char* kMetaOriginalExternalData = "epctx.original_external_data";
 // The blob's identity (its header checksum, hex): the context model pairs with that blob only.
 inline constexpr const char* kMetaBlobChecksum = "epctx.blob_checksum";
 // Embedded blobs above this size are refused: protobuf messages cannot exceed 2 GiB, and the
@@ -46,6 +50,7 @@ struct ContextModelSpec {
   uint64_t original_size = 0;
   int64_t original_mtime_ns = 0;
   uint64_t original_hash = 0;
+  std::vector<ExternalDataRecord> original_external_data;
   uint64_t blob_identity = 0;  // the blob's header checksum
 };
 
@@ -77,6 +82,10 @@ struct ContextModelInfo {
   std::optional<uint64_t> original_size;
   std::optional<int64_t> original_mtime_ns;
   std::optional<uint64_t> original_hash;
+  // Relative to the original model's folder; a malformed record makes the list unreadable:
+  // original_external_data_malformed is then set.
+  std::vector<ExternalDataRecord> original_external_data;
+  bool original_external_data_malformed = false;
   std::optional<uint64_t> blob_identity;  // nullopt when not recorded
   std::vector<IoDeclaration> inputs;      // the graph's, in order
   std::vector<IoDeclaration> outputs;

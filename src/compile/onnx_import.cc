@@ -505,6 +505,21 @@ class GraphImporter {
   std::vector<int> captured_inner_;
 };
 
+// Hash64 of the whole file, read a slice at a time with each slice's pages given back after it:
+// hashing a model must not make all of it resident in this process (the weights come back one
+// at a time as they are packed).
+uint64_t HashReleasingPages(const MappedFile& file) {
+  constexpr size_t kSlice = 64 << 20;
+  const std::span<const std::byte> bytes = file.bytes();
+  Hasher64 hasher;
+  for (size_t at = 0; at < bytes.size(); at += kSlice) {
+    const std::span<const std::byte> slice = bytes.subspan(at, std::min(kSlice, bytes.size() - at));
+    hasher.Update(slice);
+    file.ReleasePages(slice);
+  }
+  return hasher.Finish();
+}
+
 // The model file itself, when its large inline weights were turned into external data that
 // points back into it (inline_weights.h): read through the mapping the import already has.
 struct SelfReference {
@@ -523,6 +538,10 @@ Result<ImportedModel> ImportGraphs(ModelPtr model, const std::string& name,
   if (self != nullptr) ctx.external.Adopt(self->location, self->file);
   GraphImporter importer(ctx, out.graph, nullptr);
   EPCTX_RETURN_IF_ERROR(importer.Import(model->graph(), &out));
+  for (const auto& [location, file] : ctx.external.opened()) {
+    out.source.external_data.push_back(
+        {location, file->bytes().size(), file->identity().mtime_ns, HashReleasingPages(*file)});
+  }
   return out;
 }
 
@@ -571,21 +590,6 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
   EPCTX_ASSIGN_OR_RETURN(ImportedModel out, ImportGraphs(model, name, model_dir, self));
   InferSymbolicShapes(out.graph);
   return out;
-}
-
-// Hash64 of the whole file, read a slice at a time with each slice's pages given back after it:
-// hashing a model must not make all of it resident in this process (the weights come back one
-// at a time as they are packed).
-uint64_t HashReleasingPages(const MappedFile& file) {
-  constexpr size_t kSlice = 64 << 20;
-  const std::span<const std::byte> bytes = file.bytes();
-  Hasher64 hasher;
-  for (size_t at = 0; at < bytes.size(); at += kSlice) {
-    const std::span<const std::byte> slice = bytes.subspan(at, std::min(kSlice, bytes.size() - at));
-    hasher.Update(slice);
-    file.ReleasePages(slice);
-  }
-  return hasher.Finish();
 }
 
 }  // namespace

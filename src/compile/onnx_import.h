@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compile/external_data_record.h"
 #include "compile/import_options.h"
 #include "compile/ir.h"
 #include "epctx/status.h"
@@ -19,6 +20,8 @@ struct SourceInfo {
   uint64_t size = 0;
   int64_t mtime_ns = 0;
   uint64_t hash = 0;  // XXH3-64 of the file's bytes
+  // The external data files the import read, in location order.
+  std::vector<ExternalDataRecord> external_data;
 };
 
 struct ImportedModel {

@@ -229,6 +229,7 @@ Result<std::span<const std::byte>> ExternalDataFiles::View(
   if (it == files_.end()) {
     EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
     it = files_.emplace(path, std::make_shared<MappedFile>(std::move(file))).first;
+    opened_.emplace(location, it->second);
   }
   std::span<const std::byte> all = it->second->bytes();
   uint64_t size = length.has_value() ? *length : (offset <= all.size() ? all.size() - offset : 0);

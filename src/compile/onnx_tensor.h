@@ -36,11 +36,14 @@ class ExternalDataFiles {
   // Uses `file`, mapped already, for `location` (the model file itself, whose large initializers
   // the import reads in place as external data: see onnx_weight_scan.h).
   void Adopt(const std::string& location, std::shared_ptr<const MappedFile> file);
+  // The files opened through View (not those adopted), by location.
+  const std::map<std::string, std::shared_ptr<const MappedFile>>& opened() const { return opened_; }
 
  private:
   std::string model_dir_;
   std::string refusal_;  // set: every View is refused with this reason
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
+  std::map<std::string, std::shared_ptr<const MappedFile>> opened_;
 };
 
 // `owner` keeps `proto` (whose raw_data is viewed in place) alive. `where` names the tensor's

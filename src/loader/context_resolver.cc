@@ -142,6 +142,30 @@ Status CheckOriginalUnchanged(const ResolvedContextModel& ctx, bool hash) {
                        "compilation)",
                        path);
   }
+  if (n.original_external_data_malformed) {
+    return EPCTX_ERROR(kStale, "'{}' records the original model's external data files unreadably",
+                       ctx.name);
+  }
+  // A stat of each data file, as of the model file (the compile refused locations outside the
+  // model's folder: a recorded one is stat'ed, never read).
+  const std::string model_dir = DirName(path);
+  for (const compile::ExternalDataRecord& r : n.original_external_data) {
+    const std::string data = JoinPath(model_dir, r.location);
+    auto data_id = StatFile(data);
+    if (!data_id.ok()) {
+      return EPCTX_ERROR(kNotFound, "external data '{}' of the original model '{}' not found", data,
+                         path);
+    }
+    if (data_id->size != r.size || data_id->mtime_ns != r.mtime_ns) {
+      return EPCTX_ERROR(kStale,
+                         "external data '{}' of the original model '{}' changed since it was "
+                         "compiled ({})",
+                         data, path,
+                         data_id->size != r.size
+                             ? fmt::format("size {} -> {}", r.size, data_id->size)
+                             : std::string("modified after compilation"));
+    }
+  }
   if (!hash) return Status::Ok();
   EPCTX_RETURN_IF_ERROR(ctx.original.readable);
   EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
@@ -150,6 +174,22 @@ Status CheckOriginalUnchanged(const ResolvedContextModel& ctx, bool hash) {
                        "original model '{}' has the recorded size and mtime but not the recorded "
                        "content hash",
                        path);
+  }
+  for (const compile::ExternalDataRecord& r : n.original_external_data) {
+    const std::string data = JoinPath(model_dir, r.location);
+    if (!StaysInsideFolder(r.location)) {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "external data '{}' of the original model lies outside its folder: not "
+                         "read",
+                         r.location);
+    }
+    EPCTX_ASSIGN_OR_RETURN(MappedFile data_file, MappedFile::Open(data));
+    if (Hash64(data_file.bytes()) != r.hash) {
+      return EPCTX_ERROR(kStale,
+                         "external data '{}' of the original model has the recorded size and "
+                         "mtime but not the recorded content hash",
+                         data);
+    }
   }
   return Status::Ok();
 }

@@ -58,9 +58,10 @@ Status CheckDeclaredInterface(const ResolvedContextModel& ctx, const std::vector
 // writing the blob and writing the context model leaves such a pair.
 Status CheckBlobIdentity(const ResolvedContextModel& ctx, uint64_t blob_identity);
 
-// The original model against what the context model recorded, by size and mtime (its content
-// hash only with `hash`, which reads the whole file): kNotFound when there is none to compare,
-// kStale naming what differs.
+// The original model and its external data files against what the context model recorded, by
+// size and mtime (their content hashes only with `hash`, which reads every file): kNotFound when
+// there is none to compare (the model file, or one of its data files, is gone), kStale naming
+// what differs.
 Status CheckOriginalUnchanged(const ResolvedContextModel& ctx, bool hash = false);
 
 }  // namespace epctx::loader

@@ -197,19 +197,25 @@ VerifyCheck CheckOriginal(const loader::ResolvedContextModel& ctx, const VerifyO
     check.detail =
         fmt::format("'{}' not found: the blob must serve, no fallback is possible", path);
   } else if (unchanged.code() == StatusCode::kStale && !options.hash_original) {
+    // The check's name already says "original model".
+    std::string_view what = unchanged.message();
+    if (what.starts_with("original model ")) what.remove_prefix(std::strlen("original model "));
     check.passed = false;
-    check.detail = fmt::format(
-        "'{}' changed since it was compiled (size or mtime differ): loads will fall back to it",
-        path);
+    check.detail = fmt::format("{}: loads will fall back to it", what);
   } else if (!unchanged.ok()) {
     check.passed = false;
     check.detail = unchanged.message();
   } else {
-    check.detail = fmt::format("'{}' matches the recorded size and mtime{}", path,
-                               options.hash_original ? " and content hash" : "");
+    const size_t data_files = ctx.node.original_external_data.size();
+    check.detail =
+        fmt::format("'{}'{} matches the recorded size and mtime{}", path,
+                    data_files == 0 ? ""
+                                    : fmt::format(" with its {} external data file{}", data_files,
+                                                  data_files == 1 ? "" : "s"),
+                    options.hash_original ? " and content hash" : "");
+    // Like a missing original: the blob must serve (the compile warned about it).
     if (!ctx.original.readable.ok()) {
-      check.passed = false;
-      check.detail += "; but loads cannot fall back to it: " + ctx.original.readable.message();
+      check.detail += "; loads cannot fall back to it: " + ctx.original.readable.message();
     }
   }
   return check;

@@ -119,3 +119,48 @@ def test_unsupported_operator_is_reported():
         epctx.InferenceSession(model.SerializeToString())
     assert str(e.value) == "operator org.nowhere.NoSuchOp (opset 1) is not supported (node 'NoSuchOp_0')"
     assert isinstance(e.value, NotImplementedError)
+
+
+def test_changed_external_data_makes_the_blob_stale(tmp_path):
+    """The context model records the original's external data files too: a data file rewritten
+    after the compile makes the blob stale (its weights were the old ones), as a rewritten model
+    file does; a deleted one leaves the blob to serve."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = np.arange(16, dtype=np.float32).reshape(4, 4)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    original = str(tmp_path / "m.onnx")
+    onnx.save(model, original, save_as_external_data=True, location="m.onnx.data",
+              size_threshold=0)
+    ctx = str(tmp_path / "m_ctx.onnx")
+    epctx.ModelCompiler(epctx.SessionOptions(), original).compile_to_file(ctx)
+    x = np.ones((1, 4), np.float32)
+    sess = epctx.InferenceSession(ctx)
+    assert sess.get_session_origin().from_context_blob
+    assert np.array_equal(sess.run(None, {"x": x})[0], x @ w)
+
+    data = str(tmp_path / "m.onnx.data")
+    before = os.stat(data)
+    (2 * w).tofile(data)  # same size, new weights
+    os.utime(data, ns=(before.st_atime_ns, before.st_mtime_ns + 5_000_000_000))
+    sess = epctx.InferenceSession(ctx)
+    origin = sess.get_session_origin()
+    assert not origin.from_context_blob
+    assert origin.fallback_reason == (
+        f"Stale: external data '{data}' of the original model '{original}' changed since it was "
+        "compiled (modified after compilation)")
+    assert np.array_equal(sess.run(None, {"x": x})[0], x @ (2 * w))
+    so = epctx.SessionOptions()
+    so.add_session_config_entry("epctx.fallback", "deny")
+    with pytest.raises(epctx.Stale):
+        epctx.InferenceSession(ctx, so)
+
+    os.remove(data)
+    sess = epctx.InferenceSession(ctx)
+    assert sess.get_session_origin().from_context_blob
+    assert np.array_equal(sess.run(None, {"x": x})[0], x @ w)

@@ -16,6 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using tools_testing::CommandResult;
 using tools_testing::RunCli;
+using tools_testing::RunPython;
 using tools_testing::TempDir;
 
 // MobileNetV2 (it has weights) copied into `dir` and compiled there.
@@ -99,8 +100,67 @@ TEST(CliVerifyTest, ReportsATouchedOriginal) {
   CommandResult r = RunCli({"verify", ctx});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.out, HasSubstr("FAILED  original model: '" + (dir / "mobilenet_v2.onnx") +
-                               "' changed since it was compiled (size or mtime differ): loads "
-                               "will fall back to it\n"));
+                               "' changed since it was compiled (modified after compilation): "
+                               "loads will fall back to it\n"));
+}
+
+// The original's external data files are checked as its model file is: by size and mtime, and
+// with --hash-original by content. An original outside the context model's folder is no failure
+// (the blob serves; loads cannot fall back to it, as when it is gone).
+TEST(CliVerifyTest, ChecksTheOriginalsExternalData) {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "src");
+  auto made = RunPython(R"PY(
+import numpy as np, onnx
+from onnx import TensorProto, helper, numpy_helper
+w = numpy_helper.from_array(np.arange(16, dtype=np.float32).reshape(4, 4), "w")
+g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+onnx.save(m, "m.onnx", save_as_external_data=True, location="m.onnx.data", size_threshold=0)
+)PY",
+                        dir.path() / "src");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string outside = dir / "out/m_ctx.onnx";
+  ASSERT_EQ(RunCli({"compile", "-q", dir / "src/m.onnx", "-o", outside}).exit_code, 0);
+  CommandResult elsewhere = RunCli({"verify", outside});
+  EXPECT_EQ(elsewhere.exit_code, 0) << elsewhere.out;
+  EXPECT_THAT(elsewhere.out,
+              HasSubstr("ok      original model: '" + (dir / "src/m.onnx") +
+                        "' with its 1 external data file matches the recorded size and mtime; "
+                        "loads cannot fall back to it: the original model '../src/m.onnx' lies "
+                        "outside the context model's folder"));
+
+  const std::string ctx = dir / "src/m_ctx.onnx";
+  ASSERT_EQ(RunCli({"compile", "-q", dir / "src/m.onnx"}).exit_code, 0);
+  CommandResult good = RunCli({"verify", ctx, "--hash-original"});
+  EXPECT_EQ(good.exit_code, 0) << good.out;
+  EXPECT_THAT(good.out, HasSubstr("ok      original model: '" + (dir / "src/m.onnx") +
+                                  "' with its 1 external data file matches the recorded size "
+                                  "and mtime and content hash\n"));
+  // New bytes, the same size and mtime: only the content hash tells.
+  const std::string data = dir / "src/m.onnx.data";
+  const auto mtime = std::filesystem::last_write_time(data);
+  {
+    std::fstream f(data, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4);
+    f.put('\x7f');
+  }
+  std::filesystem::last_write_time(data, mtime);
+  EXPECT_EQ(RunCli({"verify", ctx}).exit_code, 0);
+  CommandResult hashed = RunCli({"verify", ctx, "--hash-original"});
+  EXPECT_EQ(hashed.exit_code, 1);
+  EXPECT_THAT(hashed.out, HasSubstr("FAILED  original model: external data '" + data +
+                                    "' of the original model has the recorded size and mtime "
+                                    "but not the recorded content hash\n"));
+  std::filesystem::last_write_time(data, mtime + std::chrono::seconds(5));
+  CommandResult touched = RunCli({"verify", ctx});
+  EXPECT_EQ(touched.exit_code, 1);
+  EXPECT_THAT(touched.out, HasSubstr("FAILED  original model: external data '" + data +
+                                     "' of the original model '" + (dir / "src/m.onnx") +
+                                     "' changed since it was compiled (modified after "
+                                     "compilation): loads will fall back to it\n"));
 }
 
 TEST(CliVerifyTest, RefusesAnOriginalModel) {
