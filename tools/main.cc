@@ -11,6 +11,7 @@
 #include "epctx/env.h"
 #include "epctx_build_info.h"
 #include "util/logging.h"
+#include "util/temporary_files.h"
 
 namespace {
 
@@ -65,6 +66,8 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A compile interrupted with Ctrl-C or SIGTERM leaves no temporary file behind.
+  epctx::RemoveTemporariesOnTerminationSignals();
   try {
     return Main(argc, argv);
   } catch (const std::exception& e) {

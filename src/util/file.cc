@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "util/status_macros.h"
+#include "util/temporary_files.h"
 
 namespace epctx {
 namespace {
@@ -303,13 +304,15 @@ Result<AtomicFileWriter> AtomicFileWriter::Create(const std::string& path) {
     return EPCTX_ERROR(kIoError, "'{}': cannot create temporary file '{}': {}", path, temp,
                        ErrnoText(errno));
   }
-  return AtomicFileWriter(path, temp, std::move(fd));
+  const int registered = RegisterTemporary(temp);
+  return AtomicFileWriter(path, temp, std::move(fd), registered);
 }
 
 AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& other) noexcept
     : path_(std::move(other.path_)),
       temp_path_(std::move(other.temp_path_)),
       fd_(std::move(other.fd_)),
+      registered_(std::exchange(other.registered_, -1)),
       committed_(std::exchange(other.committed_, true)) {}
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -317,6 +320,7 @@ AtomicFileWriter::~AtomicFileWriter() {
     fd_.reset();
     ::unlink(temp_path_.c_str());
   }
+  UnregisterTemporary(registered_);
 }
 
 Status AtomicFileWriter::WriteAt(uint64_t offset, std::span<const std::byte> bytes) {
@@ -370,6 +374,7 @@ Status AtomicFileWriter::Commit() {
                        ErrnoText(errno));
   }
   committed_ = true;
+  UnregisterTemporary(std::exchange(registered_, -1));
   // Make the rename itself durable.
   UniqueFd dir(::open(DirName(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.valid()) ::fsync(dir.get());

@@ -140,11 +140,15 @@ class AtomicFileWriter {
   const std::string& temp_path() const { return temp_path_; }
 
  private:
-  AtomicFileWriter(std::string path, std::string temp_path, UniqueFd fd)
-      : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(std::move(fd)) {}
+  AtomicFileWriter(std::string path, std::string temp_path, UniqueFd fd, int registered)
+      : path_(std::move(path)),
+        temp_path_(std::move(temp_path)),
+        fd_(std::move(fd)),
+        registered_(registered) {}
   std::string path_;
   std::string temp_path_;
   UniqueFd fd_;
+  int registered_ = -1;  // the temporary's slot in util/temporary_files.h
   bool committed_ = false;
 };
 

@@ -14,6 +14,7 @@
 #include "format/blob_helpers.h"
 #include "format/blob_writer.h"
 #include "util/file.h"
+#include "util/temporary_files.h"
 
 namespace epctx {
 namespace {
@@ -89,6 +90,31 @@ TEST(AtomicFileWriterTest, NextWriteRemovesTheTemporariesOfKilledWriters) {
   ASSERT_TRUE(WriteFileAtomically(dir.File("other.bin"), Text("x")).ok());
   EXPECT_THAT(dir.List(), ElementsAre(".model_ctx.onnx.tmp-1-0123abcd", ".x.tmp-12ab-0123abcd",
                                       "notes.tmp", "other.bin"));
+}
+
+// A command-line tool ended by SIGTERM or SIGHUP mid-write (RemoveTemporariesOnTerminationSignals)
+// leaves no temporary, and still ends as the signal would; a committed file stays.
+TEST(AtomicFileWriterTest, TerminationSignalRemovesTheTemporaries) {
+  for (int signal : {SIGTERM, SIGHUP}) {
+    TempDir dir;
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      RemoveTemporariesOnTerminationSignals();
+      auto done = AtomicFileWriter::Create(dir.File("done.bin"));
+      if (!done.ok() || !done->WriteAt(0, Text("whole")).ok() || !done->Commit().ok()) ::_exit(1);
+      auto first = AtomicFileWriter::Create(dir.File("a.epctx"));
+      auto second = AtomicFileWriter::Create(dir.File("b.onnx"));
+      if (!first.ok() || !second.ok() || !first->WriteAt(0, Text("half")).ok()) ::_exit(1);
+      ::raise(signal);
+      ::_exit(2);  // not reached
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << status;
+    EXPECT_EQ(WTERMSIG(status), signal);
+    EXPECT_THAT(dir.List(), ElementsAre("done.bin"));
+  }
 }
 
 TEST(AtomicFileWriterTest, CommitReplacesAtomicallyWhileTheOldFileIsMapped) {
