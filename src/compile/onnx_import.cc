@@ -535,6 +535,8 @@ Result<ImportedModel> ImportGraphs(ModelPtr model, const std::string& name,
     out.graph.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   }
   ModelContext ctx{model, name, ExternalDataFiles(model_dir)};
+  // A model read from a file (`name` is its path, in `model_dir`).
+  if (!model_dir.empty() && DirName(name) == model_dir) ctx.external.AllowRealFolderOf(name);
   if (self != nullptr) ctx.external.Adopt(self->location, self->file);
   GraphImporter importer(ctx, out.graph, nullptr);
   EPCTX_RETURN_IF_ERROR(importer.Import(model->graph(), &out));

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
 #include <vector>
 
@@ -226,6 +227,15 @@ Result<std::span<const std::byte>> ExternalDataFiles::View(
   }
   std::string path = JoinPath(model_dir_, location);
   auto it = files_.find(path);
+  // A symlink may not lead out of the folder (a model archive's link to a file of the user's
+  // would put that file's bytes into the blob), except into the model file's own real folder.
+  if (it == files_.end() && !ResolvesInside(path, model_dir_) &&
+      (real_model_dir_.empty() || !ResolvesInside(path, real_model_dir_))) {
+    return EPCTX_ERROR(kInvalidArgument,
+                       "external data location '{}' leads out of the model's directory through "
+                       "a symbolic link (to '{}')",
+                       location, std::filesystem::weakly_canonical(path).string());
+  }
   if (it == files_.end()) {
     EPCTX_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(path));
     it = files_.emplace(path, std::make_shared<MappedFile>(std::move(file))).first;
@@ -240,6 +250,12 @@ Result<std::span<const std::byte>> ExternalDataFiles::View(
   }
   *file = it->second;
   return all.subspan(offset, size);
+}
+
+void ExternalDataFiles::AllowRealFolderOf(const std::string& model_file) {
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(model_file, ec);
+  if (!ec) real_model_dir_ = real.parent_path().string();
 }
 
 void ExternalDataFiles::Adopt(const std::string& location, std::shared_ptr<const MappedFile> file) {

@@ -36,12 +36,16 @@ class ExternalDataFiles {
   // Uses `file`, mapped already, for `location` (the model file itself, whose large initializers
   // the import reads in place as external data: see onnx_weight_scan.h).
   void Adopt(const std::string& location, std::shared_ptr<const MappedFile> file);
+  // Data may also lie in the folder `model_file` resolves to (its symlinks followed): a model
+  // and its data linked into a folder from elsewhere, as the Hugging Face cache lays them out.
+  void AllowRealFolderOf(const std::string& model_file);
   // The files opened through View (not those adopted), by location.
   const std::map<std::string, std::shared_ptr<const MappedFile>>& opened() const { return opened_; }
 
  private:
   std::string model_dir_;
-  std::string refusal_;  // set: every View is refused with this reason
+  std::string real_model_dir_;  // empty: none besides model_dir_
+  std::string refusal_;         // set: every View is refused with this reason
   std::map<std::string, std::shared_ptr<const MappedFile>> files_;
   std::map<std::string, std::shared_ptr<const MappedFile>> opened_;
 };

@@ -425,6 +425,21 @@ std::string RelativePath(const std::string& target, const std::string& from_dir)
   return abs_target.lexically_normal().lexically_relative(abs_dir.lexically_normal()).string();
 }
 
+bool ResolvesInside(const std::string& path, const std::string& dir) {
+  std::error_code ec;
+  const auto resolved = std::filesystem::weakly_canonical(path, ec);
+  if (ec) return false;
+  const auto root = std::filesystem::weakly_canonical(dir, ec);
+  if (ec) return false;
+  auto r = resolved.begin();
+  for (const auto& part : root) {
+    if (part.empty()) continue;  // a trailing separator
+    if (r == resolved.end() || *r != part) return false;
+    ++r;
+  }
+  return true;
+}
+
 bool SameFile(const std::string& a, const std::string& b) {
   std::error_code ec;
   if (std::filesystem::equivalent(a, b, ec)) return true;

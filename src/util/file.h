@@ -170,11 +170,16 @@ std::string BaseName(const std::string& path);
 // `relative` resolved against `dir` (returned unchanged when absolute).
 std::string JoinPath(const std::string& dir, const std::string& relative);
 // Whether `reference`, resolved against some folder, stays inside it: relative, not empty, and
-// not climbing out with "..", judged lexically. A symlink inside the folder is followed: whoever
-// can write the folder can place any file there anyway.
+// not climbing out with "..", judged lexically. A symlink inside the folder is followed (the
+// references of a context model): whoever can write the folder can place any file there anyway.
+// An original model's external data is checked after its links too (ResolvesInside): its bytes
+// end up in a blob that may be shipped elsewhere.
 bool StaysInsideFolder(const std::string& reference);
 // `target` expressed relative to directory `from_dir` (both made absolute first).
 std::string RelativePath(const std::string& target, const std::string& from_dir);
+// Whether `path`, its symlinks resolved, lies inside directory `dir` (resolved too); false when
+// either cannot be resolved.
+bool ResolvesInside(const std::string& path, const std::string& dir);
 // Whether the two paths name one file: the same file where both exist (hard links and symlinks
 // included), else the same path once made absolute with symlinks of existing parents resolved.
 bool SameFile(const std::string& a, const std::string& b);

@@ -214,6 +214,42 @@ TEST_F(CliRunTest, CompileRefusesOutputsThatOverwriteInputs) {
   EXPECT_EQ(fs::file_size(first), size);
 }
 
+// External data reached through a symbolic link must stay inside the model's folder, or inside
+// the folder the model file itself links into (the Hugging Face cache: snapshots/REV/m.onnx and
+// m.onnx.data both link into blobs/).
+TEST_F(CliRunTest, ExternalDataLinkedOutOfTheFolderIsRefused) {
+  fs::create_directories(dir_.path() / "made");
+  ASSERT_EQ(RunPython(R"PY(
+import numpy as np, onnx
+from onnx import TensorProto, helper, numpy_helper
+w = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
+g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+onnx.save(m, "m.onnx", save_as_external_data=True, location="m.onnx.data", size_threshold=0)
+)PY",
+                      dir_.path() / "made")
+                .exit_code,
+            0);
+  // A model folder whose data file links to a file outside it.
+  fs::create_directories(dir_.path() / "archive");
+  fs::copy_file(dir_ / "made/m.onnx", dir_ / "archive/m.onnx");
+  fs::create_symlink(dir_ / "made/m.onnx.data", dir_ / "archive/m.onnx.data");
+  CommandResult out = RunCli({"compile", "-q", dir_ / "archive/m.onnx"});
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.err, "epctx: error: '" + (dir_ / "archive/m.onnx") +
+                         "': initializer 'w': external data location 'm.onnx.data' leads out of "
+                         "the model's directory through a symbolic link (to '" +
+                         (dir_ / "made/m.onnx.data") + "')\n");
+  // Both files linked from one folder into another: the data lies beside the real model.
+  fs::create_directories(dir_.path() / "snapshot");
+  fs::create_symlink(dir_ / "made/m.onnx", dir_ / "snapshot/m.onnx");
+  fs::create_symlink(dir_ / "made/m.onnx.data", dir_ / "snapshot/m.onnx.data");
+  CommandResult linked = RunCli({"compile", "-q", dir_ / "snapshot/m.onnx"});
+  EXPECT_EQ(linked.exit_code, 0) << linked.err;
+}
+
 // Output names that are not file names: "a/b" and "a%2Fb" must land in two distinct files.
 TEST_F(CliRunTest, OutputFileNamesAreEscaped) {
   auto py = RunPython(R"PY(
