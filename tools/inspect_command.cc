@@ -141,7 +141,9 @@ nlohmann::json ToJson(const InspectReport& r) {
 Status RunInspect(const InspectArgs& args) {
   EPCTX_ASSIGN_OR_RETURN(InspectReport report, InspectModel(args.path));
   if (args.json) {
-    std::printf("%s\n", ToJson(report).dump(2).c_str());
+    std::printf(
+        "%s\n",
+        ToJson(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     PrintText(report);
   }

@@ -19,7 +19,8 @@ int64_t ThreadId() {
 }
 
 std::string Quoted(std::string_view s) {
-  return nlohmann::json(std::string(s)).dump();
+  return nlohmann::json(std::string(s))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // ORT's element type names (DataTypeImpl::ToString): ONNX's, with "float" and "double".

@@ -56,6 +56,19 @@ TEST(CliInspectTest, DescribesTheContextModelAndItsBlob) {
   EXPECT_GT(blob["weight_count"].get<size_t>(), 50u);
 }
 
+// JSON holds UTF-8 only: a path that is not UTF-8 is written with U+FFFD in place of its bad
+// bytes (nlohmann's exception escaped as an "internal error" before, with nothing on stdout).
+TEST(CliInspectTest, JsonOfAPathThatIsNotUtf8) {
+  TempDir dir;
+  const std::string model = dir / "bad\xffname.onnx";
+  std::filesystem::copy_file(tools_testing::OnnxAddTestDir() + "/model.onnx", model);
+  ASSERT_EQ(RunCli({"compile", "-q", model}).exit_code, 0);
+  CommandResult j = RunCli({"inspect", "--json", dir / "bad\xffname_ctx.onnx"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["context_model"]["path"], dir / "bad\xef\xbf\xbdname_ctx.onnx");
+}
+
 TEST(CliVerifyTest, PassesAGoodContextModel) {
   TempDir dir;
   std::string ctx = CompileMobileNet(dir);

@@ -168,7 +168,7 @@ Result<ProcessesReport> MeasureProcesses(const std::vector<std::string>& child_a
 
 void ReportToParent(double creation_ms, double first_inference_ms) {
   nlohmann::json j = {{"creation_ms", creation_ms}, {"first_inference_ms", first_inference_ms}};
-  std::printf("%s\n", j.dump().c_str());
+  std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   std::fflush(stdout);
 }
 

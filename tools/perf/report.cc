@@ -143,7 +143,7 @@ void PrintJson(const PerfResult& r) {
     j["original_session_creation_ms"] = {{"first", Ms(r.original_creation_s.front())},
                                          {"median", Ms(orig.median)}};
   }
-  std::printf("%s\n", j.dump(2).c_str());
+  std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 // onnxruntime_perf_test's lines after its timed runs (performance_runner.cc), in its order.
