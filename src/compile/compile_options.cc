@@ -53,7 +53,8 @@ const std::vector<OptionKey<CompileOptions>>& CompileOptionKeys() {
          return Status::Ok();
        }},
       {"session.model_external_initializers_file_folder_path", "",
-       "compile: the folder where a model given as bytes finds its external data files (a "
+       "compile, and sessions of a model given as bytes: the folder where that model finds its "
+       "external data files (a "
        "model file's are found in its own folder)",
        [](const std::string& v, CompileOptions& o) {
          o.external_data_folder = v;

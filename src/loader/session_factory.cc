@@ -144,12 +144,17 @@ Result<std::unique_ptr<SessionImpl>> FromOriginalBytes(const ModelSource& source
                                                        const EngineOptions& options,
                                                        Profiler* profiler) {
   std::string partition = "model";
-  EPCTX_ASSIGN_OR_RETURN(compile::MemoryBlob compiled,
-                         Profiled(profiler, "model_compile", {{"model", source.name}}, [&] {
-                           return compile::CompileBytesToMemory(
-                               source.bytes, source.name, source.dir, partition,
-                               SessionPassOptions(options), options.compile.import);
-                         }));
+  EPCTX_ASSIGN_OR_RETURN(
+      compile::MemoryBlob compiled,
+      Profiled(profiler, "model_compile", {{"model", source.name}}, [&] {
+        // ONNX Runtime's key for where a model from bytes finds its
+        // external data serves sessions as it serves compiles.
+        const std::string& data_dir = options.compile.external_data_folder.empty()
+                                          ? source.dir
+                                          : options.compile.external_data_folder;
+        return compile::CompileBytesToMemory(source.bytes, source.name, data_dir, partition,
+                                             SessionPassOptions(options), options.compile.import);
+      }));
   EPCTX_ASSIGN_OR_RETURN(std::shared_ptr<const LoadedBlob> blob,
                          LoadCompiled(std::move(compiled.bytes),
                                       source.name + " (compiled in memory)", options, profiler));

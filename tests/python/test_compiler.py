@@ -164,3 +164,28 @@ def test_changed_external_data_makes_the_blob_stale(tmp_path):
     sess = epctx.InferenceSession(ctx)
     assert sess.get_session_origin().from_context_blob
     assert np.array_equal(sess.run(None, {"x": x})[0], x @ w)
+
+
+def test_session_of_bytes_finds_external_data_in_the_given_folder(tmp_path):
+    """ONNX Runtime's session.model_external_initializers_file_folder_path serves a session of a
+    model given as bytes, as it serves ModelCompiler (the error named the key, which sessions
+    then ignored)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = np.arange(16, dtype=np.float32).reshape(4, 4)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "e.onnx"
+    onnx.save(model, str(path), save_as_external_data=True, location="e.data", size_threshold=0)
+    with pytest.raises(epctx.InvalidArgument, match="session.model_external_initializers"):
+        epctx.InferenceSession(path.read_bytes())
+    so = epctx.SessionOptions()
+    so.add_session_config_entry("session.model_external_initializers_file_folder_path",
+                                str(tmp_path))
+    x = np.ones((1, 4), np.float32)
+    sess = epctx.InferenceSession(path.read_bytes(), so)
+    assert np.array_equal(sess.run(None, {"x": x})[0], x @ w)
