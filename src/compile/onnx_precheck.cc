@@ -159,6 +159,15 @@ class CallGraph {
 }  // namespace
 
 Status PrecheckModel(const onnx::ModelProto& model, const std::string& name) {
+  // A context model compiled again: say so, rather than that EPContext has no kernel.
+  for (const onnx::NodeProto& node : model.graph().node()) {
+    if (node.op_type() == "EPContext" && node.domain() == "com.microsoft") {
+      return EPCTX_ERROR(kInvalidArgument,
+                         "'{}' is a context model already (its node '{}' is a com.microsoft "
+                         "EPContext): compile the original model it was made from",
+                         name, node.name());
+    }
+  }
   std::map<FunctionKey, int> functions;
   for (int f = 0; f < model.functions_size(); ++f) {
     functions.emplace(FunctionKey{model.functions(f).domain(), model.functions(f).name()}, f);

@@ -205,6 +205,15 @@ TEST_F(CliRunTest, CompileRefusesOutputsThatOverwriteInputs) {
                               "the context model NAME_ctx.onnx\n");
   EXPECT_FALSE(fs::exists(same));
 
+  // A context model given to compile is named as one (it said EPContext has no kernel).
+  ASSERT_EQ(RunCli({"compile", "-q", model_}).exit_code, 0);
+  CommandResult again =
+      RunCli({"compile", "-q", dir_ / "add_ctx.onnx", "-o", dir_ / "again/add_ctx.onnx"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(again.err, "epctx: error: '" + (dir_ / "add_ctx.onnx") +
+                           "' is a context model already (its node 'add_ctx' is a com.microsoft "
+                           "EPContext): compile the original model it was made from\n");
+
   // The library refuses it too (the command line checks before making directories).
   auto library = ModelCompiler().CompileToFile(first, first);
   ASSERT_FALSE(library.ok());
