@@ -39,7 +39,8 @@ void AddConfigOption(CLI::App& app, std::vector<std::string>* entries) {
       ->allow_extra_args(false);
 }
 
-Result<SessionOptions> MakeSessionOptions(const std::vector<std::string>& entries) {
+Result<SessionOptions> MakeSessionOptions(const std::vector<std::string>& entries,
+                                          const std::string& given_with) {
   SessionOptions options;
   std::set<std::string> seen;
   for (const std::string& arg : entries) {
@@ -48,7 +49,7 @@ Result<SessionOptions> MakeSessionOptions(const std::vector<std::string>& entrie
       std::string key = entry.substr(0, bar);
       std::string value = bar == std::string::npos ? std::string() : entry.substr(bar + 1);
       if (!seen.insert(key).second) {
-        return EPCTX_ERROR(kInvalidArgument, "option '{}' is given twice with -C", key);
+        return EPCTX_ERROR(kInvalidArgument, "option '{}' is given twice {}", key, given_with);
       }
       options.AddConfigEntry(std::move(key), std::move(value));
     }

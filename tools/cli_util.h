@@ -26,7 +26,9 @@ std::vector<std::string> SplitConfigEntries(const std::string& arg);
 
 // The options the -C arguments describe. A key given twice is an error; unknown keys are left for
 // the library to refuse.
-Result<SessionOptions> MakeSessionOptions(const std::vector<std::string>& entries);
+// `given_with` says where entries come from, for the error naming a key given twice.
+Result<SessionOptions> MakeSessionOptions(const std::vector<std::string>& entries,
+                                          const std::string& given_with = "with -C");
 
 // "97.8 MiB (102563840 bytes)"; small sizes as "512 bytes".
 std::string FormatBytes(uint64_t bytes);

@@ -156,7 +156,11 @@ Status RunCompile(const CompileArgs& args, const GlobalOptions& global) {
     entries.push_back(
         fmt::format("epctx.free_dimension_overrides|{}", fmt::join(args.free_dims, ",")));
   }
-  EPCTX_ASSIGN_OR_RETURN(SessionOptions options, MakeSessionOptions(entries));
+  EPCTX_ASSIGN_OR_RETURN(
+      SessionOptions options,
+      MakeSessionOptions(entries,
+                         "(with -C or -i, or by a flag that sets it: --target, --precision, "
+                         "--allow-unsupported, -f)"));
   for (const std::string& m : models) {
     // Checked first so that a mistyped name leaves no output directory behind.
     if (!std::filesystem::exists(m)) return EPCTX_ERROR(kNotFound, "'{}': file not found", m);

@@ -177,7 +177,13 @@ TEST_F(CliRunTest, CompileRefusesToOverwriteTheOriginal) {
   CommandResult twice =
       RunCli({"compile", model_, "-C", "epctx.fallback|deny", "-C", "epctx.fallback|allow"});
   EXPECT_EQ(twice.exit_code, 1);
-  EXPECT_EQ(twice.err, "epctx: error: option 'epctx.fallback' is given twice with -C\n");
+  EXPECT_EQ(twice.err,
+            "epctx: error: option 'epctx.fallback' is given twice (with -C or -i, or by a flag "
+            "that sets it: --target, --precision, --allow-unsupported, -f)\n");
+  CommandResult flag_too =
+      RunCli({"compile", model_, "--target", "avx2", "-i", "epctx.target_isa|avx512_core"});
+  EXPECT_EQ(flag_too.exit_code, 1);
+  EXPECT_THAT(flag_too.err, HasSubstr("option 'epctx.target_isa' is given twice (with -C or -i"));
 }
 
 // No compile writes over a model it reads, nor a context model over its own blob: each is refused
