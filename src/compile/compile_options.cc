@@ -54,8 +54,7 @@ const std::vector<OptionKey<CompileOptions>>& CompileOptionKeys() {
        }},
       {"session.model_external_initializers_file_folder_path", "",
        "compile, and sessions of a model given as bytes: the folder where that model finds its "
-       "external data files (a "
-       "model file's are found in its own folder)",
+       "external data files (a model file's are found in its own folder)",
        [](const std::string& v, CompileOptions& o) {
          o.external_data_folder = v;
          return Status::Ok();

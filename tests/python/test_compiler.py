@@ -121,22 +121,26 @@ def test_unsupported_operator_is_reported():
     assert isinstance(e.value, NotImplementedError)
 
 
-def test_changed_external_data_makes_the_blob_stale(tmp_path):
-    """The context model records the original's external data files too: a data file rewritten
-    after the compile makes the blob stale (its weights were the old ones), as a rewritten model
-    file does; a deleted one leaves the blob to serve."""
+def save_matmul_with_external_data(path, w, location):
+    """y = x @ w for x of [1, 4], with w in the external data file `location` beside `path`."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-    w = np.arange(16, dtype=np.float32).reshape(4, 4)
     graph = helper.make_graph(
         [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
         [numpy_helper.from_array(w, "w")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, path, save_as_external_data=True, location=location, size_threshold=0)
+
+
+def test_changed_external_data_makes_the_blob_stale(tmp_path):
+    """The context model records the original's external data files too: a data file rewritten
+    after the compile makes the blob stale (its weights were the old ones), as a rewritten model
+    file does; a deleted one leaves the blob to serve."""
+    w = np.arange(16, dtype=np.float32).reshape(4, 4)
     original = str(tmp_path / "m.onnx")
-    onnx.save(model, original, save_as_external_data=True, location="m.onnx.data",
-              size_threshold=0)
+    save_matmul_with_external_data(original, w, "m.onnx.data")
     ctx = str(tmp_path / "m_ctx.onnx")
     epctx.ModelCompiler(epctx.SessionOptions(), original).compile_to_file(ctx)
     x = np.ones((1, 4), np.float32)
@@ -170,17 +174,9 @@ def test_session_of_bytes_finds_external_data_in_the_given_folder(tmp_path):
     """ONNX Runtime's session.model_external_initializers_file_folder_path serves a session of a
     model given as bytes, as it serves ModelCompiler (the error named the key, which sessions
     then ignored)."""
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
     w = np.arange(16, dtype=np.float32).reshape(4, 4)
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
-        [numpy_helper.from_array(w, "w")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     path = tmp_path / "e.onnx"
-    onnx.save(model, str(path), save_as_external_data=True, location="e.data", size_threshold=0)
+    save_matmul_with_external_data(str(path), w, "e.data")
     with pytest.raises(epctx.InvalidArgument, match="session.model_external_initializers"):
         epctx.InferenceSession(path.read_bytes())
     so = epctx.SessionOptions()

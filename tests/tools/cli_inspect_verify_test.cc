@@ -16,7 +16,6 @@ namespace {
 using ::testing::HasSubstr;
 using tools_testing::CommandResult;
 using tools_testing::RunCli;
-using tools_testing::RunPython;
 using tools_testing::TempDir;
 
 // MobileNetV2 (it has weights) copied into `dir` and compiled there.
@@ -122,18 +121,7 @@ TEST(CliVerifyTest, ReportsATouchedOriginal) {
 // (the blob serves; loads cannot fall back to it, as when it is gone).
 TEST(CliVerifyTest, ChecksTheOriginalsExternalData) {
   TempDir dir;
-  std::filesystem::create_directories(dir.path() / "src");
-  auto made = RunPython(R"PY(
-import numpy as np, onnx
-from onnx import TensorProto, helper, numpy_helper
-w = numpy_helper.from_array(np.arange(16, dtype=np.float32).reshape(4, 4), "w")
-g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w])
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-onnx.save(m, "m.onnx", save_as_external_data=True, location="m.onnx.data", size_threshold=0)
-)PY",
-                        dir.path() / "src");
+  CommandResult made = tools_testing::SaveMatMulWithExternalData(dir.path() / "src");
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string outside = dir / "out/m_ctx.onnx";
   ASSERT_EQ(RunCli({"compile", "-q", dir / "src/m.onnx", "-o", outside}).exit_code, 0);

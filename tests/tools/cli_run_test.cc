@@ -233,20 +233,8 @@ TEST_F(CliRunTest, CompileRefusesOutputsThatOverwriteInputs) {
 // the folder the model file itself links into (the Hugging Face cache: snapshots/REV/m.onnx and
 // m.onnx.data both link into blobs/).
 TEST_F(CliRunTest, ExternalDataLinkedOutOfTheFolderIsRefused) {
-  fs::create_directories(dir_.path() / "made");
-  ASSERT_EQ(RunPython(R"PY(
-import numpy as np, onnx
-from onnx import TensorProto, helper, numpy_helper
-w = numpy_helper.from_array(np.ones((4, 4), np.float32), "w")
-g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w])
-m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-onnx.save(m, "m.onnx", save_as_external_data=True, location="m.onnx.data", size_threshold=0)
-)PY",
-                      dir_.path() / "made")
-                .exit_code,
-            0);
+  CommandResult made = tools_testing::SaveMatMulWithExternalData(dir_.path() / "made");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
   // A model folder whose data file links to a file outside it.
   fs::create_directories(dir_.path() / "archive");
   fs::copy_file(dir_ / "made/m.onnx", dir_ / "archive/m.onnx");

@@ -75,6 +75,21 @@ CommandResult RunPython(const std::string& script, const std::filesystem::path& 
   return RunProgram("/usr/bin/python3", {path}, dir);
 }
 
+CommandResult SaveMatMulWithExternalData(const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  return RunPython(R"PY(
+import numpy as np, onnx
+from onnx import TensorProto, helper, numpy_helper
+w = numpy_helper.from_array(np.arange(16, dtype=np.float32).reshape(4, 4), "w")
+g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+onnx.save(m, "m.onnx", save_as_external_data=True, location="m.onnx.data", size_threshold=0)
+)PY",
+                   dir);
+}
+
 std::string ReadFileToString(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream out;

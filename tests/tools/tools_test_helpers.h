@@ -36,6 +36,10 @@ CommandResult RunCli(const std::vector<std::string>& args);
 // Runs `script` with /usr/bin/python3 (which has numpy and onnx) in `dir`; returns the result.
 CommandResult RunPython(const std::string& script, const std::filesystem::path& dir);
 
+// Writes dir/m.onnx (y = MatMul(x [1, 4], w [4, 4]), w = 0..15) with w in dir/m.onnx.data,
+// creating `dir`.
+CommandResult SaveMatMulWithExternalData(const std::filesystem::path& dir);
+
 std::string ReadFileToString(const std::string& path);
 void WriteStringToFile(const std::string& path, const std::string& bytes);
 
