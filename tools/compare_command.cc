@@ -1,5 +1,6 @@
 // `epctx compare ACTUAL REFERENCE [--rtol R] [--atol A]`: compares two tensor files element by
-// element (|actual - reference| <= atol + rtol * |reference|) and reports the largest differences.
+// element (|actual - reference| <= atol + rtol * |reference|; NaN matches NaN and an infinity the
+// same infinity, as numpy.isclose with equal_nan) and reports the largest differences.
 // Exit status 1 when they differ beyond the tolerance, or their types or shapes differ.
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "commands.h"
+#include "conformance/compare.h"
 #include "epctx/tensor_io.h"
 #include "util/status_macros.h"
 
@@ -56,15 +58,16 @@ Status CompareValues(const Tensor& a, const Tensor& b, const CompareArgs& args) 
   int64_t mismatches = 0, worst = -1;
   for (int64_t i = 0; i < b.element_count(); ++i) {
     double xi = kToDouble(x[i]), yi = kToDouble(y[i]);
-    double diff = std::fabs(xi - yi);
-    if (std::isnan(diff)) diff = INFINITY;
-    if (diff > args.atol + args.rtol * std::fabs(yi)) {
+    if (!conformance::Close(xi, yi, {.rtol = args.rtol, .atol = args.atol})) {
       if (worst < 0) worst = i;
       mismatches++;
     }
+    // Equal values (NaN with NaN, an infinity with itself) differ by nothing.
+    double diff = xi == yi || (std::isnan(xi) && std::isnan(yi)) ? 0 : std::fabs(xi - yi);
+    if (std::isnan(diff)) diff = INFINITY;
     max_abs = std::max(max_abs, diff);
-    max_ref = std::max(max_ref, std::fabs(yi));
-    if (yi != 0) max_rel = std::max(max_rel, diff / std::fabs(yi));
+    if (std::isfinite(yi)) max_ref = std::max(max_ref, std::fabs(yi));
+    if (yi != 0 && std::isfinite(yi)) max_rel = std::max(max_rel, diff / std::fabs(yi));
   }
   std::printf(
       "%lld elements: max abs diff %.3g, max |reference| %.4g, max abs diff / max "
@@ -121,7 +124,7 @@ Command AddCompareCommand(CLI::App& parent, const GlobalOptions&) {
   CLI::App* app = parent.add_subcommand(
       "compare",
       "Compare two tensor files (.npy or .pb): |actual - reference| <= atol + rtol * "
-      "|reference| for every element");
+      "|reference| for every element (NaN matches NaN, an infinity the same infinity)");
   app->add_option("actual", args->actual, "Tensor file to check")->required();
   app->add_option("reference", args->reference, "Reference tensor file")->required();
   app->add_option("--rtol", args->rtol, "Relative tolerance")->default_val(1e-4);

@@ -210,6 +210,66 @@ void GuardDataPropagation() {
   }
 }
 
+// A correction that runs after onnx's inference and mends the shape it wrote.
+using Amendment = std::function<void(onnx::InferenceContext&)>;
+
+// Every version of `op` from `since` on runs `amend` after its own inference.
+void AmendInference(const char* op, int since, const Amendment& amend) {
+  for (onnx::OpSchema* schema : MutableSchemas(op)) {
+    if (schema->SinceVersion() < since) continue;
+    onnx::InferenceFunction onnx_inference = schema->GetTypeAndShapeInferenceFunction();
+    schema->TypeAndShapeInferenceFunction([amend, onnx_inference](onnx::InferenceContext& ctx) {
+      if (onnx_inference) onnx_inference(ctx);
+      amend(ctx);
+    });
+  }
+}
+
+// Output `n`'s dims when onnx gave it a tensor shape; nullptr otherwise.
+onnx::TensorShapeProto* OutputShape(onnx::InferenceContext& ctx, size_t n) {
+  if (ctx.getNumOutputs() <= n) return nullptr;
+  onnx::TypeProto* type = ctx.getOutputType(n);
+  if (type == nullptr || !type->has_tensor_type() || !type->tensor_type().has_shape()) {
+    return nullptr;
+  }
+  return type->mutable_tensor_type()->mutable_shape();
+}
+
+// Input 0's static dim `i`; nullopt when unknown.
+std::optional<int64_t> InputDim(onnx::InferenceContext& ctx, int i) {
+  if (!onnx::hasInputShape(ctx, 0) || !ctx.getInputType(0)->has_tensor_type()) return std::nullopt;
+  const onnx::TensorShapeProto& shape = ctx.getInputType(0)->tensor_type().shape();
+  if (i >= shape.dim_size() || !shape.dim(i).has_dim_value()) return std::nullopt;
+  return shape.dim(i).dim_value();
+}
+
+// Pools in ceil mode (MaxPool, AveragePool from version 10): a last window that would start in
+// the end padding sees no input and is dropped, by PyTorch, ONNX Runtime and epctx's kernels;
+// onnx 1.12 keeps it, and the model was refused at load (the kernel's output had one row less
+// than the program declared).
+void DropWindowsStartingInThePadding(onnx::InferenceContext& ctx) {
+  const onnx::AttributeProto* ceil_mode = ctx.getAttribute("ceil_mode");
+  const onnx::AttributeProto* auto_pad = ctx.getAttribute("auto_pad");
+  if (ceil_mode == nullptr || ceil_mode->i() == 0) return;
+  if (auto_pad != nullptr && !auto_pad->s().empty() && auto_pad->s() != "NOTSET") return;
+  const onnx::AttributeProto* strides = ctx.getAttribute("strides");
+  const onnx::AttributeProto* pads = ctx.getAttribute("pads");
+  for (size_t output = 0; output < ctx.getNumOutputs(); ++output) {
+    onnx::TensorShapeProto* shape = OutputShape(ctx, output);
+    if (shape == nullptr || shape->dim_size() < 3) continue;
+    const int spatial = shape->dim_size() - 2;
+    for (int i = 0; i < spatial; ++i) {
+      std::optional<int64_t> in = InputDim(ctx, i + 2);
+      onnx::TensorShapeProto::Dimension* out = shape->mutable_dim(i + 2);
+      if (!in || !out->has_dim_value() || out->dim_value() < 1) continue;
+      const int64_t stride = strides != nullptr && i < strides->ints_size() ? strides->ints(i) : 1;
+      const int64_t pad_begin = pads != nullptr && i < pads->ints_size() ? pads->ints(i) : 0;
+      if ((out->dim_value() - 1) * stride >= *in + pad_begin)
+        out->set_dim_value(out->dim_value() - 1);
+    }
+  }
+}
+
 void Install() {
   GuardDataPropagation();
   for (onnx::OpSchema* stft : MutableSchemas("STFT")) {
@@ -221,6 +281,8 @@ void Install() {
   for (const char* op : kRecurrentOps) {
     GuardInference(op, [op](onnx::InferenceContext& ctx) { CheckRecurrentInputRank(op, ctx); });
   }
+  AmendInference("MaxPool", 10, DropWindowsStartingInThePadding);
+  AmendInference("AveragePool", 10, DropWindowsStartingInThePadding);
 }
 
 }  // namespace

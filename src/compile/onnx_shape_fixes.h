@@ -19,6 +19,9 @@ namespace epctx::compile {
 //  - RNN, GRU and LSTM (every version): onnx 1.12's inference for the versions before 7 reads the
 //    input's first two dims without checking its rank (an input of rank 1 crashed the process).
 //    Ours refuses an input whose rank is not 3, then runs onnx's.
+//  - MaxPool and AveragePool from version 10, in ceil mode: onnx 1.12 keeps a last window that
+//    would start in the end padding; PyTorch, ONNX Runtime and our kernels drop it. Ours runs
+//    onnx's, then drops it.
 //  - The data propagation of every ONNX operator that has one: onnx 1.12's read the first
 //    input's type without checking that there is one (Shape of a value whose inference failed
 //    crashed the process). Ours skips propagation when that input (any input of a Concat) has

@@ -11,6 +11,7 @@
 
 #include "compile/contrib/contrib_schemas.h"
 #include "compile/onnx_import.h"
+#include "compile/onnx_shape_fixes.h"
 #include "compile/passes/passes.h"
 #include "exec/kernel.h"
 #include "exec/kernels/onednn/isa.h"
@@ -161,9 +162,11 @@ void ModelBuilder::Output(const std::string& value, int rank) {
 }
 
 std::string ModelBuilder::Serialized() const {
-  // The contrib ops' schemas, which the import registers, are needed by this inference too (a
-  // test run alone would otherwise declare their outputs without a shape).
+  // The contrib ops' schemas and the corrections to onnx's inference, which the import installs,
+  // are needed by this inference too (a test run alone would otherwise declare contrib outputs
+  // without a shape, and a pool in ceil mode with onnx 1.12's size).
   compile::RegisterContribSchemas();
+  compile::InstallShapeInferenceFixes();
   onnx::ModelProto inferred = model_;
   onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance());
   onnx::ModelProto out = model_;

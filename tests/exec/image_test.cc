@@ -251,8 +251,14 @@ std::vector<double> ReferenceConvTranspose(const ConvTransposeCase& c, const std
     const int64_t d = c.dilations.empty() ? 1 : c.dilations[i];
     const int64_t op = c.output_padding.empty() ? 0 : c.output_padding[i];
     const int64_t natural = s * (c.in[i] - 1) + op + (c.kernel[i] - 1) * d + 1;
-    if (!c.output_shape.empty() || c.auto_pad != "NOTSET") {
-      out[i] = c.output_shape.empty() ? c.in[i] * s : c.output_shape[i];
+    if (!c.output_shape.empty()) {
+      // The spec's rule: the odd unit at the beginning unless SAME_UPPER; an output larger than
+      // the natural one (a negative total) keeps its start, as ONNX Runtime's.
+      out[i] = c.output_shape[i];
+      const int64_t padding = std::max<int64_t>(0, natural - out[i]);
+      pb[i] = c.auto_pad == "SAME_UPPER" ? padding / 2 : padding - padding / 2;
+    } else if (c.auto_pad != "NOTSET") {
+      out[i] = c.in[i] * s;
       const int64_t total = natural - out[i];
       pb[i] = c.auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
     } else {

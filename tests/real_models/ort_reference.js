@@ -3,7 +3,8 @@
 //   SPEC_JSON: {"inputs": {"name": [dims...]}, "int64_value": N, "values": {"name": [v...]}}
 // Writes OUT_DIR/inputs/NAME.npy (float32 and float16 inputs uniform in [-1, 1) from a fixed
 // seed; int64 and int32 inputs filled with int64_value; an input named in "values" holds those
-// numbers, one per element) and OUT_DIR/ort/NAME.npy for every output, NAME escaped as fileName
+// numbers, one per element; a float may be the string "NaN", "Infinity" or "-Infinity", which JSON
+// has no number for) and OUT_DIR/ort/NAME.npy for every output, NAME escaped as fileName
 // says.
 'use strict';
 const fs = require('fs');
@@ -113,13 +114,14 @@ async function main() {
     } else if (meta.type === 'float32') {
       tensor = new ort.Tensor(
           'float32',
-          Float32Array.from({length: count}, (_, i) => (given ? given[i] : uniform() * 2 - 1)),
+          Float32Array.from(
+              {length: count}, (_, i) => (given ? Number(given[i]) : uniform() * 2 - 1)),
           dims);
     } else if (meta.type === 'float16') {
       tensor = new ort.Tensor(
           'float16',
           Uint16Array.from(
-              {length: count}, (_, i) => halfBits(given ? given[i] : uniform() * 2 - 1)),
+              {length: count}, (_, i) => halfBits(given ? Number(given[i]) : uniform() * 2 - 1)),
           dims);
     } else {
       throw new Error(`${model}: input ${meta.name} has type ${meta.type}, not generated here`);

@@ -74,6 +74,11 @@ sp = onnx.SequenceProto(elem_type=onnx.SequenceProto.TENSOR, name='seq')
 sp.tensor_values.extend([numpy_helper.from_array(np.array([1, 2], np.float32)),
                          numpy_helper.from_array(np.array([3, 4, 5], np.float32))])
 open('seq.pb', 'wb').write(sp.SerializeToString())
+special = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
+np.save('special.npy', special)
+np.save('special_close.npy', special + np.array([0, 0, 0, 1e-6], np.float32))
+np.save('special_nan_last.npy', np.array([np.nan, np.inf, -np.inf, np.nan], np.float32))
+np.save('special_inf_swapped.npy', np.array([np.nan, -np.inf, np.inf, 1.0], np.float32))
 )PY";
 
 class CliRunValuesTest : public ::testing::Test {
@@ -211,6 +216,27 @@ TEST_F(CliRunValuesTest, SequenceInputsFromSequenceProtoAndOptionalInputsLeftOut
   EXPECT_EQ(wrong_type.exit_code, 1);
   EXPECT_EQ(wrong_type.err, "epctx: error: input 's' from '" + P("x.npy") +
                                 "' has type float32, expected string\n");
+}
+
+// NaN matches NaN and an infinity the same infinity (numpy.isclose with equal_nan), so outputs
+// with such values can be compared with a reference; anything else against them differs.
+TEST_F(CliRunValuesTest, CompareMatchesNaNWithNaNAndAnInfinityWithItself) {
+  CommandResult same = RunCli({"compare", P("special_close.npy"), P("special.npy")});
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.out,
+            "4 elements: max abs diff 9.54e-07, max |reference| 1, max abs diff / max |reference| "
+            "9.54e-07, max relative diff 9.54e-07\nmatch within atol 0 + rtol 0.0001\n");
+  CommandResult nan = RunCli({"compare", P("special_nan_last.npy"), P("special.npy")});
+  EXPECT_EQ(nan.exit_code, 1);
+  EXPECT_THAT(nan.out, HasSubstr("max abs diff inf"));
+  EXPECT_EQ(nan.err,
+            "epctx: error: 1 of 4 elements differ beyond atol 0 + rtol 0.0001 (first at flat "
+            "index 3)\n");
+  CommandResult swapped = RunCli({"compare", P("special_inf_swapped.npy"), P("special.npy")});
+  EXPECT_EQ(swapped.exit_code, 1);
+  EXPECT_EQ(swapped.err,
+            "epctx: error: 2 of 4 elements differ beyond atol 0 + rtol 0.0001 (first at flat "
+            "index 1)\n");
 }
 
 }  // namespace

@@ -79,13 +79,6 @@ std::string ElementString(const Tensor& t, int64_t i) {
   }
 }
 
-// numpy.isclose(actual, expected, rtol, atol, equal_nan=True).
-bool Close(double actual, double expected, const Tolerance& tol) {
-  if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
-  if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
-  return std::fabs(actual - expected) <= tol.atol + tol.rtol * std::fabs(expected);
-}
-
 // "[1,0,2]": the position of flat index `i` in a tensor of `shape`.
 std::string IndexString(const std::vector<int64_t>& shape, int64_t i) {
   std::vector<int64_t> index(shape.size());
@@ -142,6 +135,12 @@ Status CompareExactly(const Tensor& actual, const Tensor& expected) {
 }
 
 }  // namespace
+
+bool Close(double actual, double expected, const Tolerance& tol) {
+  if (std::isnan(actual) || std::isnan(expected)) return std::isnan(actual) && std::isnan(expected);
+  if (std::isinf(actual) || std::isinf(expected)) return actual == expected;
+  return std::fabs(actual - expected) <= tol.atol + tol.rtol * std::fabs(expected);
+}
 
 Status CompareTensors(const Tensor& actual, const Tensor& expected, const Tolerance& tolerance) {
   if (actual.kind() != expected.kind()) {

@@ -13,6 +13,10 @@ struct Tolerance {
   double atol = 1e-7;
 };
 
+// numpy.isclose(actual, expected, rtol, atol, equal_nan=True): |actual - expected| <= atol + rtol *
+// |expected|, NaN matches NaN, an infinity only the same infinity.
+bool Close(double actual, double expected, const Tolerance& tolerance);
+
 // OK when `actual` has the dtype and shape of `expected` and the same values: floating-point
 // elements within |actual - expected| <= atol + rtol * |expected| (NaN matches NaN, an infinity
 // only the same infinity), other types exactly. Otherwise kFailedPrecondition saying how they

@@ -30,7 +30,9 @@ void ClampAxis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t* f
     *count =
         end > start ? 1 + static_cast<int64_t>(static_cast<uint64_t>(end - start - 1) / mag) : 0;
   } else {
-    start = std::clamp<int64_t>(start, -1, dim - 1);
+    // A start below the dim selects the first element, as the spec says and ONNX Runtime does
+    // (numpy's slicing would select nothing); on an empty dim nothing is selected.
+    start = dim == 0 ? -1 : std::clamp<int64_t>(start, 0, dim - 1);
     end = std::clamp<int64_t>(end, -1, dim - 1);
     *count =
         start > end ? 1 + static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / mag) : 0;

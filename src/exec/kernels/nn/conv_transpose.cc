@@ -180,8 +180,16 @@ class ConvTransposeKernel final : public Kernel {
       int64_t pb = 0, pe = 0, out = 0;
       const bool same =
           window_.auto_pad == AutoPad::kSameUpper || window_.auto_pad == AutoPad::kSameLower;
-      if (!output_shape.empty() || same) {
-        out = !output_shape.empty() ? output_shape[i] : in * s;
+      if (!output_shape.empty()) {
+        // Pads from the asked size, as the spec says and ONNX Runtime does: the odd unit at the
+        // beginning except for SAME_UPPER; an output larger than the natural size grows at the
+        // end (zeros plus the bias there).
+        out = output_shape[i];
+        const int64_t total = natural - out, padding = std::max<int64_t>(0, total);
+        pb = window_.auto_pad == AutoPad::kSameUpper ? padding / 2 : padding - padding / 2;
+        pe = total - pb;
+      } else if (same) {
+        out = in * s;
         const int64_t total = natural - out;
         // The odd unit of padding goes to the end except for SAME_LOWER, as in Conv (and as
         // the ONNX test data and ONNX Runtime have it; the spec's text says the opposite).
