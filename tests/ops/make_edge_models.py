@@ -4,8 +4,6 @@ check_real_models.py --list tests/ops/edge_models.json (epctx against ONNX Runti
 one where a search for differences found epctx apart from ONNX Runtime (docs/TESTING.md); the
 list says what each checks.
 
-  resize_align_corners_scales.onnx   Resize, linear, align_corners, scales 1.7 (the output size is
-      floor(4 * 1.7) = 6, so the coordinate ratio is (4 - 1) / (6 - 1), not 1 / 1.7)
   convtranspose_output_shape.onnx    ConvTranspose with output_shape asking for an odd total
       padding (the beginning gets the odd pixel except for SAME_UPPER) and for an output larger
       than the natural size (it grows at the end)
@@ -53,20 +51,6 @@ def vi(name, elem, shape):
 
 def const(name, values, dtype=np.int64):
     return numpy_helper.from_array(np.array(values, dtype=dtype), name)
-
-
-def resize_align_corners_scales(out):
-    nodes = [
-        helper.make_node("Resize", ["x", "", "scales"], ["y_linear"], mode="linear",
-                         coordinate_transformation_mode="align_corners"),
-        helper.make_node("Resize", ["x", "", "scales"], ["y_cubic"], mode="cubic",
-                         coordinate_transformation_mode="align_corners"),
-        helper.make_node("Resize", ["x", "", "scales"], ["y_nearest"], mode="nearest",
-                         coordinate_transformation_mode="align_corners"),
-    ]
-    save(out, "resize_align_corners_scales", nodes, [vi("x", F, [1, 1, 4, 4])],
-         [vi(n, F, 4) for n in ("y_linear", "y_cubic", "y_nearest")],
-         [const("scales", [1, 1, 1.7, 1.7], np.float32)])
 
 
 def convtranspose_output_shape(out):
@@ -162,8 +146,7 @@ def main():
     p.add_argument("--out", required=True)
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for make in (resize_align_corners_scales, convtranspose_output_shape,
-                 convtranspose_same_upper, cast_bfloat16, pool_ceil_mode, slice_negative_step,
+    for make in (convtranspose_output_shape, convtranspose_same_upper, cast_bfloat16, pool_ceil_mode, slice_negative_step,
                  nan_activations, clip_float16):
         make(args.out)
 

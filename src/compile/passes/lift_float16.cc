@@ -135,8 +135,34 @@ int LiftAttributes(IrNode& n) {
   return changed;
 }
 
-int Lift(IrGraph& graph, bool main_graph) {
+// A float16 Clip (from opset 11, bounds as inputs) without a bound clamps to float16's range
+// (ONNX Runtime's default bounds are the type's lowest and largest numbers): lifted to float32 it
+// gets them as constants, or +-infinity would become +-3.4e38, not +-65504.
+int KeepFloat16ClipRange(IrGraph& graph) {
+  if (graph.OpsetOf("") < 11) return 0;
   int changed = 0;
+  constexpr float kFloat16Largest = 65504.0f;
+  for (size_t k = 0; k < graph.nodes.size(); ++k) {
+    if (!graph.nodes[k].IsOp("", "Clip") || graph.nodes[k].inputs.empty()) continue;
+    const int x = graph.nodes[k].inputs[0];
+    if (x < 0 || graph.values[static_cast<size_t>(x)].dtype != DataType::kFloat16) continue;
+    for (size_t bound : {size_t{1}, size_t{2}}) {
+      if (bound < graph.nodes[k].inputs.size() && graph.nodes[k].inputs[bound] >= 0) continue;
+      const float value = bound == 1 ? -kFloat16Largest : kFloat16Largest;
+      const int c =
+          graph.AddConstant(bound == 1 ? "clip_float16_lowest" : "clip_float16_largest",
+                            ConstantData::FromVector<float>(DataType::kFloat32, {}, {value}));
+      std::vector<int>& inputs = graph.nodes[k].inputs;
+      if (inputs.size() <= bound) inputs.resize(bound + 1, -1);
+      inputs[bound] = c;
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+int Lift(IrGraph& graph, bool main_graph) {
+  int changed = KeepFloat16ClipRange(graph);
   std::vector<bool> keep(graph.values.size(), false);  // the main graph's float16 inputs/outputs
   std::vector<IrNode> input_casts, output_casts;
   if (main_graph) {

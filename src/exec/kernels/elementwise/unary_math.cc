@@ -60,10 +60,13 @@ T Abs(T x) {
   }
 }
 
+// NaN stays NaN, as ONNX Runtime and numpy have it.
 template <typename T>
 T Sign(T x) {
   if constexpr (std::is_unsigned_v<T>) {
     return x > T{0} ? T{1} : T{0};
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return x > T{0} ? T{1} : (x < T{0} ? T{-1} : x == T{0} ? T{0} : x);
   } else {
     return x > T{0} ? T{1} : (x < T{0} ? T{-1} : T{0});
   }
@@ -151,7 +154,8 @@ Result<std::unique_ptr<Kernel>> CreateCelu(const NodeInfo& node) {
   EPCTX_ASSIGN_OR_RETURN(float alpha, node.attrs->GetFloat("alpha", 1.0f));
   return MakeUnary<TypeSet::kFloat>([alpha](auto x) {
     using T = decltype(x);
-    return std::max<T>(0, x) + std::min<T>(0, static_cast<T>(alpha * (std::exp(x / alpha) - 1)));
+    // max(0, x) + min(0, ...), written so that NaN stays NaN.
+    return x > 0 ? x : static_cast<T>(alpha * (std::exp(x / alpha) - 1));
   });
 }
 
@@ -185,7 +189,8 @@ Result<std::unique_ptr<Kernel>> CreateHardSigmoid(const NodeInfo& node) {
   EPCTX_ASSIGN_OR_RETURN(float beta, node.attrs->GetFloat("beta", 0.5f));
   return MakeUnary<TypeSet::kFloat>([alpha, beta](auto x) {
     using T = decltype(x);
-    return std::max<T>(0, std::min<T>(1, static_cast<T>(alpha * x + beta)));
+    const T y = static_cast<T>(alpha * x + beta);
+    return y > T{1} ? T{1} : (y < T{0} ? T{0} : y);  // NaN stays NaN
   });
 }
 
