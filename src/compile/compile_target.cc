@@ -94,6 +94,7 @@ std::vector<std::string> SupportedOperatorLines() {
                     op.op_type, op.since_versions.front(), TypedValueText(op));
     if (op.accepts & exec::kStringTensors) line += "; string tensors too";
     if (op.accepts & exec::kAnyValueKind) line += "; sequences and optionals too";
+    if (!op.limits.empty()) line += "; " + op.limits;
     models.push_back(std::move(line));
   }
   for (const char* op : compile::kExpandedContribOps) {

@@ -194,6 +194,9 @@ struct KernelEntry {
   TypedValue typed = kEveryType;
   std::string_view domain = {};       // "" for the ONNX domain
   uint8_t accepts = kNumericTensors;  // KernelAccepts flags
+  // What `typed` does not say: types refused for some attributes (the kernel refuses them when
+  // created or run), as `epctx compile --list` shows it.
+  std::string_view limits = {};
 };
 
 // One operator of the registry, as `epctx compile --list` shows it.
@@ -203,6 +206,7 @@ struct RegisteredOp {
   std::vector<int64_t> since_versions;  // ascending: the first opset of each kernel row
   uint8_t accepts = kNumericTensors;    // of the newest row
   std::vector<TypedValue> typed;        // of each row, in since_versions' order
+  std::string limits;                   // of the newest row (KernelEntry::limits)
 };
 
 // "float32, float16" (DataType order, float32 first and the 16-bit floats after float64), or a
@@ -229,6 +233,7 @@ class KernelRegistry {
     KernelCreateFn* create = nullptr;
     uint8_t accepts = kNumericTensors;
     TypedValue typed = kEveryType;
+    std::string_view limits;
   };
   // "domain/op_type" -> since_version -> factory
   std::map<std::string, std::map<int64_t, Factory>, std::less<>> factories_;

@@ -55,7 +55,7 @@ const KernelRegistry& KernelRegistry::Global() {
 void KernelRegistry::Register(std::span<const KernelEntry> table) {
   for (const KernelEntry& row : table) {
     factories_[KeyOf(row.domain, row.op_type)][row.since_version] = {row.create, row.accepts,
-                                                                     row.typed};
+                                                                     row.typed, row.limits};
   }
 }
 
@@ -138,6 +138,7 @@ std::vector<RegisteredOp> KernelRegistry::Ops() const {
       op.typed.push_back(factory.typed);
     }
     op.accepts = versions.rbegin()->second.accepts;
+    op.limits = versions.rbegin()->second.limits;
     ops.push_back(std::move(op));
   }
   // The keys sort "domain/op" as strings; '/' sorts before letters, so the ONNX domain ("")

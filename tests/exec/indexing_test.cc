@@ -319,6 +319,47 @@ TEST(ScatterTest, ElementsReductionsAndND) {
               StatusCode::kUnsupported, "reduction 'avg' is not supported");
 }
 
+// Every integer width and bool take the reductions (bool: add is or, mul is and, as in ONNX
+// Runtime); integers wrap.
+TEST(ScatterTest, ReductionsOfEveryIntegerTypeAndBool) {
+  Tensor idx = Int64Tensor({2}, {1, 1});
+  AttrBuilder add, mul, max;
+  add.String("reduction", "add");
+  mul.String("reduction", "mul");
+  max.String("reduction", "max");
+  Tensor u16 = Typed<uint16_t>(DataType::kUint16, {3}, {1, 65535, 3});
+  Tensor u16_upd = Typed<uint16_t>(DataType::kUint16, {2}, {1, 7});
+  auto r = RunOne(NodeSpec("ScatterElements", 18), add, {&u16, &idx, &u16_upd});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(ValuesOf<uint16_t>(*r), (std::vector<uint16_t>{1, 7, 3}));
+  Tensor i16 = Typed<int16_t>(DataType::kInt16, {3}, {1, -2, 3});
+  Tensor i16_upd = Typed<int16_t>(DataType::kInt16, {2}, {5, -4});
+  auto m = RunOne(NodeSpec("ScatterElements", 18), max, {&i16, &idx, &i16_upd});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(ValuesOf<int16_t>(*m), (std::vector<int16_t>{1, 5, 3}));
+  Tensor u64 = Typed<uint64_t>(DataType::kUint64, {3}, {1, 3, 3});
+  // 3 * 2^63 * 3 wraps to 2^63.
+  Tensor u64_upd = Typed<uint64_t>(DataType::kUint64, {2}, {uint64_t{1} << 63, 3});
+  auto p = RunOne(NodeSpec("ScatterElements", 18), mul, {&u64, &idx, &u64_upd});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(ValuesOf<uint64_t>(*p), (std::vector<uint64_t>{1, uint64_t{1} << 63, 3}));
+  Tensor u32 = Typed<uint32_t>(DataType::kUint32, {3}, {0, 10, 0});
+  Tensor u32_upd = Typed<uint32_t>(DataType::kUint32, {2}, {4, 5});
+  auto a = RunOne(NodeSpec("ScatterElements", 18), add, {&u32, &idx, &u32_upd});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(ValuesOf<uint32_t>(*a), (std::vector<uint32_t>{0, 19, 0}));
+  // Bools as bytes (std::vector<bool> has no data()).
+  Tensor flags = Typed<uint8_t>(DataType::kBool, {3}, {0, 0, 1});
+  Tensor either = Typed<uint8_t>(DataType::kBool, {2}, {0, 1});
+  auto any = RunOne(NodeSpec("ScatterElements", 18), add, {&flags, &idx, &either});
+  ASSERT_TRUE(any.ok()) << any.status().ToString();
+  EXPECT_EQ(ValuesOf<uint8_t>(*any), (std::vector<uint8_t>{0, 1, 1}));
+  Tensor set = Typed<uint8_t>(DataType::kBool, {3}, {1, 1, 1});
+  auto all = RunOne(NodeSpec("ScatterElements", 18), mul, {&set, &idx, &either});
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(ValuesOf<uint8_t>(*all), (std::vector<uint8_t>{1, 0, 1}));
+}
+
 TEST(NonZeroTest, RowMajorCoordinatesAndNegativeZero) {
   Tensor x = FloatTensor({2, 3}, {0, 1, -0.0f, 2, 0, 3});
   AttrBuilder none;

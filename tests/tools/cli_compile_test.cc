@@ -91,6 +91,9 @@ TEST(CliCompileTest, ListShowsTargetLayoutsAndOperators) {
   EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx SequenceAt from opset 11; input 0: every type; "
                                "string tensors too; sequences and optionals too\n"));
   EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Constant from opset 1 (made a constant at import)\n"));
+  // Types the kernel refuses for some attributes are named after the types.
+  EXPECT_THAT(r.out, HasSubstr("\n  ai.onnx Resize from opset 10; input 0: every type but string; "
+                               "modes linear and cubic: float32 and float16 only\n"));
   EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft MatMulNBits from opset 1; input 0: float32\n"));
   EXPECT_THAT(r.out, HasSubstr("\n  com.microsoft GroupQueryAttention from opset 1; input 0: "
                                "float32\n"));

@@ -158,8 +158,10 @@ constexpr KernelEntry kIndexingKernels[] = {
          TypeBit(DataType::kInt32) | TypeBit(DataType::kInt64)},
     {"ReverseSequence", 10, CreateReverseSequence, kEveryType},
     {"Scatter", 9, CreateScatterElements, kEveryType},
-    {"ScatterElements", 11, CreateScatterElements, kEveryType},
-    {"ScatterND", 11, CreateScatterND, kEveryType},
+    {"ScatterElements", 11, CreateScatterElements, kEveryType, "", kNumericTensors,
+     "a reduction: not bfloat16"},
+    {"ScatterND", 11, CreateScatterND, kEveryType, "", kNumericTensors,
+     "a reduction: not bfloat16"},
     {"Slice", 1, CreateSlice, kEveryType, "", kStringTensors},
     {"Split", 1, CreateSplit, kEveryType},
     {"Tile", 6, CreateTile, kEveryType, "", kStringTensors},
@@ -192,10 +194,12 @@ constexpr KernelEntry kImageKernels[] = {
     {"GridSample", 16, CreateGridSample, kFloat32},
     {"MaxUnpool", 9, CreateMaxUnpool, kFloat32},
     {"NonMaxSuppression", 10, CreateNonMaxSuppression, kFloat32},
-    {"Resize", 10, CreateResize, kEveryType},
+    {"Resize", 10, CreateResize, kEveryType, "", kNumericTensors,
+     "modes linear and cubic: float32 and float16 only"},
     {"RoiAlign", 10, CreateRoiAlign, kFloat32},
     {"SpaceToDepth", 1, CreateSpaceToDepth, kEveryType},
-    {"Upsample", 7, CreateUpsample, kEveryType},
+    {"Upsample", 7, CreateUpsample, kEveryType, "", kNumericTensors,
+     "mode linear: float32 and float16 only"},
 };
 
 constexpr KernelEntry kRnnKernels[] = {

@@ -106,6 +106,21 @@ Status ScatterSlabs(ScatterReduction reduction, DataType type, std::byte* out,
     case DataType::kUint8:
       CombineBytes<uint8_t>(reduction, out, offsets, updates, slab);
       return Status::Ok();
+    case DataType::kInt16:
+      CombineBytes<int16_t>(reduction, out, offsets, updates, slab);
+      return Status::Ok();
+    case DataType::kUint16:
+      CombineBytes<uint16_t>(reduction, out, offsets, updates, slab);
+      return Status::Ok();
+    case DataType::kUint32:
+      CombineBytes<uint32_t>(reduction, out, offsets, updates, slab);
+      return Status::Ok();
+    case DataType::kUint64:
+      CombineBytes<uint64_t>(reduction, out, offsets, updates, slab);
+      return Status::Ok();
+    case DataType::kBool:  // add is or, mul is and (as ONNX Runtime's)
+      CombineBytes<bool>(reduction, out, offsets, updates, slab);
+      return Status::Ok();
     default:
       return EPCTX_ERROR(kUnsupported, "scatter with a reduction does not support type {}",
                          DataTypeName(type));
