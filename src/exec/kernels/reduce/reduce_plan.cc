@@ -11,12 +11,10 @@ Result<ReducePlan> PlanReduce(std::span<const int64_t> shape, std::span<const in
                               bool keepdims, bool noop_with_empty_axes) {
   ReducePlan plan;
   const int64_t rank = static_cast<int64_t>(shape.size());
-  if (axes.empty() && noop_with_empty_axes) {
-    plan.noop = true;
-    plan.output_shape.assign(shape.begin(), shape.end());
-    return plan;
-  }
-  std::vector<bool> reduced(shape.size(), axes.empty());
+  // Empty axes with noop_with_empty_axes reduce nothing: each element is reduced alone (ONNX
+  // Runtime's and ONNX's reference: ReduceL1 gives |x|, ReduceSumSquare x * x).
+  plan.noop = axes.empty() && noop_with_empty_axes;
+  std::vector<bool> reduced(shape.size(), axes.empty() && !plan.noop);
   for (int64_t a : axes) {
     EPCTX_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a, rank, "axis"));
     if (reduced[static_cast<size_t>(axis)]) {

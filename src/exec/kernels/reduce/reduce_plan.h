@@ -13,7 +13,9 @@ namespace epctx::exec::kernels {
 
 struct ReducePlan {
   std::vector<int64_t> output_shape;
-  bool noop = false;  // empty axes with noop_with_empty_axes: the output is the input
+  // Empty axes with noop_with_empty_axes: no dim is reduced, each element alone (the output is
+  // the input for the reductions whose one-element result is the element).
+  bool noop = false;
   int64_t output_count = 0;
   int64_t reduce_count = 0;  // input elements per output element
   // Collapsed input dims, outermost first, never empty; meaningful when both counts are > 0.

@@ -117,7 +117,10 @@ class ReduceKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(ReducePlan plan,
                            PlanReduce(x->shape(), axes, keepdims_, noop_with_empty_axes_));
-    if (plan.noop) return CopyToOutput(ctx, 0, *x, x->shape());
+    if (plan.noop && kind_ != ReduceKind::kL1 && kind_ != ReduceKind::kL2 &&
+        kind_ != ReduceKind::kLogSum && kind_ != ReduceKind::kSumSquare) {
+      return CopyToOutput(ctx, 0, *x, x->shape());
+    }
     const DataType dtype = x->dtype();
     EPCTX_RETURN_IF_ERROR(ExpectSupportedType(dtype, supported_, op_));
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, dtype, plan.output_shape));
