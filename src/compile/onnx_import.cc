@@ -13,7 +13,7 @@
 #include "compile/function_inliner.h"
 #include "compile/inline_weights.h"
 #include "compile/onnx_inference_scope.h"
-#include "compile/onnx_opset18_schemas.h"
+#include "compile/onnx_newer_opsets.h"
 #include "compile/onnx_precheck.h"
 #include "compile/onnx_shape_fixes.h"
 #include "compile/onnx_tensor.h"
@@ -570,7 +570,7 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
   EPCTX_RETURN_IF_ERROR(PrecheckModel(*model, name));
   ApplyFreeDimensionOverrides(*model, options.free_dimension_overrides, name);
   RegisterContribSchemas();
-  RegisterOpset18Schemas();
+  RegisterNewerOpsetSchemas();
   if (model->functions_size() > 0) {
     return EPCTX_ERROR(kUnsupported,
                        "'{}': model-local functions are not supported (function '{}')", name,

@@ -22,6 +22,8 @@ list says what each checks.
       Debian's onnx 1.12 does not know (not checked here): Reduce* with axes as an input and
       noop_with_empty_axes, Split with num_outputs (5 into 2, 2, 1), Pad with axes, Resize with
       axes
+  gelu20.onnx                        Gelu of opset 20, exact and tanh, on a matrix, a scalar and a
+      MatMul's output (which the compiler fuses into the product)
 
 usage: make_edge_models.py --out DIR
 Each graph's inputs are filled by the list's "values" where the case needs exact numbers.
@@ -173,13 +175,30 @@ def opset18(out):
           const("scales_hw", [2.0, 1.5], np.float32)], opset=18)
 
 
+def gelu20(out):
+    w = np.random.default_rng(20).uniform(-1, 1, (16, 8)).astype(np.float32)
+    nodes = [
+        helper.make_node("Gelu", ["x"], ["gelu"]),
+        helper.make_node("Gelu", ["x"], ["gelu_tanh"], approximate="tanh"),
+        helper.make_node("Gelu", ["s"], ["gelu_scalar"], approximate="tanh"),
+        helper.make_node("MatMul", ["x", "w"], ["product"]),
+        helper.make_node("Gelu", ["product"], ["product_gelu"]),
+        helper.make_node("MatMul", ["x", "w"], ["product_t"]),
+        helper.make_node("Gelu", ["product_t"], ["product_gelu_tanh"], approximate="tanh"),
+    ]
+    save(out, "gelu20", nodes, [vi("x", F, [2, 16]), vi("s", F, [])],
+         [vi("gelu", F, 2), vi("gelu_tanh", F, 2), vi("gelu_scalar", F, 0),
+          vi("product_gelu", F, 2), vi("product_gelu_tanh", F, 2)],
+         [numpy_helper.from_array(w, "w")], opset=20)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True)
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for make in (convtranspose_output_shape, convtranspose_same_upper, cast_bfloat16, pool_ceil_mode, slice_negative_step,
-                 nan_activations, clip_float16, opset18):
+                 nan_activations, clip_float16, opset18, gelu20):
         make(args.out)
 
 

@@ -23,8 +23,9 @@ constexpr size_t kSearchWindow = 48;
 bool IsElementwise(const IrNode& n) {
   if (!n.domain.empty() || n.outputs.size() != 1 || n.has_bodies()) return false;
   for (std::string_view op :
-       {"Add", "Sub", "Mul", "Div", "Pow", "Erf", "Tanh", "Sigmoid", "Relu", "Clip", "Max", "Min",
-        "Neg", "Exp", "Sqrt", "Reciprocal", "HardSigmoid", "HardSwish", "Abs"}) {
+       {"Add",     "Sub",        "Mul",         "Div",       "Pow", "Erf", "Tanh",
+        "Sigmoid", "Relu",       "Clip",        "Max",       "Min", "Neg", "Exp",
+        "Sqrt",    "Reciprocal", "HardSigmoid", "HardSwish", "Abs", "Gelu"}) {
     if (n.op_type == op) return true;
   }
   return false;

@@ -11,20 +11,20 @@ namespace epctx::exec::kernels {
 // elementwise/: every element-wise op: unary math (float maps, Neg, Abs, Sign, Not, IsNaN, IsInf,
 // the activations with attributes), Relu, Sigmoid, Clip; the binary ops, all on one broadcasting
 // kernel (arithmetic, Pow, Mod, BitShift, PRelu, comparisons, And/Or/Xor); variadic Sum, Mean, Max,
-// Min; Where, Cast, CastLike, Identity, Dropout; ONNX Runtime's com.microsoft FastGelu, BiasGelu,
-// Gelu and QuickGelu; com.epctx SwiGlu
+// Min; Where, Cast, CastLike, Identity, Dropout; Gelu (opset 20); ONNX Runtime's com.microsoft
+// FastGelu, BiasGelu, Gelu and QuickGelu; com.epctx SwiGlu
 namespace elementwise {
 KernelCreateFn CreateAbs, CreateAcos, CreateAcosh, CreateAdd, CreateAnd, CreateAsin, CreateAsinh,
     CreateAtan, CreateAtanh, CreateBiasGelu, CreateBitShift, CreateCast, CreateCastLike, CreateCeil,
     CreateCelu, CreateClip, CreateContribGelu, CreateCos, CreateCosh, CreateDiv, CreateDropout,
-    CreateElu, CreateEqual, CreateErf, CreateExp, CreateFastGelu, CreateFloor, CreateGreater,
-    CreateGreaterOrEqual, CreateHardSigmoid, CreateHardSwish, CreateIdentity, CreateIsInf,
-    CreateIsNaN, CreateLeakyRelu, CreateLess, CreateLessOrEqual, CreateLog, CreateMax, CreateMean,
-    CreateMin, CreateMod, CreateMul, CreateNeg, CreateNot, CreateOr, CreatePow, CreatePRelu,
-    CreateQuickGelu, CreateReciprocal, CreateRelu, CreateRound, CreateSelu, CreateShrink,
-    CreateSigmoid, CreateSign, CreateSin, CreateSinh, CreateSoftplus, CreateSoftsign, CreateSqrt,
-    CreateSub, CreateSum, CreateSwiGlu, CreateTan, CreateTanh, CreateThresholdedRelu, CreateWhere,
-    CreateXor;
+    CreateElu, CreateEqual, CreateErf, CreateExp, CreateFastGelu, CreateFloor, CreateGelu,
+    CreateGreater, CreateGreaterOrEqual, CreateHardSigmoid, CreateHardSwish, CreateIdentity,
+    CreateIsInf, CreateIsNaN, CreateLeakyRelu, CreateLess, CreateLessOrEqual, CreateLog, CreateMax,
+    CreateMean, CreateMin, CreateMod, CreateMul, CreateNeg, CreateNot, CreateOr, CreatePow,
+    CreatePRelu, CreateQuickGelu, CreateReciprocal, CreateRelu, CreateRound, CreateSelu,
+    CreateShrink, CreateSigmoid, CreateSign, CreateSin, CreateSinh, CreateSoftplus, CreateSoftsign,
+    CreateSqrt, CreateSub, CreateSum, CreateSwiGlu, CreateTan, CreateTanh, CreateThresholdedRelu,
+    CreateWhere, CreateXor;
 }  // namespace elementwise
 
 // nn/: convolutions, matrix products and pooling on epctx's own code, BatchNormalization

@@ -89,6 +89,7 @@ constexpr KernelEntry kElementwiseKernels[] = {
     {"BiasGelu", 1, CreateBiasGelu, kFloat32, "com.microsoft"},
     {"FastGelu", 1, CreateFastGelu, kFloat32, "com.microsoft"},
     {"Gelu", 1, CreateContribGelu, kFloat32, "com.microsoft"},
+    {"Gelu", 20, CreateGelu, kFloat32},
     {"QuickGelu", 1, CreateQuickGelu, kFloat32, "com.microsoft"},
     {ops::kSwiGlu, ops::kOpsetVersion, CreateSwiGlu, kFloat32, ops::kDomain},
 };

@@ -1,8 +1,8 @@
 // The GELU-family activations, as ONNX Runtime's CPU kernels compute them:
 //   FastGelu(X, bias?)  the tanh approximation 0.5 v (1 + tanh(v (0.0356774 v^2 + 0.7978846)))
 //   BiasGelu(A, B)      the exact GELU 0.5 v (1 + erf(v / sqrt(2)))
-//   Gelu(X)             the exact GELU of X (ONNX's Gelu of opset 20 is out of reach: onnx
-//                       1.12's checker refuses opset 20 models that use it)
+//   Gelu(X)             the exact GELU of X; ONNX's Gelu (opset 20) too, or with approximate
+//                       = "tanh" FastGelu's tanh approximation (any rank, no bias)
 //   QuickGelu(X)        v sigmoid(alpha v), alpha 1.702 by default
 // where v is the input plus the bias when there is one. The bias is a vector of the input's last
 // dim, and FastGelu and BiasGelu want an input of rank 1 or more (ORT refuses a scalar). One pass
@@ -10,6 +10,7 @@
 // float32 only.
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "exec/kernels/common/eigen.h"
@@ -28,7 +29,7 @@
 namespace epctx::exec::kernels::elementwise {
 namespace {
 
-enum class Gelu { kFast, kBias, kErf, kQuick };
+enum class Gelu { kFast, kBias, kErf, kQuick, kTanh };
 
 // FastGelu's constants: sqrt(2 / pi) and 0.044715 sqrt(2 / pi).
 constexpr float kSqrt2OverPi = 0.7978845608028654f;
@@ -39,7 +40,7 @@ constexpr float kSqrtHalf = 0.7071067811865476f;
 template <Gelu kind, typename V>
 void Apply(const V& v, float alpha, float* y, int64_t n) {
   ArrayMapF out(y, n);
-  if constexpr (kind == Gelu::kFast) {
+  if constexpr (kind == Gelu::kFast || kind == Gelu::kTanh) {
     out = 0.5f * v * (1.0f + (v * (kCubicTimesSqrt2OverPi * v.square() + kSqrt2OverPi)).tanh());
   } else if constexpr (kind == Gelu::kBias || kind == Gelu::kErf) {
     out = 0.5f * v * (1.0f + (v * kSqrtHalf).erf());
@@ -132,6 +133,14 @@ Result<std::unique_ptr<Kernel>> CreateContribGelu(const NodeInfo& node) {
 
 Result<std::unique_ptr<Kernel>> CreateQuickGelu(const NodeInfo& node) {
   return GeluKernel<Gelu::kQuick>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateGelu(const NodeInfo& node) {
+  EPCTX_ASSIGN_OR_RETURN(std::string approximate, node.attrs->GetString("approximate", "none"));
+  if (approximate == "none") return GeluKernel<Gelu::kErf>::Create(node);
+  if (approximate == "tanh") return GeluKernel<Gelu::kTanh>::Create(node);
+  return EPCTX_ERROR(kInvalidArgument, "approximate is '{}', expected 'none' or 'tanh'",
+                     approximate);
 }
 
 }  // namespace epctx::exec::kernels::elementwise

@@ -1,4 +1,4 @@
-#include "compile/onnx_opset18_schemas.h"
+#include "compile/onnx_newer_opsets.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
@@ -15,6 +15,7 @@ namespace epctx::compile {
 namespace {
 
 constexpr int kOpset18 = 18;
+constexpr int kOpset20 = 20;
 using onnx::AttributeProto;
 using onnx::OpSchema;
 
@@ -24,7 +25,7 @@ void RaiseOnnxOpsetRange() {
   auto& ranges = const_cast<std::unordered_map<std::string, std::pair<int, int>>&>(
       onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map());
   auto it = ranges.find(onnx::ONNX_DOMAIN);
-  if (it != ranges.end() && it->second.second < kOpset18) it->second.second = kOpset18;
+  if (it != ranges.end() && it->second.second < kOpset20) it->second.second = kOpset20;
 }
 
 // The inference function of `op`'s schema at `version` (onnx's own); an empty one when unknown.
@@ -237,12 +238,28 @@ OpSchema Resize() {
   return s;
 }
 
+// Gelu-20: the exact GELU, or its tanh approximation with approximate = "tanh".
+OpSchema Gelu() {
+  OpSchema s;
+  s.SetName("Gelu")
+      .SetDomain(onnx::ONNX_DOMAIN)
+      .SinceVersion(kOpset20)
+      .Attr("approximate", "none or tanh", AttributeProto::STRING, std::string("none"))
+      .Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .TypeConstraint(
+          "T", {"tensor(float16)", "tensor(float)", "tensor(double)", "tensor(bfloat16)"}, "")
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  return s;
+}
+
 void RegisterSchemas() {
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   const auto onnx_range = ranges.find(onnx::ONNX_DOMAIN);
-  // An onnx that knows opset 18 has these schemas already.
+  // An onnx that knows opset 18 has these schemas already (the ones of 18; Gelu from 1.15).
   if (onnx_range == ranges.end() || onnx_range->second.second >= kOpset18) return;
   RaiseOnnxOpsetRange();
+  onnx::RegisterSchema(Gelu());
   for (const char* op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax",
                          "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSumSquare"}) {
     onnx::RegisterSchema(Reduce(op));
@@ -254,7 +271,7 @@ void RegisterSchemas() {
 
 }  // namespace
 
-void RegisterOpset18Schemas() {
+void RegisterNewerOpsetSchemas() {
   static std::once_flag once;
   std::call_once(once, RegisterSchemas);
 }
