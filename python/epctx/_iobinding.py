@@ -116,14 +116,25 @@ class IOBinding:
         self._outputs = {}  # name -> native _OrtValue to write into, or None: allocated per run
         self._results = {}  # name -> OrtValue of the last run
 
+    def _check_name(self, name, what):
+        """Refuses a name the model does not have when it is bound, as onnxruntime does."""
+        values = self._session.get_inputs() if what == "input" else self._session.get_outputs()
+        names = [v.name for v in values]
+        if name not in names:
+            raise _epctx.InvalidArgument(
+                f"bind_{what}('{name}'): the model has no {what} '{name}'; its {what}s are: "
+                + ", ".join(names))
+
     def bind_cpu_input(self, name, arr_on_cpu):
         """Binds input `name` to a NumPy array, read in place (kept alive by the binding)."""
+        self._check_name(name, "input")
         self._inputs[name] = OrtValue.ortvalue_from_numpy(arr_on_cpu)
 
     def bind_input(self, name, device_type, device_id, element_type, shape, buffer_ptr):
         """Binds input `name` to memory at address `buffer_ptr` holding a tensor of `shape` and
         `element_type` (a NumPy type or an ONNX type number); it must stay valid while bound."""
         _check_device(device_type, device_id, f"bind_input('{name}')")
+        self._check_name(name, "input")
         value = _epctx._OrtValue.from_address(int(buffer_ptr), element_type, list(shape),
                                               f"bind_input('{name}')")
         self._inputs[name] = OrtValue(value)
@@ -131,6 +142,7 @@ class IOBinding:
     def bind_ortvalue_input(self, name, ortvalue):
         if not isinstance(ortvalue, OrtValue):
             raise TypeError(f"bind_ortvalue_input('{name}') takes an epctx.OrtValue, got {type(ortvalue).__name__}")
+        self._check_name(name, "input")
         self._inputs[name] = ortvalue
 
     def synchronize_inputs(self):
@@ -156,6 +168,7 @@ class IOBinding:
         self._bind(name, ortvalue)
 
     def _bind(self, name, ortvalue):
+        self._check_name(name, "output")
         # Binding a name again keeps its place in the order, as onnxruntime does.
         self._outputs[name] = ortvalue
         self._results[name] = ortvalue if ortvalue is not None else OrtValue(_epctx._OrtValue())

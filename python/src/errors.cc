@@ -89,6 +89,8 @@ void RegisterErrors(py::module_& m) {
     py::object cls = py::reinterpret_steal<py::object>(
         PyErr_NewExceptionWithDoc(qualified.c_str(), spec.doc, bases.ptr(), nullptr));
     if (!cls) throw py::error_already_set();
+    // On the class too, so that an error raised by the package's Python code has its code.
+    cls.attr("code") = StatusCodeName(spec.code);
     m.attr(spec.name) = cls;
     Classes()[spec.code] = cls;
   }

@@ -243,8 +243,10 @@ def test_ortvalue_from_shape_and_type():
 
 
 def test_ortvalue_errors():
-    with pytest.raises(epctx.Unsupported, match="device_type 'cuda' is not supported"):
+    with pytest.raises(epctx.Unsupported, match="device_type 'cuda' is not supported") as error:
         epctx.OrtValue.ortvalue_from_numpy(np.zeros(2, np.float32), "cuda", 0)
+    # Raised by the package's Python code, it has its code like the engine's errors.
+    assert error.value.code == "Unsupported"
     with pytest.raises(epctx.InvalidArgument, match="is not a numeric type epctx takes"):
         epctx.OrtValue.ortvalue_from_shape_and_type([2], np.str_)
     with pytest.raises(epctx.InvalidArgument, match="element_type 99 is not an ONNX tensor type"):
@@ -310,12 +312,17 @@ def test_iobinding_errors(relu_session):
         binding.bind_output("y", "cpu", 1)
     with pytest.raises(ValueError, match="`element_type` and `shape` are to be provided"):
         binding.bind_output("y", "cpu", 0, None, None, x.ctypes.data)
-    binding.bind_cpu_input("x", x)
-    binding.bind_output("z")
+    # A name the model does not have is refused when bound, as onnxruntime does.
     with pytest.raises(epctx.InvalidArgument,
-                       match=r"unknown output 'z'; the model's outputs are: y \(float32 \[\?,3\]\)"):
-        relu_session.run_with_iobinding(binding)
-    binding.clear_binding_outputs()
+                       match=r"^bind_output\('z'\): the model has no output 'z'; its outputs are: y$"):
+        binding.bind_output("z")
+    with pytest.raises(epctx.InvalidArgument, match=r"^bind_input\('w'\): the model has no input 'w'"):
+        binding.bind_cpu_input("w", x)
+    with pytest.raises(epctx.InvalidArgument, match=r"^bind_input\('w'\): the model has no input 'w'"):
+        binding.bind_input("w", "cpu", 0, np.float32, [2, 3], x.ctypes.data)
+    with pytest.raises(epctx.InvalidArgument, match=r"^bind_output\('z'\): the model has no output"):
+        binding.bind_ortvalue_output("z", epctx.OrtValue.ortvalue_from_numpy(x))
+    binding.bind_cpu_input("x", x)
     small = np.zeros((1, 3), np.float32)
     binding.bind_ortvalue_output("y", epctx.OrtValue.ortvalue_from_numpy(small))
     with pytest.raises(epctx.InvalidArgument,
