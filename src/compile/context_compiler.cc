@@ -53,6 +53,11 @@ compile::ContextModelSpec SpecFor(const compile::ImportedModel& model, const std
   spec.original_mtime_ns = model.source.mtime_ns;
   spec.original_hash = model.source.hash;
   spec.original_external_data = model.source.external_data;
+  spec.domain = model.description.domain;
+  spec.model_version = model.description.model_version;
+  spec.doc_string = model.description.doc_string;
+  spec.graph_doc_string = model.description.graph_doc_string;
+  spec.original_metadata_props = model.description.metadata_props;
   return spec;
 }
 

@@ -251,6 +251,13 @@ Result<std::string> SerializeContextModel(const ContextModelSpec& spec) {
   AddString(*node, "hardware_architecture", spec.hardware_architecture);
   if (!spec.notes.empty()) AddString(*node, "notes", spec.notes);
 
+  model.set_domain(spec.domain);
+  model.set_model_version(spec.model_version);
+  model.set_doc_string(spec.doc_string);
+  graph->set_doc_string(spec.graph_doc_string);
+  for (const auto& [key, value] : spec.original_metadata_props) {
+    if (!key.starts_with("epctx.")) AddMeta(model, key, value);
+  }
   AddMeta(model, kMetaOriginalPath, spec.original_path);
   AddMeta(model, kMetaOriginalSize, std::to_string(spec.original_size));
   AddMeta(model, kMetaOriginalMtime, std::to_string(spec.original_mtime_ns));

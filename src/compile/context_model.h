@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compile/external_data_record.h"
@@ -52,6 +53,13 @@ struct ContextModelSpec {
   uint64_t original_hash = 0;
   std::vector<ExternalDataRecord> original_external_data;
   uint64_t blob_identity = 0;  // the blob's header checksum
+  // Repeated from the original (its metadata_props before epctx's own keys; a key of the
+  // original's that starts with "epctx." is left out).
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::string graph_doc_string;
+  std::vector<std::pair<std::string, std::string>> original_metadata_props;
 };
 
 // "resnet50" -> "resnet50_ctx.onnx": the file name of a context model (see

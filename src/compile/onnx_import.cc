@@ -532,6 +532,13 @@ Result<ImportedModel> ImportGraphs(ModelPtr model, const std::string& name,
                                    const std::string& model_dir, const SelfReference* self) {
   ImportedModel out;
   out.ir_version = model->ir_version();
+  out.description.domain = model->domain();
+  out.description.model_version = model->model_version();
+  out.description.doc_string = model->doc_string();
+  out.description.graph_doc_string = model->graph().doc_string();
+  for (const auto& p : model->metadata_props()) {
+    out.description.metadata_props.emplace_back(p.key(), p.value());
+  }
   for (const auto& op : model->opset_import()) {
     out.graph.opsets[op.domain() == "ai.onnx" ? "" : op.domain()] = op.version();
   }

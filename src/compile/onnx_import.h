@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compile/external_data_record.h"
@@ -24,6 +25,14 @@ struct SourceInfo {
   std::vector<ExternalDataRecord> external_data;
 };
 
+struct ModelDescription {
+  std::string domain;
+  int64_t model_version = 0;
+  std::string doc_string;
+  std::string graph_doc_string;
+  std::vector<std::pair<std::string, std::string>> metadata_props;
+};
+
 struct ImportedModel {
   IrGraph graph;
   SourceInfo source;
@@ -32,6 +41,9 @@ struct ImportedModel {
   // model, which must declare the same ones.
   std::vector<std::string> input_value_infos;
   std::vector<std::string> output_value_infos;
+  // The original's description, which its context model repeats (a session of either reports
+  // the same model metadata): domain, model_version, doc strings, metadata_props in file order.
+  ModelDescription description;
 };
 
 // `path` is used for error messages and to resolve external data.

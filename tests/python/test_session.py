@@ -126,6 +126,18 @@ def test_model_metadata(tiny_model, cls_context):
     ctx_meta = epctx.InferenceSession(cls_context[2]).get_modelmeta()
     assert ctx_meta.producer_name == "epctx"
     assert ctx_meta.custom_metadata_map["epctx.original_model"] == "resnet18_cls.onnx"
+    # A context model repeats its original's description (class labels and the like live in
+    # metadata_props), with epctx as its producer and its own keys beside the original's.
+    ctx = tiny_model.replace(".onnx", "_ctx.onnx")
+    epctx.ModelCompiler(epctx.SessionOptions(), tiny_model).compile_to_file(ctx)
+    tiny_ctx = epctx.InferenceSession(ctx).get_modelmeta()
+    assert (tiny_ctx.producer_name, tiny_ctx.graph_name, tiny_ctx.domain) == (
+        "epctx", "tiny_graph", "org.epctx.test")
+    assert (tiny_ctx.description, tiny_ctx.graph_description, tiny_ctx.version) == (
+        "a tiny model", "the graph's doc", 7)
+    assert {k: v for k, v in tiny_ctx.custom_metadata_map.items()
+            if not k.startswith("epctx.")} == {"author": "tests", "purpose": "metadata"}
+    assert tiny_ctx.custom_metadata_map["epctx.original_model"] == "tiny.onnx"
 
 
 def test_session_options_are_kept_as_a_copy(tiny_model):
