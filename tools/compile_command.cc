@@ -97,8 +97,15 @@ std::vector<std::string> AllModels(const CompileArgs& args) {
 
 // Usage errors (exit status 2), checked once the command line is parsed.
 void CheckUsage(const CompileArgs& args) {
-  if (args.list) return;
   size_t n = AllModels(args).size();
+  if (args.list) {
+    if (n > 0) {
+      throw CLI::ValidationError("--list",
+                                 "--list shows what this build compiles for; it takes "
+                                 "no model");
+    }
+    return;
+  }
   if (n == 0) throw CLI::ValidationError("model", "a model is required (MODEL or -m MODEL)");
   if (n > 1 && !args.output.empty()) {
     throw CLI::ValidationError("-o",
@@ -256,9 +263,11 @@ Command AddCompileCommand(CLI::App& parent, const GlobalOptions& global) {
                   "written): auto (on a terminal, once the compile has run for a second), always "
                   "(from the start, a line per update, also into a pipe or log) or never")
       ->transform(CLI::CheckedTransformer(
-          std::map<std::string, ProgressMode>{{"auto", ProgressMode::kAuto},
-                                              {"always", ProgressMode::kAlways},
-                                              {"never", ProgressMode::kNever}}))
+                      std::map<std::string, ProgressMode>{{"auto", ProgressMode::kAuto},
+                                                          {"always", ProgressMode::kAlways},
+                                                          {"never", ProgressMode::kNever}})
+                      .description(""))
+      ->type_name("auto|always|never")
       ->default_str("auto");
   app->add_flag("-q,--quiet", args->quiet, "No progress display (same as --progress never)");
   app->add_flag(

@@ -17,6 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::MatchesRegex;
+using ::testing::Not;
 using ::testing::StartsWith;
 using tools_testing::CommandResult;
 using tools_testing::RunCli;
@@ -74,6 +75,13 @@ TEST(CliUsageTest, RunHelpDocumentsOutputFileNames) {
   EXPECT_THAT(help.out, HasSubstr("An empty optional output writes no file."));
 }
 
+TEST(CliUsageTest, CompileHelpNamesTheProgressModes) {
+  CommandResult help = RunCli({"compile", "--help"});
+  ASSERT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--progress auto|always|never=auto"));
+  EXPECT_THAT(help.out, Not(HasSubstr("->")));
+}
+
 TEST(CliUsageTest, Version) {
   CommandResult v = RunCli({"--version"});
   EXPECT_EQ(v.exit_code, 0);
@@ -105,6 +113,9 @@ TEST(CliUsageTest, UsageErrorsExitWithTwo) {
       {{"run", "m.onnx", "--repeat", "0"}, "--repeat"},
       {{"run", "m.onnx", "--repeat", "many"}, "--repeat"},
       {{"run", "m.onnx", "--bogus"}, "--bogus"},
+      {{"compile", "--list", "a.onnx"},
+       "--list shows what this build compiles for; it takes no model"},
+      {{"compile", "a.onnx", "--progress", "sometimes"}, "--progress"},
       {{"frobnicate", "m.onnx"}, ""},
   };
   for (const UsageCase& c : cases) {
