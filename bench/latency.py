@@ -4,7 +4,8 @@ and thread count, measured in the same run.
 
 Per (thread count, model) and repetition, each engine runs in a fresh process: one session,
 its first inference timed alone, then --runs timed inferences. Before a model's repetitions at a
-thread count, both engines' files (the context model and blob, the original model) are read once:
+thread count, both engines' files are brought into the page cache (the original model and the
+context model read once, the blob faulted in as epctx's load leaves it: bench_common.warm_blob):
 the figures are those of a warm page cache, as issue 30's targets state (a host that drops files
 unused for a minute, as this project's VMs do, would otherwise give the first repetition a cold
 start; the cold load-mode section measures that case). Which engine goes first
@@ -234,8 +235,10 @@ def markdown(lat):
         "execution provider, graph optimization level all, intra-op threads = the thread count, "
         "1 inter-op thread, sequential execution.",
         f"- {plural(lat['reps'], 'repetition')}, each a fresh process of each engine (order "
-        f"alternating), with the page cache warm (both engines' files read once before a "
-        f"model's repetitions at each thread count); {plural(lat['runs'], 'timed run')} after "
+        f"alternating), with the page cache warm (before a model's repetitions at each thread "
+        "count, the original model read once and the blob dropped from the page cache and "
+        "faulted back through a mapping advised MADV_HUGEPAGE, as epctx's own load leaves it); "
+        f"{plural(lat['runs'], 'timed run')} after "
         "the first inference. Cells: median (min–max) over the "
         "repetitions of each process's p50, or of its first inference (the first run after "
         "creating the session, which includes lazy set-up such as faulting the blob's pages in "
