@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -96,13 +97,21 @@ TEST(ThreadScratchpad, EachThreadHasItsOwn) {
 }
 
 TEST(ThreadScratchpad, AMappedAheadBufferIsAdoptedByTheNextThreadOnly) {
-  // Larger than any other test here asks for, so that no thread holds one as large already.
-  constexpr size_t kBytes = size_t{24} << 20;
-  const size_t pages = kBytes / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  // Tests run before this one in the same process (exec_tests run whole, not one test per
+  // process as CTest runs it) may have noted scratchpads, left a spare or given a thread a large
+  // buffer. A new thread's first buffer is as large as the largest known (a spare that large
+  // is adopted); then a thread holds one as large, and no spare is made.
   std::atomic<bool> stop{false};
-  MapScratchpadAhead(stop);  // nothing known yet: nothing made
+  NewThreadsScratchpad(4096);
+  const size_t spare = SpareScratchpadBytes();
+  MapScratchpadAhead(stop);
+  EXPECT_EQ(SpareScratchpadBytes(), spare);
   EXPECT_EQ(NewThreadsScratchpad(4096).second, 0u);
 
+  // Larger than any buffer a thread holds, so that the next thread needs a new one.
+  const size_t kBytes =
+      std::max(size_t{24} << 20, LargestThreadScratchpadBytes() + (size_t{2} << 20));
+  const size_t pages = kBytes / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   NoteScratchpadSize(kBytes);
   MapScratchpadAhead(stop);
   auto [adopted, resident] = NewThreadsScratchpad(kBytes);

@@ -162,6 +162,10 @@ size_t SpareScratchpadBytes() {
   return Spare().capacity();
 }
 
+size_t LargestThreadScratchpadBytes() {
+  return largest_thread_buffer.load(std::memory_order_relaxed);
+}
+
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
 }

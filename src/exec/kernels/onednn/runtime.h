@@ -59,6 +59,9 @@ void MapScratchpadAhead(const std::atomic<bool>& stop);
 // Bytes of the buffer mapped ahead that no thread has adopted yet (0 if none).
 size_t SpareScratchpadBytes();
 
+// Bytes of the largest buffer any thread has held (0 if none).
+size_t LargestThreadScratchpadBytes();
+
 // oneDNN makes the code of its float32 GEMM (what its matmuls over plain weights run, every
 // float32 matmul of more than a few rows on AVX2) at the first product that needs it, nearly
 // every variant at once: 20-35 ms on a Zen 3 core, which a first run otherwise pays inside its
