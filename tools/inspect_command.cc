@@ -36,6 +36,16 @@ std::string OpList(const std::map<std::string, size_t>& counts) {
   return out;
 }
 
+// Why a load cannot use the blob here: the context model's tie to it first, then its target.
+// Empty when it can.
+std::string UsableHereMismatch(const InspectReport& r) {
+  std::string why = r.context ? r.context->blob_mismatch : "";
+  if (!r.blob.target_mismatch.empty()) {
+    why += (why.empty() ? "" : "; ") + r.blob.target_mismatch;
+  }
+  return why;
+}
+
 void PrintText(const InspectReport& r) {
   if (r.context) {
     const EpContextInfo& c = *r.context;
@@ -56,10 +66,11 @@ void PrintText(const InspectReport& r) {
               b.engine_version.c_str());
   std::printf("  target:       %s, packing build %s, layout version %u\n",
               b.hardware_architecture.c_str(), b.packing_build_id.c_str(), b.pack_layout_version);
-  if (b.target_mismatch.empty()) {
+  const std::string mismatch = UsableHereMismatch(r);
+  if (mismatch.empty()) {
     std::printf("  usable here:  yes\n");
   } else {
-    std::printf("  usable here:  no: %s\n", b.target_mismatch.c_str());
+    std::printf("  usable here:  no: %s\n", mismatch.c_str());
   }
   for (const BlobSectionInfo& s : b.sections) {
     std::printf("  section:      %-8s at %llu, %s\n", s.name.c_str(),
@@ -96,6 +107,7 @@ nlohmann::json ToJson(const InspectReport& r) {
         {"partition_name", c.partition_name}, {"embedded", c.embedded},
         {"blob_path", c.blob_path},           {"original_model_path", c.original_model_path}};
     if (c.original_size) j["context_model"]["original_size"] = *c.original_size;
+    j["context_model"]["blob_mismatch"] = c.blob_mismatch;
   }
   const BlobInfo& b = r.blob;
   nlohmann::json blob = {{"name", b.name},
@@ -105,7 +117,7 @@ nlohmann::json ToJson(const InspectReport& r) {
                          {"hardware_architecture", b.hardware_architecture},
                          {"packing_build_id", b.packing_build_id},
                          {"pack_layout_version", b.pack_layout_version},
-                         {"usable_here", b.target_mismatch.empty()},
+                         {"usable_here", UsableHereMismatch(r).empty()},
                          {"target_mismatch", b.target_mismatch},
                          {"weight_count", b.weight_count},
                          {"weight_bytes", b.weight_bytes}};

@@ -64,6 +64,9 @@ struct EpContextInfo {
   std::optional<uint64_t> original_size;
   std::optional<int64_t> original_mtime_ns;
   std::optional<uint64_t> original_hash;
+  // Empty when the blob is the one compiled with this context model and holds its partition;
+  // otherwise why a load of the context model cannot use it (it then falls back or fails).
+  std::string blob_mismatch;
 };
 
 struct InspectReport {

@@ -240,6 +240,21 @@ VerifyCheck CheckInterface(const loader::ResolvedContextModel& ctx, const format
   return check;
 }
 
+// Why a load of the context model `m` cannot use its blob `view` (another model's blob, or a
+// blob compiled again since the context model was written), or empty. A load makes these checks
+// too; inspect shows them beside the blob's target.
+std::string ContextBlobMismatch(const OpenedModel& m, const format::BlobView& view) {
+  std::string why;
+  if (auto model = view.FindModel(m.context->partition_name); !model.ok()) {
+    why = model.status().message();
+  }
+  if (m.resolved) {
+    Status pair = loader::CheckBlobIdentity(*m.resolved, view.header().header_checksum);
+    if (!pair.ok()) why += (why.empty() ? "" : "; ") + pair.message();
+  }
+  return why;
+}
+
 }  // namespace
 
 Result<InspectReport> InspectModel(const std::string& path, const InspectOptions& options) {
@@ -249,6 +264,7 @@ Result<InspectReport> InspectModel(const std::string& path, const InspectOptions
   InspectReport report;
   report.context = m->context;
   report.blob = DescribeBlob(view, m->blob_name);
+  if (report.context) report.context->blob_mismatch = ContextBlobMismatch(*m, view);
   return report;
 }
 

@@ -55,6 +55,37 @@ TEST(CliInspectTest, DescribesTheContextModelAndItsBlob) {
   EXPECT_GT(blob["weight_count"].get<size_t>(), 50u);
 }
 
+// A context model whose blob was replaced by another model's compile: inspect said "usable here:
+// yes" from the blob's target alone, while every load of the context model refuses that blob.
+TEST(CliInspectTest, ABlobOfAnotherModelIsNotUsable) {
+  TempDir dir;
+  const std::string ctx = CompileMobileNet(dir);
+  const std::string kept = dir / "kept_ctx.onnx";
+  std::filesystem::copy_file(ctx, kept);
+  std::filesystem::copy_file(tools_testing::OnnxAddTestDir() + "/model.onnx", dir / "add.onnx");
+  ASSERT_EQ(RunCli({"compile", "-q", dir / "add.onnx", "-o", ctx}).exit_code, 0);
+
+  CommandResult r = RunCli({"inspect", kept});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string blob = dir / "mobilenet_v2_ctx.epctx";
+  EXPECT_THAT(r.out, HasSubstr("  usable here:  no: '" + blob +
+                               "': no model named 'mobilenet_v2' (models: "));
+  EXPECT_THAT(r.out, HasSubstr("; the blob '" + blob + "' is not the one '" + kept +
+                               "' was compiled with (blob checksum "));
+
+  CommandResult j = RunCli({"inspect", "--json", kept});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["blob"]["usable_here"], false);
+  EXPECT_EQ(doc["blob"]["target_mismatch"], "");
+  EXPECT_THAT(doc["context_model"]["blob_mismatch"].get<std::string>(),
+              HasSubstr("no model named 'mobilenet_v2'"));
+
+  CommandResult good = RunCli({"inspect", "--json", ctx});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(nlohmann::json::parse(good.out)["context_model"]["blob_mismatch"], "");
+}
+
 // JSON holds UTF-8 only: a path that is not UTF-8 is written with U+FFFD in place of its bad
 // bytes (nlohmann's exception escaped as an "internal error" before, with nothing on stdout).
 TEST(CliInspectTest, JsonOfAPathThatIsNotUtf8) {
