@@ -77,8 +77,9 @@ def warm_blob(path):
     tool is, which docs/LOADING.md describes."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # clean pages only: the blob is
-        size = os.fstat(fd).st_size                          # fsynced when compile ends
+        # Drops clean pages only: compile fsyncs the blob before it ends.
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        size = os.fstat(fd).st_size
         if size == 0:
             return
         with mmap.mmap(fd, size, prot=mmap.PROT_READ) as m:

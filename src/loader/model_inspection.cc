@@ -2,6 +2,8 @@
 // describe it, or run the checks a load leaves out.
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "epctx/inspect.h"
 #include "exec/executor.h"
@@ -240,17 +242,33 @@ VerifyCheck CheckInterface(const loader::ResolvedContextModel& ctx, const format
   return check;
 }
 
+// Whether the blob holds a model of the context model's partition.
+VerifyCheck CheckPartition(const EpContextInfo& context, const format::BlobView& view) {
+  auto model = view.FindModel(context.partition_name);
+  return {"EPContext partition", model.ok(),
+          model.ok() ? fmt::format("the blob holds model '{}'", context.partition_name)
+                     : model.status().message()};
+}
+
+// Whether the blob is the one the context model was compiled with.
+VerifyCheck CheckIdentity(const loader::ResolvedContextModel& ctx, const format::BlobView& view) {
+  Status pair = loader::CheckBlobIdentity(ctx, view.header().header_checksum);
+  return {"blob identity", pair.ok(),
+          pair.ok() ? fmt::format("the blob is the one the context model was compiled with "
+                                  "(checksum {:016x})",
+                                  view.header().header_checksum)
+                    : pair.message()};
+}
+
 // Why a load of the context model `m` cannot use its blob `view` (another model's blob, or a
-// blob compiled again since the context model was written), or empty. A load makes these checks
-// too; inspect shows them beside the blob's target.
+// blob compiled again since the context model was written), or empty: the failing details of
+// the checks verify makes of that tie.
 std::string ContextBlobMismatch(const OpenedModel& m, const format::BlobView& view) {
+  std::vector<VerifyCheck> checks = {CheckPartition(*m.context, view)};
+  if (m.resolved) checks.push_back(CheckIdentity(*m.resolved, view));
   std::string why;
-  if (auto model = view.FindModel(m.context->partition_name); !model.ok()) {
-    why = model.status().message();
-  }
-  if (m.resolved) {
-    Status pair = loader::CheckBlobIdentity(*m.resolved, view.header().header_checksum);
-    if (!pair.ok()) why += (why.empty() ? "" : "; ") + pair.message();
+  for (const VerifyCheck& c : checks) {
+    if (!c.passed) why += (why.empty() ? "" : "; ") + c.detail;
   }
   return why;
 }
@@ -283,13 +301,7 @@ Result<std::vector<VerifyCheck>> VerifyModel(const std::string& path,
   checks.push_back({"blob structure", true,
                     fmt::format("header, sections, manifest and {} programs of {} models", programs,
                                 view->manifest().models()->size())});
-  if (m->context) {
-    auto model = view->FindModel(m->context->partition_name);
-    checks.push_back({"EPContext partition", model.ok(),
-                      model.ok()
-                          ? fmt::format("the blob holds model '{}'", m->context->partition_name)
-                          : model.status().message()});
-  }
+  if (m->context) checks.push_back(CheckPartition(*m->context, *view));
   Status target = format::CheckTarget(view->header().target, DetectedCpuFeatures());
   checks.push_back(
       {"target", target.ok(),
@@ -306,12 +318,7 @@ Result<std::vector<VerifyCheck>> VerifyModel(const std::string& path,
     checks.push_back({"kernels", false, "not bound: the blob is not for this build and CPU"});
   }
   if (m->resolved) {
-    Status pair = loader::CheckBlobIdentity(*m->resolved, view->header().header_checksum);
-    checks.push_back({"blob identity", pair.ok(),
-                      pair.ok() ? fmt::format("the blob is the one the context model was compiled "
-                                              "with (checksum {:016x})",
-                                              view->header().header_checksum)
-                                : pair.message()});
+    checks.push_back(CheckIdentity(*m->resolved, *view));
     checks.push_back(CheckInterface(*m->resolved, *view));
     checks.push_back(CheckOriginal(*m->resolved, options));
   }
