@@ -18,6 +18,7 @@
 #include "compile/onnx_shape_fixes.h"
 #include "compile/onnx_tensor.h"
 #include "compile/symbolic/symbolic_shapes.h"
+#include "compile/unknown_operators.h"
 #include "exec/kernel.h"
 #include "exec/kernels/epctx_ops.h"
 #include "util/file.h"
@@ -583,6 +584,7 @@ Result<ImportedModel> Import(std::span<const std::byte> bytes, const std::string
                        "'{}': model-local functions are not supported (function '{}')", name,
                        model->functions(0).name());
   }
+  EPCTX_RETURN_IF_ERROR(RefuseUnknownOnnxOperators(*model, name));
   EPCTX_RETURN_IF_ERROR(RunChecker(*model, name, model_dir));
   EPCTX_RETURN_IF_ERROR(RunShapeInference(*model, name));
   auto has_kernel = [](const std::string& domain, const std::string& op, int64_t opset) {

@@ -2,7 +2,6 @@
 
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
-#include <onnx/defs/tensor_proto_util.h>
 
 #include <mutex>
 #include <optional>
@@ -11,11 +10,20 @@
 #include <utility>
 #include <vector>
 
+#include "compile/newer_opset_inference.h"
+#include "compile/onnx_opset18_operators.h"
+
 namespace epctx::compile {
 namespace {
 
 constexpr int kOpset18 = 18;
 constexpr int kOpset20 = 20;
+// The newest version of a schema registered here (GroupNormalization's, onnx_opset18_operators.h).
+constexpr int kNewestRegistered = 21;
+using newer_opsets::ConstantInts;
+using newer_opsets::DimIndex;
+using newer_opsets::InferenceOf;
+using newer_opsets::InputGiven;
 using onnx::AttributeProto;
 using onnx::OpSchema;
 
@@ -25,37 +33,9 @@ void RaiseOnnxOpsetRange() {
   auto& ranges = const_cast<std::unordered_map<std::string, std::pair<int, int>>&>(
       onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map());
   auto it = ranges.find(onnx::ONNX_DOMAIN);
-  if (it != ranges.end() && it->second.second < kOpset20) it->second.second = kOpset20;
-}
-
-// The inference function of `op`'s schema at `version` (onnx's own); an empty one when unknown.
-onnx::InferenceFunction InferenceOf(const char* op, int version) {
-  const OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, version, "");
-  return schema != nullptr ? schema->GetTypeAndShapeInferenceFunction() : onnx::InferenceFunction();
-}
-
-// The int32 or int64 values of input `n` when it is a constant; nullopt otherwise.
-std::optional<std::vector<int64_t>> ConstantInts(onnx::InferenceContext& ctx, size_t n) {
-  const onnx::TensorProto* t = n < ctx.getNumInputs() ? ctx.getInputData(n) : nullptr;
-  if (t == nullptr || !t->external_data().empty()) return std::nullopt;
-  if (t->data_type() == onnx::TensorProto::INT64) return onnx::ParseData<int64_t>(t);
-  if (t->data_type() == onnx::TensorProto::INT32) {
-    const std::vector<int32_t> narrow = onnx::ParseData<int32_t>(t);
-    return std::vector<int64_t>(narrow.begin(), narrow.end());
+  if (it != ranges.end() && it->second.second < kNewestRegistered) {
+    it->second.second = kNewestRegistered;
   }
-  return std::nullopt;
-}
-
-bool InputGiven(onnx::InferenceContext& ctx, size_t n) {
-  return n < ctx.getNumInputs() && ctx.getInputType(n) != nullptr;
-}
-
-// `axis` in [-rank, rank) as a dim index; fails the node otherwise.
-int DimIndex(int64_t axis, int rank, const char* what) {
-  if (axis < -rank || axis >= rank) {
-    fail_shape_inference(what, " ", axis, " is out of range for rank ", rank);
-  }
-  return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
 const std::vector<std::string> kReduceTypes = {
@@ -267,6 +247,7 @@ void RegisterSchemas() {
   onnx::RegisterSchema(Split());
   onnx::RegisterSchema(Pad());
   onnx::RegisterSchema(Resize());
+  RegisterOpset18Operators();
 }
 
 }  // namespace

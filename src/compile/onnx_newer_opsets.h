@@ -12,8 +12,9 @@ namespace epctx::compile {
 // input), Split (num_outputs), Pad (an optional axes input) and Resize (antialias, axes,
 // keep_aspect_ratio_policy), and Gelu of opset 20, raising the ONNX domain's opset range to 20
 // for them. Shape inference is onnx's for the previous version where a node uses nothing new,
-// ours otherwise. Other operators new in opsets 18 to 20 (BitwiseAnd, Col2Im,
-// GroupNormalization, Mish, AffineGrid, ...) stay unknown: no kernel runs them.
+// ours otherwise. Then the operators opset 18 added (onnx_opset18_operators.h). Operators of
+// opsets 19 and 20 without a kernel (AffineGrid, DeformConv, ...) stay unknown
+// (unknown_operators.h refuses them).
 void RegisterNewerOpsetSchemas();
 
 }  // namespace epctx::compile

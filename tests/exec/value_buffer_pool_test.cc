@@ -66,7 +66,7 @@ TEST(ValueBufferPool, LargeBuffersAreKeptAndSmallPaged) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(t->data()) % 64, 0u);
     std::fill_n(t->mutable_data_as<float>(), 3 << 18, 1.0f);  // every page writable
     first = t->data();
-    const std::string flags = testing::VmFlagsOf(first);
+    const std::string flags = epctx::testing::VmFlagsOf(first);
     ASSERT_NE(flags, "");
     EXPECT_EQ(flags.find(" hg"), std::string::npos) << flags;
   }

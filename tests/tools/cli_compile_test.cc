@@ -213,6 +213,56 @@ TEST(CliCompileTest, ModelNoSessionCanRunIsRefusedNamingTheNodes) {
   EXPECT_TRUE(std::filesystem::exists(dir / "out/m_ctx.onnx"));
 }
 
+// An ONNX operator newer than the onnx library the build reads models with (AffineGrid, opset 20)
+// is refused as unsupported, naming the node, also in a control-flow body, where onnx's checker
+// called the model invalid ("No Op registered for AffineGrid with domain_version of 20"); the
+// opset-18 operators epctx registers (Mish) are not. The import needs the schema, so
+// --allow-unsupported cannot write it either.
+TEST(CliCompileTest, OperatorUnknownToOnnxIsRefusedAsUnsupported) {
+  TempDir dir;
+  CommandResult made = tools_testing::RunPython(
+      "import onnx\n"
+      "from onnx import helper, TensorProto\n"
+      "F = TensorProto.FLOAT\n"
+      "body = helper.make_graph([helper.make_node('AffineGrid', ['t', 's'], ['b'], "
+      "name='inner')],\n"
+      "    'body', [], [helper.make_tensor_value_info('b', F, None)])\n"
+      "nodes = [helper.make_node('AffineGrid', ['t', 's'], ['y'], name='grid'),\n"
+      "         helper.make_node('Mish', ['x'], ['z'], name='mish'),\n"
+      "         helper.make_node('If', ['c'], ['w'], name='branch', then_branch=body,\n"
+      "                          else_branch=body)]\n"
+      "g = helper.make_graph(nodes, 'g', [helper.make_tensor_value_info('t', F, [1, 2, 3]),\n"
+      "    helper.make_tensor_value_info('s', TensorProto.INT64, [4]),\n"
+      "    helper.make_tensor_value_info('x', F, [2]),\n"
+      "    helper.make_tensor_value_info('c', TensorProto.BOOL, [])],\n"
+      "    [helper.make_tensor_value_info('y', F, None), helper.make_tensor_value_info('z', F, "
+      "[2]),\n"
+      "     helper.make_tensor_value_info('w', F, None)])\n"
+      "m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 20)])\n"
+      "m.ir_version = 8\n"
+      "onnx.save(m, 'grid.onnx')\n",
+      dir.path());
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string expected =
+      "'" + (dir / "grid.onnx") +
+      "': 3 nodes no kernel of this engine runs:\n"
+      "  operator AffineGrid (opset 20) is not supported (node 'grid'): no kernel runs it, and "
+      "the onnx library this build reads models with does not know it either\n"
+      "  operator AffineGrid (opset 20) is not supported (node 'inner'): no kernel runs it, and "
+      "the onnx library this build reads models with does not know it either\n"
+      "  operator AffineGrid (opset 20) is not supported (node 'inner'): no kernel runs it, and "
+      "the onnx library this build reads models with does not know it either\n";
+  for (bool allow : {false, true}) {
+    std::vector<std::string> args = {"compile", dir / "grid.onnx", "-o", dir / "out/g_ctx.onnx"};
+    if (allow) args.push_back("--allow-unsupported");
+    CommandResult r = RunCli(args);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, HasSubstr(expected));
+    EXPECT_THAT(r.err, Not(HasSubstr("Mish")));
+    EXPECT_FALSE(std::filesystem::exists(dir / "out/g_ctx.onnx"));
+  }
+}
+
 // com.microsoft Attention and MultiHeadAttention run as the ONNX operators their schemas expand
 // them into; where the expansion does not apply, the reason is logged and the node refused like
 // any op no kernel runs.

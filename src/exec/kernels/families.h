@@ -8,19 +8,20 @@
 
 namespace epctx::exec::kernels {
 
-// elementwise/: every element-wise op: unary math (float maps, Neg, Abs, Sign, Not, IsNaN, IsInf,
-// the activations with attributes), Relu, Sigmoid, Clip; the binary ops, all on one broadcasting
-// kernel (arithmetic, Pow, Mod, BitShift, PRelu, comparisons, And/Or/Xor); variadic Sum, Mean, Max,
-// Min; Where, Cast, CastLike, Identity, Dropout; Gelu (opset 20); ONNX Runtime's com.microsoft
-// FastGelu, BiasGelu, Gelu and QuickGelu; com.epctx SwiGlu
+// elementwise/: every element-wise op: unary math (float maps, Mish, Neg, Abs, Sign, BitwiseNot,
+// Not, IsNaN, IsInf, the activations with attributes), Relu, Sigmoid, Clip; the binary ops, all on
+// one broadcasting kernel (arithmetic, Pow, Mod, BitShift, BitwiseAnd/Or/Xor, PRelu, comparisons,
+// And/Or/Xor); variadic Sum, Mean, Max, Min; Where, Cast, CastLike, Identity, Dropout; Gelu (opset
+// 20); ONNX Runtime's com.microsoft FastGelu, BiasGelu, Gelu and QuickGelu; com.epctx SwiGlu
 namespace elementwise {
 KernelCreateFn CreateAbs, CreateAcos, CreateAcosh, CreateAdd, CreateAnd, CreateAsin, CreateAsinh,
-    CreateAtan, CreateAtanh, CreateBiasGelu, CreateBitShift, CreateCast, CreateCastLike, CreateCeil,
-    CreateCelu, CreateClip, CreateContribGelu, CreateCos, CreateCosh, CreateDiv, CreateDropout,
-    CreateElu, CreateEqual, CreateErf, CreateExp, CreateFastGelu, CreateFloor, CreateGelu,
-    CreateGreater, CreateGreaterOrEqual, CreateHardSigmoid, CreateHardSwish, CreateIdentity,
-    CreateIsInf, CreateIsNaN, CreateLeakyRelu, CreateLess, CreateLessOrEqual, CreateLog, CreateMax,
-    CreateMean, CreateMin, CreateMod, CreateMul, CreateNeg, CreateNot, CreateOr, CreatePow,
+    CreateAtan, CreateAtanh, CreateBiasGelu, CreateBitShift, CreateBitwiseAnd, CreateBitwiseNot,
+    CreateBitwiseOr, CreateBitwiseXor, CreateCast, CreateCastLike, CreateCeil, CreateCelu,
+    CreateClip, CreateContribGelu, CreateCos, CreateCosh, CreateDiv, CreateDropout, CreateElu,
+    CreateEqual, CreateErf, CreateExp, CreateFastGelu, CreateFloor, CreateGelu, CreateGreater,
+    CreateGreaterOrEqual, CreateHardSigmoid, CreateHardSwish, CreateIdentity, CreateIsInf,
+    CreateIsNaN, CreateLeakyRelu, CreateLess, CreateLessOrEqual, CreateLog, CreateMax, CreateMean,
+    CreateMin, CreateMish, CreateMod, CreateMul, CreateNeg, CreateNot, CreateOr, CreatePow,
     CreatePRelu, CreateQuickGelu, CreateReciprocal, CreateRelu, CreateRound, CreateSelu,
     CreateShrink, CreateSigmoid, CreateSign, CreateSin, CreateSinh, CreateSoftplus, CreateSoftsign,
     CreateSqrt, CreateSub, CreateSum, CreateSwiGlu, CreateTan, CreateTanh, CreateThresholdedRelu,
@@ -28,10 +29,10 @@ KernelCreateFn CreateAbs, CreateAcos, CreateAcosh, CreateAdd, CreateAnd, CreateA
 }  // namespace elementwise
 
 // nn/: convolutions, matrix products and pooling on epctx's own code, BatchNormalization
-// (inference; training_mode=1 from opset 14)
-KernelCreateFn CreateAveragePool, CreateBatchNormalization, CreateConv, CreateConvTranspose,
-    CreateFusedConv, CreateFusedGemm, CreateGemm, CreateGlobalAveragePool, CreateGlobalLpPool,
-    CreateGlobalMaxPool, CreateLpPool, CreateMatMul, CreateMaxPool;
+// (inference; training_mode=1 from opset 14), Col2Im (opset 18)
+KernelCreateFn CreateAveragePool, CreateBatchNormalization, CreateCol2Im, CreateConv,
+    CreateConvTranspose, CreateFusedConv, CreateFusedGemm, CreateGemm, CreateGlobalAveragePool,
+    CreateGlobalLpPool, CreateGlobalMaxPool, CreateLpPool, CreateMatMul, CreateMaxPool;
 
 // tensor/: data movement: reshaping views, Transpose, Concat, Gather, Shape, Size
 KernelCreateFn CreateConcat, CreateFlatten, CreateGather, CreateReshape, CreateShape, CreateSize,
@@ -42,21 +43,21 @@ KernelCreateFn CreateArgMax, CreateArgMin, CreateCumSum, CreateReduce, CreateTop
 
 // indexing/: slicing, padding, tiling and splitting, gathers and scatters by index, generated
 // tensors (Range, ConstantOfShape, EyeLike, OneHot, Trilu), NonZero, Compress, ReverseSequence,
-// Unique
-KernelCreateFn CreateCompress, CreateConstantOfShape, CreateExpand, CreateEyeLike,
-    CreateGatherElements, CreateGatherND, CreateNonZero, CreateOneHot, CreatePad, CreateRange,
-    CreateReverseSequence, CreateScatterElements, CreateScatterND, CreateSlice, CreateSplit,
-    CreateTile, CreateTrilu, CreateUnique;
+// Unique, CenterCropPad (opset 18)
+KernelCreateFn CreateCenterCropPad, CreateCompress, CreateConstantOfShape, CreateExpand,
+    CreateEyeLike, CreateGatherElements, CreateGatherND, CreateNonZero, CreateOneHot, CreatePad,
+    CreateRange, CreateReverseSequence, CreateScatterElements, CreateScatterND, CreateSlice,
+    CreateSplit, CreateTile, CreateTrilu, CreateUnique;
 
 // norm/: normalizations along an axis: Softmax, LogSoftmax, Hardmax, LayerNormalization,
-// InstanceNormalization, MeanVarianceNormalization, LRN, com.epctx MaskedSoftmax (attention's
-// scale, mask and Softmax fused), and ONNX Runtime's RMS and residual normalizations
-// (SimplifiedLayerNormalization in the ONNX domain, com.microsoft SkipLayerNormalization and
-// SkipSimplifiedLayerNormalization), and com.microsoft EmbedLayerNormalization (a BERT's
-// embeddings and their normalization)
-KernelCreateFn CreateEmbedLayerNormalization, CreateHardmax, CreateInstanceNormalization,
-    CreateLayerNormalization, CreateLogSoftmax, CreateLrn, CreateMaskedSoftmax,
-    CreateMeanVarianceNormalization, CreateSimplifiedLayerNormalization,
+// InstanceNormalization, GroupNormalization (opset 18), MeanVarianceNormalization, LRN, com.epctx
+// MaskedSoftmax (attention's scale, mask and Softmax fused), and ONNX Runtime's RMS and residual
+// normalizations (SimplifiedLayerNormalization in the ONNX domain, com.microsoft
+// SkipLayerNormalization and SkipSimplifiedLayerNormalization), and com.microsoft
+// EmbedLayerNormalization (a BERT's embeddings and their normalization)
+KernelCreateFn CreateEmbedLayerNormalization, CreateGroupNormalization, CreateHardmax,
+    CreateInstanceNormalization, CreateLayerNormalization, CreateLogSoftmax, CreateLrn,
+    CreateMaskedSoftmax, CreateMeanVarianceNormalization, CreateSimplifiedLayerNormalization,
     CreateSkipLayerNormalization, CreateSkipSimplifiedLayerNormalization, CreateSoftmax;
 
 // image/: resampling (Resize, Upsample, GridSample, RoiAlign), DepthToSpace, SpaceToDepth,

@@ -31,6 +31,10 @@ constexpr KernelEntry kElementwiseKernels[] = {
     {"Atan", 7, CreateAtan, kFloatTypes},
     {"Atanh", 9, CreateAtanh, kFloatTypes},
     {"BitShift", 11, CreateBitShift, kUnsignedIntTypes},
+    {"BitwiseAnd", 18, CreateBitwiseAnd, kIntTypes},
+    {"BitwiseNot", 18, CreateBitwiseNot, kIntTypes},
+    {"BitwiseOr", 18, CreateBitwiseOr, kIntTypes},
+    {"BitwiseXor", 18, CreateBitwiseXor, kIntTypes},
     {"Cast", 6, CreateCast, kEveryType, "", kStringTensors},
     {"CastLike", 15, CreateCastLike, kEveryType, "", kStringTensors},
     {"Ceil", 6, CreateCeil, kFloatTypes},
@@ -60,6 +64,7 @@ constexpr KernelEntry kElementwiseKernels[] = {
     {"Max", 6, CreateMax, kNumericTypes},
     {"Mean", 6, CreateMean, kNumericTypes},
     {"Min", 6, CreateMin, kNumericTypes},
+    {"Mish", 18, CreateMish, kFloatTypes},
     {"Mod", 10, CreateMod, kNumericTypes},
     {"Mul", 1, CreateMul, kNumericTypes},
     {"Neg", 6, CreateNeg, kFloatTypes | kSignedIntTypes},
@@ -98,6 +103,7 @@ constexpr KernelEntry kElementwiseKernels[] = {
 constexpr KernelEntry kNnKernels[] = {
     {"AveragePool", 1, CreateAveragePool, kFloat32Or64},
     {"BatchNormalization", 1, CreateBatchNormalization, kFloat32},
+    {"Col2Im", 18, CreateCol2Im, kFloat32},
     {"Conv", 1, CreateConv, kFloat32},
     {"ConvTranspose", 1, CreateConvTranspose, kFloat32},
     {"Gemm", 1, CreateGemm, kFloat32},
@@ -145,6 +151,7 @@ constexpr KernelEntry kReduceKernels[] = {
 };
 
 constexpr KernelEntry kIndexingKernels[] = {
+    {"CenterCropPad", 18, CreateCenterCropPad, kEveryType},
     {"Compress", 9, CreateCompress, kEveryType},
     {"ConstantOfShape", 9, CreateConstantOfShape, Output(0, kEveryType)},
     {"Expand", 8, CreateExpand, kEveryType, "", kStringTensors},
@@ -174,6 +181,7 @@ constexpr KernelEntry kIndexingKernels[] = {
 };
 
 constexpr KernelEntry kNormKernels[] = {
+    {"GroupNormalization", 18, CreateGroupNormalization, kFloat32},
     {"Hardmax", 1, CreateHardmax, kFloat32Or64},
     {"InstanceNormalization", 1, CreateInstanceNormalization, kFloat32},
     {"LayerNormalization", 17, CreateLayerNormalization, kFloat32},

@@ -1,5 +1,6 @@
 // The element-wise binary ops, all on BinaryKernel: Add, Sub, Mul, Div, Pow, Mod, BitShift, PRelu,
-// Equal (on strings: string_equal.cc), Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor.
+// Equal (on strings: string_equal.cc), Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor,
+// BitwiseAnd, BitwiseOr, BitwiseXor.
 // Before opset 7, Add, Sub, Mul, Div and Pow broadcast B onto A under the attributes broadcast
 // and axis, and PRelu its slope onto X (common/legacy_broadcast.h): the ops' kBeforeOpset7.
 #include <cmath>
@@ -130,6 +131,17 @@ struct BitShiftOp : InputsXY {
   }
 };
 
+// BitwiseAnd, BitwiseOr, BitwiseXor (opset 18): on the integer types.
+template <typename F>
+struct BitwiseOp : BinaryOpTraits {
+  static constexpr TypeSet kTypes = TypeSet::kInt;
+
+  template <typename T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(F{}(a, b));
+  }
+};
+
 struct PReluOp : BinaryOpTraits {
   static constexpr TypeSet kTypes = TypeSet::kSigned;
   static constexpr std::string_view kNameA = "X";
@@ -221,6 +233,18 @@ Result<std::unique_ptr<Kernel>> CreateOr(const NodeInfo& node) {
 
 Result<std::unique_ptr<Kernel>> CreateXor(const NodeInfo& node) {
   return BinaryKernel<XorOp>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateBitwiseAnd(const NodeInfo& node) {
+  return BinaryKernel<BitwiseOp<std::bit_and<>>>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateBitwiseOr(const NodeInfo& node) {
+  return BinaryKernel<BitwiseOp<std::bit_or<>>>::Create(node);
+}
+
+Result<std::unique_ptr<Kernel>> CreateBitwiseXor(const NodeInfo& node) {
+  return BinaryKernel<BitwiseOp<std::bit_xor<>>>::Create(node);
 }
 
 Result<std::unique_ptr<Kernel>> CreateMod(const NodeInfo& node) {

@@ -1,7 +1,8 @@
 // The unary element-wise math ops: y = f(x), computed in float for the 16-bit floats. Float maps
-// (Floor, Sqrt, Exp, the trigonometric and hyperbolic functions, Erf, Softplus, ...), Neg, Abs and
-// Sign (integers too), Not, IsNaN, IsInf, and the activations with attributes (Elu, Celu, Selu,
-// LeakyRelu, ThresholdedRelu, HardSigmoid, Shrink). Relu and Sigmoid are in activations.cc.
+// (Floor, Sqrt, Exp, the trigonometric and hyperbolic functions, Erf, Softplus, Mish, ...), Neg,
+// Abs and Sign (integers too), BitwiseNot, Not, IsNaN, IsInf, and the activations with attributes
+// (Elu, Celu, Selu, LeakyRelu, ThresholdedRelu, HardSigmoid, Shrink). Relu and Sigmoid are in
+// activations.cc.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -111,6 +112,8 @@ EPCTX_FLOAT_MAP(Erf, std::erf(x))
 EPCTX_FLOAT_MAP(Tanh, std::tanh(x))
 EPCTX_FLOAT_MAP(Softplus, std::log1p(std::exp(x)))
 EPCTX_FLOAT_MAP(Softsign, x / (1 + std::abs(x)))
+// Mish-18: x * tanh(softplus(x)); softplus overflows to infinity above ~88, where tanh is 1.
+EPCTX_FLOAT_MAP(Mish, x* std::tanh(std::log1p(std::exp(x))))
 EPCTX_FLOAT_MAP(HardSwish, std::max<decltype(x)>(0, std::min<decltype(x)>(1, x / 6 + 0.5f)) * x)
 
 #undef EPCTX_FLOAT_MAP
@@ -125,6 +128,10 @@ Result<std::unique_ptr<Kernel>> CreateAbs(const NodeInfo&) {
 
 Result<std::unique_ptr<Kernel>> CreateSign(const NodeInfo&) {
   return MakeUnary<TypeSet::kNumeric>([](auto x) { return Sign(x); });
+}
+
+Result<std::unique_ptr<Kernel>> CreateBitwiseNot(const NodeInfo&) {
+  return MakeUnary<TypeSet::kInt>([](auto x) { return static_cast<decltype(x)>(~x); });
 }
 
 Result<std::unique_ptr<Kernel>> CreateNot(const NodeInfo&) {
