@@ -624,10 +624,10 @@ TEST_F(DnnlConvChecks, ResidualOfTheWrongShape) {
 
 TEST_F(DnnlConvChecks, UnknownPostOpIds) {
   Status s = Run([](AttrBuilder& a) {
-    a.Ints("post_ops", {12}).Floats("post_op_alpha", {0}).Floats("post_op_beta", {0});
+    a.Ints("post_ops", {13}).Floats("post_op_alpha", {0}).Floats("post_op_beta", {0});
   });
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "DnnlConv node 'n': post_ops[0] = 12 is not a known post-op");
+  EXPECT_EQ(s.message(), "DnnlConv node 'n': post_ops[0] = 13 is not a known post-op");
   s = Run([](AttrBuilder& a) {
     a.Ints("post_ops", {1, 0}).Floats("post_op_alpha", {0, 0}).Floats("post_op_beta", {0, 0});
   });

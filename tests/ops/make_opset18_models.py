@@ -4,7 +4,10 @@
 (epctx against ONNX Runtime, which runs each of them):
 
   mish.onnx               Mish on values from -100 to 100 (softplus overflows to infinity above
-      ~88 in float) and on a Conv's output (blocked activation layout)
+      ~88 in float) and on a Conv's output (a post-op of the convolution, computed after it, or
+      inside oneDNN's primitive before a residual addition)
+  mish_spelled.onnx       Mish as exports of opset 17 and before spell it after a Conv,
+      x * Tanh(Softplus(x)), which the compiler also makes the convolution's post-op (opset 17)
   bitwise.onnx            BitwiseAnd, BitwiseOr, BitwiseXor with broadcasting and BitwiseNot, on
       int32 and int64 inputs with negative values, and on uint8 (Cast in the graph)
   group_norm.onnx         GroupNormalization of [2, 6, 4, 5] in 3 groups and of [2, 4, 7] in 4
@@ -56,9 +59,27 @@ def mish(out):
         helper.make_node("Mish", ["x"], ["y"]),
         helper.make_node("Conv", ["image", "w"], ["conv"], pads=[1, 1, 1, 1]),
         helper.make_node("Mish", ["conv"], ["conv_mish"]),
+        # Mish before a residual addition: oneDNN's eltwise_mish inside the primitive
+        helper.make_node("Conv", ["image", "w"], ["conv2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Mish", ["conv2"], ["conv2_mish"]),
+        helper.make_node("Add", ["conv2_mish", "residual"], ["conv_mish_add"]),
     ]
-    save(out, "mish", nodes, [vi("x", F, [12]), vi("image", F, [1, 3, 6, 6])],
-         [vi("y", F, 1), vi("conv_mish", F, 4)], [numpy_helper.from_array(w, "w")])
+    save(out, "mish", nodes,
+         [vi("x", F, [12]), vi("image", F, [1, 3, 6, 6]), vi("residual", F, [1, 8, 6, 6])],
+         [vi("y", F, 1), vi("conv_mish", F, 4), vi("conv_mish_add", F, 4)],
+         [numpy_helper.from_array(w, "w")])
+
+
+def mish_spelled(out):
+    w = np.random.default_rng(17).uniform(-1, 1, (8, 3, 3, 3)).astype(np.float32)
+    nodes = [
+        helper.make_node("Conv", ["image", "w"], ["conv"], pads=[1, 1, 1, 1]),
+        helper.make_node("Softplus", ["conv"], ["softplus"]),
+        helper.make_node("Tanh", ["softplus"], ["tanh"]),
+        helper.make_node("Mul", ["conv", "tanh"], ["y"]),
+    ]
+    save(out, "mish_spelled", nodes, [vi("image", F, [1, 3, 6, 6])], [vi("y", F, 4)],
+         [numpy_helper.from_array(w, "w")], opset=17)
 
 
 def bitwise(out):
@@ -151,7 +172,7 @@ def main():
     p.add_argument("--out", required=True)
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    for make in (mish, bitwise, group_norm, group_norm21, center_crop_pad, col2im, lp_pool18):
+    for make in (mish, mish_spelled, bitwise, group_norm, group_norm21, center_crop_pad, col2im, lp_pool18):
         make(args.out)
 
 

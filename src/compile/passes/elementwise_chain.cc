@@ -23,9 +23,9 @@ constexpr size_t kSearchWindow = 48;
 bool IsElementwise(const IrNode& n) {
   if (!n.domain.empty() || n.outputs.size() != 1 || n.has_bodies()) return false;
   for (std::string_view op :
-       {"Add",     "Sub",        "Mul",         "Div",       "Pow", "Erf", "Tanh",
-        "Sigmoid", "Relu",       "Clip",        "Max",       "Min", "Neg", "Exp",
-        "Sqrt",    "Reciprocal", "HardSigmoid", "HardSwish", "Abs", "Gelu"}) {
+       {"Add",         "Sub",       "Mul", "Div",  "Pow",      "Erf", "Tanh", "Sigmoid",
+        "Relu",        "Clip",      "Max", "Min",  "Neg",      "Exp", "Sqrt", "Reciprocal",
+        "HardSigmoid", "HardSwish", "Abs", "Gelu", "Softplus", "Log"}) {
     if (n.op_type == op) return true;
   }
   return false;
@@ -99,6 +99,8 @@ double Reference(PostOpKind kind, double x) {
       return 1 / (1 + std::exp(-x));
     case PostOpKind::kTanh:
       return std::tanh(x);
+    case PostOpKind::kMish:
+      return x * std::tanh(std::log1p(std::exp(x)));
     case PostOpKind::kRelu:
       return std::max(x, 0.0);
     default:
@@ -126,7 +128,7 @@ std::optional<PostOp> Identify(const std::vector<float>& xs, const std::vector<f
                                double tolerance) {
   for (PostOpKind kind :
        {PostOpKind::kGeluErf, PostOpKind::kGeluTanh, PostOpKind::kSwish, PostOpKind::kHardSwish,
-        PostOpKind::kSigmoid, PostOpKind::kTanh, PostOpKind::kRelu}) {
+        PostOpKind::kSigmoid, PostOpKind::kTanh, PostOpKind::kRelu, PostOpKind::kMish}) {
     bool match = true;
     for (size_t i = 0; i < xs.size() && match; ++i) {
       const double ref = Reference(kind, xs[i]);

@@ -40,6 +40,8 @@ bool ActivationPostOp(const IrGraph& g, const IrNode& act, PostOpKind* kind, flo
     *kind = PostOpKind::kTanh;
   } else if (act.op_type == "HardSwish") {
     *kind = PostOpKind::kHardSwish;
+  } else if (act.op_type == "Mish") {
+    *kind = PostOpKind::kMish;
   } else if (act.op_type == "Elu") {
     *kind = PostOpKind::kElu;
     *alpha = attr_f("alpha", 1.0f);

@@ -38,6 +38,8 @@ std::string_view PostOpName(PostOpKind kind) {
       return "Linear";
     case PostOpKind::kElu:
       return "Elu";
+    case PostOpKind::kMish:
+      return "Mish";
   }
   return "?";
 }
@@ -55,7 +57,7 @@ Result<std::vector<PostOp>> ParsePostOps(const Attributes& attrs) {
   int residuals = 0;
   for (size_t i = 0; i < kinds.size(); ++i) {
     if (kinds[i] < static_cast<int64_t>(PostOpKind::kRelu) ||
-        kinds[i] > static_cast<int64_t>(PostOpKind::kElu)) {
+        kinds[i] > static_cast<int64_t>(PostOpKind::kMish)) {
       return EPCTX_ERROR(kInvalidArgument, "post_ops[{}] = {} is not a known post-op", i, kinds[i]);
     }
     PostOp op{static_cast<PostOpKind>(kinds[i]), alpha[i], beta[i]};
@@ -88,6 +90,7 @@ bool AppliedAfterPrimitive(PostOpKind kind) {
     case PostOpKind::kTanh:
     case PostOpKind::kGeluErf:
     case PostOpKind::kGeluTanh:
+    case PostOpKind::kMish:
       return true;
     default:
       return false;
@@ -111,6 +114,10 @@ void ApplyOne(const PostOp& op, float* data, int64_t n) {
       x = 0.5f * x * (1.0f + (kSqrt2OverPi * (x + 0.044715f * x.cube())).tanh());
       return;
     }
+    case PostOpKind::kMish:
+      // exp overflows to infinity above ~88, where tanh(infinity) = 1 gives x.
+      x = x * x.exp().log1p().tanh();
+      return;
     case PostOpKind::kSigmoid:
       x = x.logistic();
       return;
@@ -236,6 +243,9 @@ Result<dnnl::post_ops> ToDnnlPostOps(std::span<const PostOp> ops,
         break;
       case PostOpKind::kElu:
         eltwise(dnnl::algorithm::eltwise_elu, op.alpha, 0);
+        break;
+      case PostOpKind::kMish:
+        eltwise(dnnl::algorithm::eltwise_mish, 0, 0);
         break;
       case PostOpKind::kAddTensor:
         if (residual == nullptr) {

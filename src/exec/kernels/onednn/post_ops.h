@@ -27,6 +27,7 @@ enum class PostOpKind : int64_t {
   kAddTensor = 9,  // adds the node's residual input, of the output's shape and layout
   kLinear = 10,    // alpha * x + beta
   kElu = 11,       // x > 0 ? x : alpha * (exp(x) - 1)
+  kMish = 12,      // x * tanh(log(1 + exp(x)))
 };
 
 struct PostOp {
