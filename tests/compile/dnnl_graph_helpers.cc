@@ -292,6 +292,33 @@ int CountOps(const compile::IrGraph& g, std::string_view op_type) {
                     [&](const compile::IrNode& n) { return n.op_type == op_type; }));
 }
 
+namespace {
+
+bool IsEdgeReorder(const compile::IrGraph& g, const compile::IrNode& n) {
+  if (n.op_type != "Reorder" || n.inputs.empty() || n.outputs.empty()) return false;
+  const auto has = [](const std::vector<int>& values, int v) {
+    return std::find(values.begin(), values.end(), v) != values.end();
+  };
+  return has(g.inputs, n.inputs[0]) || has(g.outputs, n.outputs[0]);
+}
+
+}  // namespace
+
+std::vector<std::string> OpListInside(const compile::IrGraph& g) {
+  std::vector<std::string> ops;
+  for (const compile::IrNode& n : g.nodes) {
+    if (IsEdgeReorder(g, n)) continue;
+    ops.push_back(n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type);
+  }
+  return ops;
+}
+
+int CountInnerReorders(const compile::IrGraph& g) {
+  return static_cast<int>(std::count_if(
+      g.nodes.begin(), g.nodes.end(),
+      [&](const compile::IrNode& n) { return n.op_type == "Reorder" && !IsEdgeReorder(g, n); }));
+}
+
 const compile::IrNode* Producer(const compile::IrGraph& g, int value) {
   for (const compile::IrNode& n : g.nodes) {
     if (std::find(n.outputs.begin(), n.outputs.end(), value) != n.outputs.end()) return &n;

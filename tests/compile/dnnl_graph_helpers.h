@@ -123,6 +123,12 @@ std::string Cat(const Parts&... parts) {
 // The graph's nodes as "op_type" (ONNX) or "domain:op_type".
 std::vector<std::string> OpList(const compile::IrGraph& graph);
 int CountOps(const compile::IrGraph& graph, std::string_view op_type);
+// The layout plan keeps graph inputs and outputs plain and computes convolutions in the blocked
+// layout, with a Reorder at the edge where they meet (plan_layouts.cc: reading a plain input of a
+// block's channels or more, writing a graph output). OpList without those Reorders, and the
+// number of Reorders between two nodes of the graph.
+std::vector<std::string> OpListInside(const compile::IrGraph& graph);
+int CountInnerReorders(const compile::IrGraph& graph);
 // The node writing `value`, or null.
 const compile::IrNode* Producer(const compile::IrGraph& graph, int value);
 // Int attributes of a node, with a fallback when absent.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string_view>
 
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/onednn/runtime.h"
@@ -206,6 +207,11 @@ Result<dnnl::convolution_forward::primitive_desc> MakeConvPrimitiveDesc(
   } catch (const dnnl::error& e) {
     return ConvError(e, g, c);
   }
+}
+
+Result<bool> ConvIsOptimized(const ConvGeometry& g, const ConvConfig& c) {
+  EPCTX_ASSIGN_OR_RETURN(auto pd, MakeConvPrimitiveDesc(g, c, nullptr));
+  return std::string_view(pd.impl_info_str()).rfind("ref", 0) != 0;
 }
 
 Result<std::optional<dnnl::convolution_forward::primitive_desc>> ConvPrimitiveDescReading(
