@@ -2,7 +2,7 @@
 of epctx in float32, epctx in bf16 and ONNX Runtime in float32 (onnxruntime-node 1.30) on the same
 models, inputs and thread counts, and the error of each epctx form against float32.
 
-Per model (default: the eight classes of bench/run.py): exported by tests/models/export_*.py,
+Per model (default: the nine classes of bench/run.py): exported by tests/models/export_*.py,
 compiled twice (`epctx compile`, `epctx compile --precision bf16`), each form run on the
 exporter's input and compared with its float32 reference (PyTorch's output): max |epctx -
 reference| / max |reference|. Then, per thread count and repetition, each of the three runs in a

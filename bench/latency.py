@@ -22,7 +22,7 @@ from bench_common import (BENCH, RESULTS, CommandFailed, bandwidth_text, log, ru
 from models import input_args
 
 # The model classes compared (tests/models/export_*.py groups), in report order.
-MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "densenet121",
+MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "squeezenet1_1", "densenet121", "lraspp",
           "bert_base", "gpt2_decoder", "logmel"]
 METRICS = [("latency_p50_ms", "steady p50"), ("first_inference_ms", "first inference"),
            ("first_result_ms", "creation + first inference")]

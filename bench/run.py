@@ -3,7 +3,7 @@
 
 Two parts; each repetition is a fresh process of each engine (interleaved, so drift hits both):
 
-  latency (--models, default all eight classes; --threads 1,2): steady-state p50 latency and
+  latency (--models, default all nine classes; --threads 1,2): steady-state p50 latency and
   first inference, per model and thread count (bench/latency.py):
     epctx perf CTX --json --creations 1 --sessions 1 --repeat RUNS --threads T --input ...
     node bench/ort_bench.js --model ORIGINAL --sessions 1 --processes 0 --runs RUNS --threads T

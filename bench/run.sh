@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # epctx vs ONNX Runtime 1.30 (onnxruntime-node): inference latency (p50 and first inference) of
-# eight model classes at 1 and 2 threads, and session creation and memory with 1/4/16 sessions
+# nine model classes at 1 and 2 threads, and session creation and memory with 1/4/16 sessions
 # and 4 processes on resnet50 and mobilenet_v2. Installs onnxruntime-node when missing, then runs
 # bench/run.py, which builds epctx (build-bench/), exports and compiles the models
 # (bench/results/tmp/), and writes bench/results/latest.json, docs/BENCHMARKS.md and, when

@@ -30,6 +30,9 @@ Groups (--models; default: all but densenet121, which the benchmark asks for):
     efficientnet_b0 torchvision efficientnet_b0 (SiLU, squeeze-excitation)
     squeezenet1_1   torchvision squeezenet1_1 (no BN; ceil-mode max pools)
     densenet121     torchvision densenet121 (concatenations, average pools)
+    lraspp          torchvision lraspp_mobilenet_v3_large, semantic segmentation: its
+                    output is a bilinear Resize of convolutions to the input's size,
+                    convolutions read Resize outputs (a fully convolutional model)
 
 Re-running is cheap: a model whose files exist and whose manifest entry was
 written by the same script version (sha256 of this file, export_common.py
@@ -78,8 +81,10 @@ MODEL_SPECS = {
     # lost bias would go unnoticed: they are drawn from N(0, 0.05^2) instead.
     "squeezenet1_1": [dict(name="squeezenet1_1", seed=5005, arch="squeezenet1_1", conv_bias_std=0.05)],
     "densenet121": [dict(name="densenet121", seed=5006, arch="densenet121")],
+    "lraspp": [dict(name="lraspp", seed=5007, arch="lraspp_mobilenet_v3_large", segmentation=True)],
 }
-DEFAULT_GROUPS = [g for g in MODEL_SPECS if g != "densenet121"]
+# The benchmark asks for the others.
+DEFAULT_GROUPS = [g for g in MODEL_SPECS if g not in ("densenet121", "lraspp")]
 DEPS = (("numpy", "python3-numpy"), ("onnx", "python3-onnx"), ("torch", "python3-torch"),
         ("torchvision", "python3-torchvision"))
 
@@ -146,6 +151,19 @@ def build_model(mods, spec):
             with torch.no_grad():
                 for p in model.head.parameters():
                     p.mul_(spec["head_scale"])
+    elif spec.get("segmentation"):
+        net = getattr(tv.models.segmentation, spec["arch"])(weights=None, weights_backbone=None)
+        randomize_batchnorm(torch, net, gen)
+
+        class OutOnly(torch.nn.Module):  # the model returns {"out": ...}; ONNX wants a tensor
+            def __init__(self, net):
+                super().__init__()
+                self.net = net
+
+            def forward(self, x):
+                return self.net(x)["out"]
+
+        model = OutOnly(net)
     else:
         model = getattr(tv.models, spec["arch"])(weights=None)
         randomize_batchnorm(torch, model, gen)

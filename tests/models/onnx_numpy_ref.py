@@ -253,6 +253,40 @@ def _reduce_sum_square(x, axes, a):
     return (x * x).sum(axis=axes, keepdims=bool(a.get("keepdims", 1)))
 
 
+def _linear_weights(n_in, n_out):
+    """Per output index along one axis: the two input indices and the second one's weight, for
+    Resize's linear mode with half_pixel coordinates (x_in = (x_out + 0.5) / scale - 0.5, clamped
+    to the axis)."""
+    x = (np.arange(n_out, dtype=np.float64) + 0.5) * (n_in / n_out) - 0.5
+    x = np.clip(x, 0, n_in - 1)
+    lo = np.floor(x).astype(np.int64)
+    hi = np.minimum(lo + 1, n_in - 1)
+    return lo, hi, x - lo
+
+
+def _resize(x, scales, sizes, a):
+    """Resize in linear mode with half_pixel coordinates over the trailing dims whose size
+    changes (what torch's bilinear interpolation exports), from `sizes` or `scales`."""
+    mode = a.get("mode", b"nearest")
+    ctm = a.get("coordinate_transformation_mode", b"half_pixel")
+    if mode != b"linear" or ctm not in (b"half_pixel", b"pytorch_half_pixel"):
+        raise NotImplementedError(f"Resize mode {mode} / {ctm}")
+    if sizes is not None and len(sizes):
+        out_shape = [int(d) for d in sizes]
+    else:
+        out_shape = [int(np.floor(d * s)) for d, s in zip(x.shape, scales)]
+    y = x.astype(np.float64)
+    for axis, (n_in, n_out) in enumerate(zip(x.shape, out_shape)):
+        if n_in == n_out:
+            continue
+        lo, hi, w = _linear_weights(n_in, n_out)
+        shape = [1] * y.ndim
+        shape[axis] = n_out
+        w = w.reshape(shape)
+        y = np.take(y, lo, axis=axis) * (1 - w) + np.take(y, hi, axis=axis) * w
+    return y
+
+
 # op -> f(inputs, attributes, output count); an input that is absent is None.
 OPS = {
     "Conv": lambda i, a, n: _conv(i[0], i[1], i[2] if len(i) > 2 else None, a),
@@ -266,6 +300,10 @@ OPS = {
     "Gemm": lambda i, a, n: _gemm(i[0], i[1], i[2] if len(i) > 2 else None, a),
     "MatMul": lambda i, a, n: np.matmul(i[0], i[1]),
     "Sigmoid": lambda i, a, n: 1.0 / (1.0 + np.exp(-i[0])),
+    "HardSigmoid": lambda i, a, n: np.clip(a.get("alpha", 0.2) * i[0] + a.get("beta", 0.5), 0, 1),
+    "HardSwish": lambda i, a, n: i[0] * np.clip(i[0] / 6.0 + 0.5, 0, 1),
+    "Resize": lambda i, a, n: _resize(i[0], i[2] if len(i) > 2 else None,
+                                      i[3] if len(i) > 3 else None, a),
     "Tanh": lambda i, a, n: np.tanh(i[0]),
     "Erf": lambda i, a, n: _ERF(i[0]).astype(np.float64),
     "Log": lambda i, a, n: np.log(i[0]),
