@@ -145,6 +145,35 @@ void GatherNearestAs(const void* x, std::span<const int64_t> in_shape,
 
 }  // namespace
 
+// The order of the one-axis passes with the least work: each pass computes its output's elements
+// from `taps_per` inputs each, those of the innermost axis (gathers along a row, one element at a
+// time) about four times as dear as those of another (whole rows scaled and added). So an
+// upscaled innermost axis goes first, while the tensor is small, and a downscaled one last; a
+// bilinear upscale of 21x28x28 to 21x224x224 (a segmentation model's output) took 5.7 ms with
+// the rows first, ~1 ms with the columns first. At most a few axes: every order is tried.
+std::vector<size_t> CheapestPassOrder(const std::vector<int64_t>& shape,
+                                      const std::vector<AxisTaps>& taps, std::vector<size_t> axes) {
+  constexpr double kInnermostCost = 4;
+  const size_t innermost = shape.size() - 1;
+  std::sort(axes.begin(), axes.end());
+  if (axes.size() > 4) return axes;
+  std::vector<size_t> best = axes;
+  double best_cost = -1;
+  do {
+    double count = 1, cost = 0;
+    for (int64_t d : shape) count *= static_cast<double>(d);
+    for (size_t d : axes) {
+      count = count / static_cast<double>(shape[d]) * static_cast<double>(taps[d].out);
+      cost += count * taps[d].taps_per * (d == innermost ? kInnermostCost : 1);
+    }
+    if (best_cost < 0 || cost < best_cost) {
+      best_cost = cost;
+      best = axes;
+    }
+  } while (std::next_permutation(axes.begin(), axes.end()));
+  return best;
+}
+
 Status ResizeSeparableF32(const float* x, std::span<const int64_t> in_shape,
                           const std::vector<AxisTaps>& taps, float extrapolation, float* y,
                           int threads) {
@@ -158,10 +187,7 @@ Status ResizeSeparableF32(const float* x, std::span<const int64_t> in_shape,
     std::copy(x, x + count, y);
     return Status::Ok();
   }
-  std::stable_sort(axes.begin(), axes.end(), [&](size_t a, size_t b) {
-    return static_cast<double>(taps[a].out) / static_cast<double>(shape[a]) <
-           static_cast<double>(taps[b].out) / static_cast<double>(shape[b]);
-  });
+  axes = CheapestPassOrder(shape, taps, std::move(axes));
   std::unique_ptr<float[]> buffers[2];
   const float* src = x;
   for (size_t i = 0; i < axes.size(); ++i) {
