@@ -3,11 +3,9 @@
 // unit variance, then scaled and shifted: by its group's scale and bias in opset 18, by each
 // channel's from opset 21 (which fixed the definition to the paper's and PyTorch's). float32;
 // opset 21's stash_type (the statistics' type) is float32 or wider here either way.
-#include <cmath>
 #include <memory>
 #include <vector>
 
-#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/families.h"
@@ -63,33 +61,10 @@ class GroupNormKernel final : public Kernel {
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, xs));
     EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(xs, 2, xs.size()));
-    // In [N, C, spatial...] a group's channels are consecutive: a group is one contiguous run.
-    const int64_t group_channels = channels / groups_;
-    const int64_t run = group_channels * inner;
-    const int64_t runs = xs[0] * groups_;
-    const float* xp = x->data_as<float>();
-    const float* sp = scale->data_as<float>();
-    const float* bp = bias->data_as<float>();
-    float* yp = y->mutable_data_as<float>();
-    const double eps = epsilon_;
-    const int nt = ThreadsFor(ctx.num_threads(), x->element_count());
-    ParallelForRanges(nt, runs, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        const float* in = xp + r * run;
-        float* out = yp + r * run;
-        const MeanVar mv = MeanAndVariance(in, run);
-        const double inv_std = 1 / std::sqrt(mv.variance + eps);
-        const int64_t g = r % groups_;
-        for (int64_t c = 0; c < group_channels; ++c) {
-          const int64_t p = per_channel_ ? g * group_channels + c : g;
-          const float mul = static_cast<float>(sp[p] * inv_std);
-          const float add = static_cast<float>(bp[p] - mv.mean * mul);
-          const float* in_c = in + c * inner;
-          float* out_c = out + c * inner;
-          for (int64_t i = 0; i < inner; ++i) out_c[i] = in_c[i] * mul + add;
-        }
-      }
-    });
+    NormalizeChannelGroups(x->data_as<float>(), xs[0], channels, groups_, inner,
+                           scale->data_as<float>(), bias->data_as<float>(), per_channel_, epsilon_,
+                           y->mutable_data_as<float>(),
+                           ThreadsFor(ctx.num_threads(), x->element_count()));
     return Status::Ok();
   }
 

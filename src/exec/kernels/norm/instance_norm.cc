@@ -1,10 +1,8 @@
 // InstanceNormalization: every [N, C] plane of x [N, C, spatial...] is normalized to zero mean and
 // unit variance, then scaled and shifted by its channel's scale and B. float32.
-#include <cmath>
 #include <memory>
 #include <vector>
 
-#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "exec/kernels/common/threads.h"
 #include "exec/kernels/families.h"
@@ -44,24 +42,12 @@ class InstanceNormKernel final : public Kernel {
       }
     }
     EPCTX_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, DataType::kFloat32, xs));
-    EPCTX_ASSIGN_OR_RETURN(const int64_t planes, CheckedDimProduct(xs, 0, 2));
     EPCTX_ASSIGN_OR_RETURN(const int64_t inner, CheckedDimProduct(xs, 2, xs.size()));
-    const float* xp = x->data_as<float>();
-    const float* sp = scale->data_as<float>();
-    const float* bp = bias->data_as<float>();
-    float* yp = y->mutable_data_as<float>();
-    const double eps = epsilon_;
-    const int nt = ThreadsFor(ctx.num_threads(), x->element_count());
-    ParallelForRanges(nt, planes, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p) {
-        const float* in = xp + p * inner;
-        float* out = yp + p * inner;
-        const MeanVar mv = MeanAndVariance(in, inner);
-        const float mul = static_cast<float>(sp[p % channels] / std::sqrt(mv.variance + eps));
-        const float add = static_cast<float>(bp[p % channels] - mv.mean * mul);
-        for (int64_t i = 0; i < inner; ++i) out[i] = in[i] * mul + add;
-      }
-    });
+    // Instance normalization is group normalization with a group per channel.
+    NormalizeChannelGroups(x->data_as<float>(), xs[0], channels, channels, inner,
+                           scale->data_as<float>(), bias->data_as<float>(), /*per_channel=*/true,
+                           epsilon_, y->mutable_data_as<float>(),
+                           ThreadsFor(ctx.num_threads(), x->element_count()));
     return Status::Ok();
   }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "exec/kernels/common/eigen.h"
+#include "exec/kernels/common/parallel_for.h"
 #include "exec/kernels/common/shape.h"
 #include "util/status_macros.h"
 
@@ -56,6 +57,32 @@ void CenterScaleRow(const float* x, float mean, float factor, const float* scale
   } else {
     ArrayMapF(y, n) = (ConstArrayMapF(x, n) - mean) * factor * ConstArrayMapF(scale, n);
   }
+}
+
+void NormalizeChannelGroups(const float* x, int64_t batch, int64_t channels, int64_t groups,
+                            int64_t inner, const float* scale, const float* bias, bool per_channel,
+                            double epsilon, float* y, int threads) {
+  if (groups <= 0) return;  // no channels (instance normalization of an empty tensor)
+  // In [N, C, inner] a group's channels are consecutive: a group is one contiguous run.
+  const int64_t group_channels = channels / groups;
+  const int64_t run = group_channels * inner;
+  ParallelForRanges(threads, batch * groups, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* in = x + r * run;
+      float* out = y + r * run;
+      const MeanVar mv = MeanAndVariance(in, run);
+      const double inv_std = 1 / std::sqrt(mv.variance + epsilon);
+      const int64_t g = r % groups;
+      for (int64_t c = 0; c < group_channels; ++c) {
+        const int64_t p = per_channel ? g * group_channels + c : g;
+        const float mul = static_cast<float>(scale[p] * inv_std);
+        const float add = static_cast<float>(bias[p] - mv.mean * mul);
+        const float* in_c = in + c * inner;
+        float* out_c = out + c * inner;
+        for (int64_t i = 0; i < inner; ++i) out_c[i] = in_c[i] * mul + add;
+      }
+    }
+  });
 }
 
 Result<BroadcastRow> BroadcastToRow(const Tensor& t, std::span<const int64_t> row,

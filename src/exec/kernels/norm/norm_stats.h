@@ -33,6 +33,14 @@ void ScaleRow(const float* x, float factor, const float* scale, float* y, int64_
 void CenterScaleRow(const float* x, float mean, float factor, const float* scale,
                     const float* shift, float* y, int64_t n);
 
+// InstanceNormalization and GroupNormalization: x [batch, channels, inner] in `groups` groups of
+// channels / groups consecutive channels (the caller checked that they divide); each group of
+// each sample normalized over its channels x inner elements, then y = normalized * scale + bias,
+// with one scale and bias per channel (`per_channel`) or per group. Parallel over the groups.
+void NormalizeChannelGroups(const float* x, int64_t batch, int64_t channels, int64_t groups,
+                            int64_t inner, const float* scale, const float* bias, bool per_channel,
+                            double epsilon, float* y, int threads);
+
 // A float32 parameter (LayerNormalization's Scale or B) as one value per element of a row of
 // shape `row`: the tensor itself when it already has that many elements in that order, else
 // its numpy broadcast to `row`, copied into `storage`.
