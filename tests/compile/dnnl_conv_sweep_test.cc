@@ -337,8 +337,9 @@ std::vector<ConvCase> AllCases() {
   return out;
 }
 
-// The implementation of each DnnlConv's kernel, made and prepared as a session makes them.
-std::vector<std::string> ConvImplementations(const compile::IrGraph& g) {
+// The implementation of each DnnlConv's kernel, made and prepared as a session makes them; an
+// unknown input dim is taken as `unknown_dim`.
+std::vector<std::string> ConvImplementations(const compile::IrGraph& g, int64_t unknown_dim = 1) {
   std::vector<std::string> out;
   for (const compile::IrNode& n : g.nodes) {
     if (n.op_type != "DnnlConv") continue;
@@ -347,7 +348,8 @@ std::vector<std::string> ConvImplementations(const compile::IrGraph& g) {
     auto kernel = exec::KernelRegistry::Global().Create(g.NodeInfoOf(n, attrs, views));
     EXPECT_TRUE(kernel.ok()) << kernel.status().ToString();
     if (!kernel.ok()) continue;
-    const std::vector<int64_t>& shape = g.values[static_cast<size_t>(n.inputs[0])].shape;
+    std::vector<int64_t> shape = g.values[static_cast<size_t>(n.inputs[0])].shape;
+    for (int64_t& d : shape) d = d < 0 ? unknown_dim : d;
     const std::vector<int64_t>* shapes[] = {&shape};
     (*kernel)->Prepare(shapes, 1);
     out.push_back(Cat((*kernel)->implementation(), " (", n.name, ": src_layout ",
@@ -418,6 +420,33 @@ INSTANTIATE_TEST_SUITE_P(Cases, DnnlConvSweep, ::testing::ValuesIn(AllCases()),
                          [](const ::testing::TestParamInfo<ConvCase>& info) {
                            return std::to_string(info.index) + "_" + CaseName(info.param);
                          });
+
+// Input dims unknown at compile (batch and image size): the layouts are still chosen by what
+// oneDNN convolves directly, on the dims the packing assumes. A grouped convolution of 4
+// channels per group (ResNeXt's) has no JIT kernel in the blocked layout; with the dims unknown
+// the plan used to take blocked-to-blocked and the kernel oneDNN's reference implementation.
+TEST(DnnlConvLowering, UnknownDimsStillAvoidTheReferenceImplementation) {
+  ModelBuilder b(33);
+  const std::string x = b.Input("x", {-1, 64, -1, -1});
+  const std::string a =
+      b.Node("Relu", {b.Conv(x, 64, 64, {3, 3}, {AttrInts("pads", {1, 1, 1, 1})})});
+  const std::string g =
+      b.Node("Relu", {b.Conv(a, 64, 64, {3, 3}, {AttrInts("pads", {1, 1, 1, 1})}, true, 16)});
+  b.Output(b.Conv(g, 64, 32, {1, 1}));
+  auto graph = ImportGraph(b);
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  Tensor input = RandomTensor({2, 64, 9, 7}, b.rng());
+  const std::vector<Tensor> before = Evaluate(*graph, {input});
+  ASSERT_EQ(before.size(), 1u);
+  ASSERT_TRUE(compile::RunAllPasses(*graph).ok());
+  EXPECT_EQ(CountOps(*graph, "DnnlConv"), 3);
+  for (const std::string& implementation : ConvImplementations(*graph, 9)) {
+    EXPECT_EQ(implementation.find("onednn:ref"), std::string::npos) << implementation;
+  }
+  const std::vector<Tensor> after = Evaluate(*graph, {input});
+  ASSERT_EQ(after.size(), 1u);
+  ExpectMatches(after[0], before[0], kRel, "unknown dims");
+}
 
 // A statically shaped input whose rows are wider than oneDNN's convolutions are made for
 // (onednn::kMaxConvOutputWidth, 2^21): the narrow convolution is lowered, the wide one stays

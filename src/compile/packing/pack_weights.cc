@@ -67,12 +67,6 @@ void TagConvFilter(IrGraph& graph, const IrNode& n) {
 
 namespace onednn = exec::kernels::onednn;
 
-// A dim the compiler does not know, for choosing the packed layout: the layout oneDNN picks
-// depends on channels and the CPU, not on batch or image size, and the kernel reads the stored
-// layout whatever shape comes at run time.
-constexpr int64_t kRepresentativeBatch = 1;
-constexpr int64_t kRepresentativeSpatial = 32;
-
 // Winograd applies to 2-D 3x3 convolutions with unit stride and dilation, no groups, reading
 // and writing the channel-blocked layout, on shapes known at compile time, where oneDNN has it.
 bool WinogradCandidate(const onednn::ConvGeometry& g, const onednn::ConvConfig& c,
@@ -159,15 +153,7 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
     src.pop_back();
     src[1] = w.shape[1] * group;
   }
-  if (src.size() > 1 && src[1] < 0) src[1] = w.shape[1] * group;
-  if (!src.empty() && src[0] < 0) src[0] = kRepresentativeBatch;
-  for (size_t i = 2; i < src.size(); ++i) {
-    // Large enough for the dilated kernel whatever the padding.
-    const size_t d = i - 2;
-    const int64_t dilation = d < window.dilations.size() ? window.dilations[d] : 1;
-    const int64_t span = (w.shape[i] - 1) * dilation + 1;
-    if (src[i] < 0) src[i] = std::max(kRepresentativeSpatial, span);
-  }
+  src = RepresentativeConvInput(std::move(src), w.shape, group, window.dilations);
   EPCTX_ASSIGN_OR_RETURN(onednn::ConvGeometry geometry,
                          onednn::ResolveConvGeometry(window, group, w.shape, src));
   Result<onednn::PackedWeightPlan> plan = onednn::PlanConvWeights(geometry, config);
@@ -325,13 +311,7 @@ Result<bool> PackDnnlIntegerConv(IrGraph& graph, IrNode& n) {
   EPCTX_ASSIGN_OR_RETURN(config.output_scales, attrs.GetFloats(ops::kOutputScales));
   std::vector<int64_t> src = x.shape_known ? x.shape : std::vector<int64_t>{-1, -1, -1, -1};
   if (src.size() != 4) return EPCTX_ERROR(kInvalidArgument, "input X is not 4-D");
-  if (src[0] < 0) src[0] = kRepresentativeBatch;
-  if (src[1] < 0) src[1] = w.shape[1] * group;
-  for (size_t i = 2; i < 4; ++i) {
-    const size_t d = i - 2;
-    const int64_t dilation = d < window.dilations.size() ? window.dilations[d] : 1;
-    if (src[i] < 0) src[i] = std::max(kRepresentativeSpatial, (w.shape[i] - 1) * dilation + 1);
-  }
+  src = RepresentativeConvInput(std::move(src), w.shape, group, window.dilations);
   EPCTX_ASSIGN_OR_RETURN(onednn::ConvGeometry geometry,
                          onednn::ResolveConvGeometry(window, group, w.shape, src));
   for (size_t i = 0; i < geometry.in_spatial.size(); ++i) {
@@ -375,6 +355,22 @@ Result<PassStats> PackWeights(IrGraph& graph) {
     }
   }
   return stats;
+}
+
+std::vector<int64_t> RepresentativeConvInput(std::vector<int64_t> src,
+                                             std::span<const int64_t> filter_dims, int64_t group,
+                                             std::span<const int64_t> dilations) {
+  constexpr int64_t kRepresentativeBatch = 1;
+  constexpr int64_t kRepresentativeSpatial = 32;
+  if (!src.empty() && src[0] < 0) src[0] = kRepresentativeBatch;
+  if (src.size() > 1 && src[1] < 0 && filter_dims.size() > 1) src[1] = filter_dims[1] * group;
+  for (size_t i = 2; i < src.size() && i < filter_dims.size(); ++i) {
+    // Large enough for the dilated kernel whatever the padding.
+    const size_t d = i - 2;
+    const int64_t dilation = d < dilations.size() ? dilations[d] : 1;
+    if (src[i] < 0) src[i] = std::max(kRepresentativeSpatial, (filter_dims[i] - 1) * dilation + 1);
+  }
+  return src;
 }
 
 }  // namespace epctx::compile

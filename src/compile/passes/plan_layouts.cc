@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "compile/packing/pack_weights.h"
 #include "compile/passes/passes.h"
 #include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/onednn/activation_layout.h"
@@ -245,8 +246,8 @@ class Planner {
 
   bool Plan(IrNode& n);
   bool PlanConv(IrNode& n);
-  // Whether oneDNN convolves `n` with these layouts by an optimized implementation; nullopt when
-  // it cannot tell (an input of unknown shape).
+  // Whether oneDNN convolves `n` with these layouts by an optimized implementation (unknown dims
+  // taken as the packing takes them); nullopt when it cannot tell (an input of unknown rank).
   std::optional<bool> ConvRunsOptimized(const IrNode& n, bool src_blocked, bool dst_blocked) const;
   bool PlanPool(IrNode& n);
   bool PlanUnary(IrNode& n);
@@ -380,6 +381,8 @@ std::optional<bool> Planner::ConvRunsOptimized(const IrNode& n, bool src_blocked
   }
   const IrValue& w = V(n.inputs[1]);  // the filter, not packed yet: OIHW
   if (!w.shape_known) return std::nullopt;
+  // Unknown dims as the packing takes them (the implementation depends on channels, not size).
+  src = RepresentativeConvInput(std::move(src), w.shape, *group, window->dilations);
   auto geometry = onednn::ResolveConvGeometry(*window, *group, w.shape, src);
   if (!geometry.ok()) return std::nullopt;
   onednn::ConvConfig config;
