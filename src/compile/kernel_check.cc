@@ -40,10 +40,14 @@ Status CheckEveryNodeRuns(const IrGraph& graph, const std::string& model) {
   std::vector<std::string> refused;
   size_t count = 0;
   Collect(graph, refused, count);
+  return RefuseNodes(model, refused, count);
+}
+
+Status RefuseNodes(const std::string& model, const std::vector<std::string>& lines, size_t count) {
   if (count == 0) return Status::Ok();
   std::string list;
-  for (const std::string& line : refused) list += "\n  " + line;
-  if (count > refused.size()) list += fmt::format("\n  ... and {} more", count - refused.size());
+  for (const std::string& line : lines) list += "\n  " + line;
+  if (count > lines.size()) list += fmt::format("\n  ... and {} more", count - lines.size());
   return EPCTX_ERROR(kUnsupported, "'{}': {} node{} no kernel of this engine runs:{}", model, count,
                      count == 1 ? "" : "s", list);
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "compile/ir.h"
 #include "epctx/status.h"
@@ -16,5 +17,10 @@ namespace epctx::compile {
 Status CheckEveryNodeRuns(const IrGraph& graph, const std::string& model);
 
 inline constexpr size_t kMaxListedNodes = 20;
+
+// kUnsupported naming `model` and `count` nodes no kernel runs, one of `lines` each (at most
+// kMaxListedNodes of them, then how many more); Ok when `count` is 0. The import's refusal of
+// operators onnx does not know (unknown_operators.h) says it the same way.
+Status RefuseNodes(const std::string& model, const std::vector<std::string>& lines, size_t count);
 
 }  // namespace epctx::compile

@@ -50,13 +50,7 @@ Status RefuseUnknownOnnxOperators(const onnx::ModelProto& model, const std::stri
     if (domain.empty() || domain == "ai.onnx.ml") r.opsets[domain] = id.version();
   }
   CollectUnknown(model.graph(), r);
-  if (r.count == 0) return Status::Ok();
-  std::string list;
-  for (const std::string& line : r.lines) list += "\n  " + line;
-  if (r.count > r.lines.size())
-    list += fmt::format("\n  ... and {} more", r.count - r.lines.size());
-  return EPCTX_ERROR(kUnsupported, "'{}': {} node{} no kernel of this engine runs:{}", name,
-                     r.count, r.count == 1 ? "" : "s", list);
+  return RefuseNodes(name, r.lines, r.count);
 }
 
 }  // namespace epctx::compile

@@ -134,28 +134,16 @@ Result<bool> PackDnnlConv(IrGraph& graph, IrNode& n) {
   if (n.FindAttr(ops::kWeightsFormat) != nullptr) return false;  // packed already
   const IrValue& x = graph.values[static_cast<size_t>(n.inputs[0])];
   const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];
-  exec::Attributes attrs = graph.AttributesOf(n);
-  EPCTX_ASSIGN_OR_RETURN(exec::kernels::WindowAttrs window, exec::kernels::ParseWindowAttrs(attrs));
-  EPCTX_ASSIGN_OR_RETURN(int64_t group, attrs.GetInt("group", 1));
-  onednn::ConvConfig config;
-  EPCTX_ASSIGN_OR_RETURN(int64_t src_layout, attrs.GetInt(ops::kSrcLayout, 0));
-  EPCTX_ASSIGN_OR_RETURN(int64_t dst_layout, attrs.GetInt(ops::kDstLayout, 0));
-  EPCTX_ASSIGN_OR_RETURN(config.src_layout, onednn::ParseActivationLayout(src_layout));
-  EPCTX_ASSIGN_OR_RETURN(config.dst_layout, onednn::ParseActivationLayout(dst_layout));
-  EPCTX_ASSIGN_OR_RETURN(int64_t winograd, attrs.GetInt(ops::kWinograd, 0));
-  config.winograd = winograd != 0;
-  EPCTX_ASSIGN_OR_RETURN(config.post_ops, onednn::ParsePostOps(attrs));
-  EPCTX_ASSIGN_OR_RETURN(config.bf16, onednn::ParseComputeBf16(attrs));
-  config.has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
   // The logical input shape (the layout pass may have made X's stored shape physical).
   std::vector<int64_t> src = x.shape;
-  if (config.src_layout != onednn::ActivationLayout::kPlain) {
+  EPCTX_ASSIGN_OR_RETURN(int64_t src_layout, graph.AttributesOf(n).GetInt(ops::kSrcLayout, 0));
+  if (src_layout != 0) {
     src.pop_back();
-    src[1] = w.shape[1] * group;
+    src[1] = -1;  // the filter's channels, by CompileTimeConvOf
   }
-  src = RepresentativeConvInput(std::move(src), w.shape, group, window.dilations);
-  EPCTX_ASSIGN_OR_RETURN(onednn::ConvGeometry geometry,
-                         onednn::ResolveConvGeometry(window, group, w.shape, src));
+  EPCTX_ASSIGN_OR_RETURN(CompileTimeConv problem, CompileTimeConvOf(graph, n, std::move(src)));
+  const onednn::ConvGeometry& geometry = problem.geometry;
+  onednn::ConvConfig& config = problem.config;
   Result<onednn::PackedWeightPlan> plan = onednn::PlanConvWeights(geometry, config);
   if (!plan.ok() && config.bf16) {
     plan = KeepInFloat32(n, config.bf16, plan.status(),
@@ -371,6 +359,31 @@ std::vector<int64_t> RepresentativeConvInput(std::vector<int64_t> src,
     if (src[i] < 0) src[i] = std::max(kRepresentativeSpatial, (filter_dims[i] - 1) * dilation + 1);
   }
   return src;
+}
+
+Result<CompileTimeConv> CompileTimeConvOf(const IrGraph& graph, const IrNode& n,
+                                          std::vector<int64_t> src) {
+  if (n.inputs.size() < 2 || n.inputs[1] < 0) {
+    return EPCTX_ERROR(kInvalidArgument, "DnnlConv node '{}' has no filter", n.name);
+  }
+  const IrValue& w = graph.values[static_cast<size_t>(n.inputs[1])];  // OIHW, not packed yet
+  exec::Attributes attrs = graph.AttributesOf(n);
+  EPCTX_ASSIGN_OR_RETURN(exec::kernels::WindowAttrs window, exec::kernels::ParseWindowAttrs(attrs));
+  EPCTX_ASSIGN_OR_RETURN(int64_t group, attrs.GetInt("group", 1));
+  CompileTimeConv out;
+  onednn::ConvConfig& config = out.config;
+  EPCTX_ASSIGN_OR_RETURN(int64_t src_layout, attrs.GetInt(ops::kSrcLayout, 0));
+  EPCTX_ASSIGN_OR_RETURN(int64_t dst_layout, attrs.GetInt(ops::kDstLayout, 0));
+  EPCTX_ASSIGN_OR_RETURN(config.src_layout, onednn::ParseActivationLayout(src_layout));
+  EPCTX_ASSIGN_OR_RETURN(config.dst_layout, onednn::ParseActivationLayout(dst_layout));
+  EPCTX_ASSIGN_OR_RETURN(int64_t winograd, attrs.GetInt(ops::kWinograd, 0));
+  config.winograd = winograd != 0;
+  EPCTX_ASSIGN_OR_RETURN(config.post_ops, onednn::ParsePostOps(attrs));
+  EPCTX_ASSIGN_OR_RETURN(config.bf16, onednn::ParseComputeBf16(attrs));
+  config.has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  src = RepresentativeConvInput(std::move(src), w.shape, group, window.dilations);
+  EPCTX_ASSIGN_OR_RETURN(out.geometry, onednn::ResolveConvGeometry(window, group, w.shape, src));
+  return out;
 }
 
 }  // namespace epctx::compile

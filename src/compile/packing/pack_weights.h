@@ -8,6 +8,7 @@
 
 #include "compile/ir.h"
 #include "compile/passes/passes.h"
+#include "exec/kernels/onednn/conv_primitive.h"
 
 namespace epctx::compile {
 
@@ -22,5 +23,17 @@ Result<PassStats> PackWeights(IrGraph& graph);
 std::vector<int64_t> RepresentativeConvInput(std::vector<int64_t> src,
                                              std::span<const int64_t> filter_dims, int64_t group,
                                              std::span<const int64_t> dilations);
+
+// The float convolution a DnnlConv node `n` asks oneDNN for at compile time: its attributes
+// (window, group, layouts, Winograd, post-ops, compute type, bias) and the filter's dims, on the
+// input's logical dims `src`, unknown ones taken as RepresentativeConvInput takes them. The
+// packing asks for the layout to pack the filter in; the layout plan asks it first with the
+// layouts it weighs in place of the node's.
+struct CompileTimeConv {
+  exec::kernels::onednn::ConvGeometry geometry;
+  exec::kernels::onednn::ConvConfig config;
+};
+Result<CompileTimeConv> CompileTimeConvOf(const IrGraph& graph, const IrNode& n,
+                                          std::vector<int64_t> src);
 
 }  // namespace epctx::compile

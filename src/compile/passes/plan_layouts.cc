@@ -20,7 +20,6 @@
 #include "compile/passes/passes.h"
 #include "exec/kernels/epctx_ops.h"
 #include "exec/kernels/onednn/activation_layout.h"
-#include "exec/kernels/onednn/compute_type.h"
 #include "exec/kernels/onednn/conv_primitive.h"
 #include "exec/kernels/onednn/isa.h"
 #include "exec/kernels/onednn/post_ops.h"
@@ -370,28 +369,11 @@ std::optional<bool> Planner::ConvRunsOptimized(const IrNode& n, bool src_blocked
     src.pop_back();
     src[1] = Channels(x);
   }
-  const exec::Attributes attrs = g_.AttributesOf(n);
-  auto window = exec::kernels::ParseWindowAttrs(attrs);
-  auto group = attrs.GetInt("group", 1);
-  auto post_ops = onednn::ParsePostOps(attrs);
-  auto bf16 = onednn::ParseComputeBf16(attrs);
-  if (n.inputs.size() < 2 || n.inputs[1] < 0 || !window.ok() || !group.ok() || !post_ops.ok() ||
-      !bf16.ok()) {
-    return std::nullopt;
-  }
-  const IrValue& w = V(n.inputs[1]);  // the filter, not packed yet: OIHW
-  if (!w.shape_known) return std::nullopt;
-  // Unknown dims as the packing takes them (the implementation depends on channels, not size).
-  src = RepresentativeConvInput(std::move(src), w.shape, *group, window->dilations);
-  auto geometry = onednn::ResolveConvGeometry(*window, *group, w.shape, src);
-  if (!geometry.ok()) return std::nullopt;
-  onednn::ConvConfig config;
-  config.src_layout = src_blocked ? blocked_ : ActivationLayout::kPlain;
-  config.dst_layout = dst_blocked ? blocked_ : ActivationLayout::kPlain;
-  config.has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
-  config.post_ops = std::move(*post_ops);
-  config.bf16 = *bf16;
-  auto optimized = onednn::ConvIsOptimized(*geometry, config);
+  auto problem = CompileTimeConvOf(g_, n, std::move(src));
+  if (!problem.ok()) return std::nullopt;
+  problem->config.src_layout = src_blocked ? blocked_ : ActivationLayout::kPlain;
+  problem->config.dst_layout = dst_blocked ? blocked_ : ActivationLayout::kPlain;
+  auto optimized = onednn::ConvIsOptimized(problem->geometry, problem->config);
   if (!optimized.ok()) return std::nullopt;
   return *optimized;
 }
