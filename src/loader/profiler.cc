@@ -1,5 +1,6 @@
 #include "loader/profiler.h"
 
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,7 +41,7 @@ void AppendTypeShape(std::string& out, const Tensor& t) {
   out += "]}";
 }
 
-std::string NodeArgs(const exec::ObservedNode& node) {
+std::string NodeArgs(const exec::ObservedNode& node, int64_t page_faults) {
   uint64_t activation = 0, parameter = 0, output = 0;
   std::string inputs = "[", outputs = "[";
   for (size_t i = 0; i < node.input_count(); ++i) {
@@ -64,7 +65,17 @@ std::string NodeArgs(const exec::ObservedNode& node) {
       Quoted(node.op_type()), Quoted(node.kernel().implementation()), node.index(), activation,
       parameter, output, inputs, outputs);
   if (node.depth() > 0) args += fmt::format(",\"graph_depth\":\"{}\"", node.depth());
-  return args + "}";
+  return args + fmt::format(",\"page_faults\":\"{}\"}}", page_faults);
+}
+
+// Page faults of the whole process so far (minor and major): a node's count is what its threads,
+// and any other thread of the process at the same time, faulted while it ran. A first run's
+// faults (the arena's, the scratchpads', the weights' pages touched for the first time) are
+// much of what it takes longer than later runs.
+int64_t PageFaultsSoFar() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return usage.ru_minflt + usage.ru_majflt;
 }
 
 // ORT names a node without a name "<op_type>_<index>".
@@ -111,19 +122,21 @@ void Profiler::RecordSession(std::string_view name, Clock::time_point start, Arg
 }
 
 void Profiler::BeforeNode(const exec::ObservedNode& node) {
+  const int64_t faults = PageFaultsSoFar();
   std::lock_guard<std::mutex> lock(mutex_);
   // No node runs when a main-graph node starts; starts left by a failed run go.
   if (node.depth() == 0) node_starts_.clear();
-  node_starts_.push_back(Clock::now());
+  node_starts_.push_back({Clock::now(), faults});
 }
 
 void Profiler::AfterNode(const exec::ObservedNode& node) {
   Clock::time_point end = Clock::now();
-  std::string args = NodeArgs(node);
+  const int64_t faults = PageFaultsSoFar();
   std::lock_guard<std::mutex> lock(mutex_);
   if (node_starts_.empty()) return;  // not reached: every AfterNode follows its BeforeNode
-  Clock::time_point start = node_starts_.back();
+  const auto [start, faults_before] = node_starts_.back();
   node_starts_.pop_back();
+  std::string args = NodeArgs(node, faults - faults_before);
   Add(Event{"Node", NodeName(node) + "_kernel_time", MicrosSinceStart(start),
             std::chrono::duration_cast<std::chrono::microseconds>(end - start).count(), ThreadId(),
             std::move(args)});

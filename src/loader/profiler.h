@@ -73,7 +73,11 @@ class Profiler final : public exec::NodeObserver {
   std::vector<Event> events_;
   // Start times of the nodes running now: a control-flow node's body nodes start and end inside
   // it. Runs of one session are serialized, so one stack serves the session.
-  std::vector<Clock::time_point> node_starts_;
+  struct NodeStart {
+    Clock::time_point time;
+    int64_t page_faults = 0;
+  };
+  std::vector<NodeStart> node_starts_;
 };
 
 }  // namespace epctx::loader

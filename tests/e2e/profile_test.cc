@@ -125,9 +125,13 @@ TEST_F(ProfileTest, EndProfilingWritesOrtFormat) {
     ++seen[name];
     const json& args = n["args"];
     for (const char* key : {"op_name", "provider", "kernel", "node_index", "activation_size",
-                            "parameter_size", "output_size"}) {
+                            "parameter_size", "output_size", "page_faults"}) {
       ASSERT_TRUE(args.contains(key) && args[key].is_string()) << key << " in " << n;
     }
+    // The process's page faults while the node ran: a count, never negative.
+    const std::string faults = args["page_faults"];
+    EXPECT_TRUE(!faults.empty() && faults.find_first_not_of("0123456789") == std::string::npos)
+        << n;
     EXPECT_EQ(args["provider"], "CPUExecutionProvider");
     // Our own kernels say "epctx"; oneDNN's name the code they run ("onednn:jit:avx512_core").
     // The classifier's one row takes our own pass over oneDNN's packed weights where this build
