@@ -1,7 +1,8 @@
 // Per-thread oneDNN scratchpads: large enough, reused while large enough, in small pages even
 // when large (runtime.cc says why), from the first as large as the largest
 // scratchpad of the primitives made so far, private to each thread, and, when mapped ahead by a
-// preparation thread, adopted already faulted in by the next thread that needs one.
+// preparation thread or left by a thread that ended, adopted already faulted in by the next thread
+// that needs one.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -100,13 +101,13 @@ TEST(ThreadScratchpad, AMappedAheadBufferIsAdoptedByTheNextThreadOnly) {
   // Tests run before this one in the same process (exec_tests run whole, not one test per
   // process as CTest runs it) may have noted scratchpads, left a spare or given a thread a large
   // buffer. A new thread's first buffer is as large as the largest known (a spare that large
-  // is adopted); then a thread holds one as large, and no spare is made.
+  // is adopted, and given back when the thread ends); then some thread has held one as large,
+  // and no spare is made.
   std::atomic<bool> stop{false};
   NewThreadsScratchpad(4096);
   const size_t spare = SpareScratchpadBytes();
   MapScratchpadAhead(stop);
   EXPECT_EQ(SpareScratchpadBytes(), spare);
-  EXPECT_EQ(NewThreadsScratchpad(4096).second, 0u);
 
   // Larger than any buffer a thread holds, so that the next thread needs a new one.
   const size_t kBytes =
@@ -114,14 +115,44 @@ TEST(ThreadScratchpad, AMappedAheadBufferIsAdoptedByTheNextThreadOnly) {
   const size_t pages = kBytes / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   NoteScratchpadSize(kBytes);
   MapScratchpadAhead(stop);
-  auto [adopted, resident] = NewThreadsScratchpad(kBytes);
+  // The first new thread takes the buffer mapped ahead; while it holds it, another thread gets
+  // a new one.
+  void* adopted = nullptr;
+  size_t resident = 0;
+  std::pair<void*, size_t> other{nullptr, 0};
+  std::thread([&] {
+    auto r = ThreadScratchpad(kBytes);
+    if (!r.ok()) return;
+    adopted = *r;
+    resident = ResidentPages(*r, kBytes);
+    other = NewThreadsScratchpad(kBytes);
+    // Some thread holds a buffer as large as the largest scratchpad now: no spare is made.
+    MapScratchpadAhead(stop);
+    EXPECT_EQ(SpareScratchpadBytes(), kBytes) << "the other thread's, given back as it ended";
+  }).join();
   ASSERT_NE(adopted, nullptr);
   EXPECT_EQ(resident, pages) << "the first new thread takes the buffer mapped ahead";
-  EXPECT_EQ(NewThreadsScratchpad(kBytes).second, 0u) << "which only one thread can have";
+  ASSERT_NE(other.first, nullptr);
+  EXPECT_NE(other.first, adopted) << "which only one thread can have";
+  EXPECT_EQ(other.second, 0u);
+}
 
-  // Threads hold buffers as large as the largest scratchpad now: no more spares are made.
-  MapScratchpadAhead(stop);
-  EXPECT_EQ(NewThreadsScratchpad(kBytes).second, 0u);
+TEST(ThreadScratchpad, AnEndingThreadsBufferIsAdoptedByTheNextNewThread) {
+  const size_t kBytes =
+      std::max(size_t{20} << 20, LargestThreadScratchpadBytes() + (size_t{2} << 20));
+  const size_t pages = kBytes / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  void* theirs = nullptr;
+  std::thread([&] {
+    auto r = ThreadScratchpad(kBytes);
+    if (!r.ok()) return;
+    theirs = *r;
+    std::memset(theirs, 5, kBytes);  // a run's primitives wrote all of it
+  }).join();
+  ASSERT_NE(theirs, nullptr);
+  EXPECT_GE(SpareScratchpadBytes(), kBytes);
+  auto [next, resident] = NewThreadsScratchpad(kBytes);
+  EXPECT_EQ(next, theirs) << "the next thread takes the ended thread's buffer";
+  EXPECT_EQ(resident, pages) << "with its pages faulted in already";
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ Status FromDnnlError(const dnnl::error& e, std::string_view what);
 // scratchpad. Valid until the next call on the same thread. A thread's buffer is made as large
 // as the largest scratchpad of the primitives made so far (NoteScratchpadSize), so that a first
 // run allocates once instead of growing the buffer layer by layer; pages a primitive does not
-// touch cost no memory.
+// touch cost no memory. When the thread exits, its buffer becomes the spare the next thread
+// adopts (MapScratchpadAhead), unless the spare is larger.
 Result<void*> ThreadScratchpad(size_t bytes);
 
 // Records that a primitive needing `bytes` of scratchpad exists in this process.
