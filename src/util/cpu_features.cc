@@ -43,6 +43,20 @@ uint64_t DetectedCpuFeatures() {
   return features;
 }
 
+CpuIdentity DetectedCpuIdentity() {
+  CpuIdentity id;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0, &a, &b, &c, &d)) {
+    // "AuthenticAMD" in ebx, edx, ecx.
+    id.amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;
+  }
+  if (__get_cpuid(1, &a, &b, &c, &d)) {
+    const int base = static_cast<int>((a >> 8) & 0xf);
+    id.family = base == 0xf ? base + static_cast<int>((a >> 20) & 0xff) : base;
+  }
+  return id;
+}
+
 uint64_t BuildRequiredCpuFeatures() {
   uint64_t f = 0;
 #ifdef __SSE4_2__

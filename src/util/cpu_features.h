@@ -28,6 +28,15 @@ uint64_t DetectedCpuFeatures();
 // Features the kernels in this build were compiled to use (from the compiler's target macros).
 uint64_t BuildRequiredCpuFeatures();
 
+// The CPU's family as cpuid reports it (base family plus extended family), and whether its
+// vendor is AMD: kernels whose best form differs between CPU generations ask (an AMD Zen 4 is
+// family 25, a Zen 5 family 26). 0 when cpuid does not tell.
+struct CpuIdentity {
+  bool amd = false;
+  int family = 0;
+};
+CpuIdentity DetectedCpuIdentity();
+
 // "avx2,fma,avx512f" style list.
 std::string CpuFeatureNames(uint64_t features);
 
