@@ -132,14 +132,19 @@ void Profiler::BeforeNode(const exec::ObservedNode& node) {
 void Profiler::AfterNode(const exec::ObservedNode& node) {
   Clock::time_point end = Clock::now();
   const int64_t faults = PageFaultsSoFar();
+  NodeStart start;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (node_starts_.empty()) return;  // not reached: every AfterNode follows its BeforeNode
+    start = node_starts_.back();
+    node_starts_.pop_back();
+  }
+  // Formatted outside the lock, as before page faults were counted.
+  std::string args = NodeArgs(node, faults - start.page_faults);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (node_starts_.empty()) return;  // not reached: every AfterNode follows its BeforeNode
-  const auto [start, faults_before] = node_starts_.back();
-  node_starts_.pop_back();
-  std::string args = NodeArgs(node, faults - faults_before);
-  Add(Event{"Node", NodeName(node) + "_kernel_time", MicrosSinceStart(start),
-            std::chrono::duration_cast<std::chrono::microseconds>(end - start).count(), ThreadId(),
-            std::move(args)});
+  Add(Event{"Node", NodeName(node) + "_kernel_time", MicrosSinceStart(start.time),
+            std::chrono::duration_cast<std::chrono::microseconds>(end - start.time).count(),
+            ThreadId(), std::move(args)});
 }
 
 Result<std::string> Profiler::End() {

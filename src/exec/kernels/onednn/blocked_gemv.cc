@@ -451,15 +451,17 @@ void BlockedGemv(GemvLayout layout, const void* w, int64_t k, int64_t n, int64_t
   const int64_t bytes = GemvWeightBytes(layout, k, n, row_stride);
   switch (layout) {
 #if defined(__AVX512F__)
-    case GemvLayout::kFloat32Blocked:
+    case GemvLayout::kFloat32Blocked: {
+      const bool prefetched = Float32StreamPrefetched();
       SplitStream(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
-        if (Float32StreamPrefetched()) {
+        if (prefetched) {
           GemvBlocks(static_cast<const float*>(w), k, n, x, y, b0, b1);
         } else {
           GemvBlocks<float, false>(static_cast<const float*>(w), k, n, x, y, b0, b1);
         }
       });
       break;
+    }
     case GemvLayout::kFloat16Blocked:
       SplitStream(blocks, bytes, threads, [&](int64_t b0, int64_t b1) {
         GemvBlocks(static_cast<const uint16_t*>(w), k, n, x, y, b0, b1);

@@ -103,6 +103,12 @@ size_t SpareNeeded() {
   return Spare().capacity() >= bytes ? 0 : bytes;
 }
 
+// Makes `memory` the spare unless the spare is larger (then `memory` is unmapped when it goes).
+void OfferSpare(AnonymousMemory& memory) {
+  std::lock_guard<std::mutex> lock(spare_mutex);
+  if (Spare().capacity() <= memory.capacity()) Spare() = std::move(memory);
+}
+
 void NoteThreadBuffer(size_t bytes) {
   size_t seen = largest_thread_buffer.load(std::memory_order_relaxed);
   while (bytes > seen && !largest_thread_buffer.compare_exchange_weak(seen, bytes)) {
@@ -130,9 +136,7 @@ struct ThreadBuffer {
   ThreadBuffer(const ThreadBuffer&) = delete;
   ThreadBuffer& operator=(const ThreadBuffer&) = delete;
   ~ThreadBuffer() {
-    if (memory.capacity() == 0) return;
-    std::lock_guard<std::mutex> lock(spare_mutex);
-    if (Spare().capacity() <= memory.capacity()) Spare() = std::move(memory);
+    if (memory.capacity() > 0) OfferSpare(memory);
   }
 };
 
@@ -169,8 +173,7 @@ void MapScratchpadAhead(const std::atomic<bool>& stop) {
       Result<AnonymousMemory> memory = AllocateScratchpad(bytes);
       if (memory.ok()) {
         memory->MapAheadForWriting(stop);
-        std::lock_guard<std::mutex> lock(spare_mutex);
-        if (Spare().capacity() < memory->capacity()) Spare() = std::move(*memory);
+        OfferSpare(*memory);
         made = true;
       }
     }
