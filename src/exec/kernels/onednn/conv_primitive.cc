@@ -275,8 +275,16 @@ namespace {
 // Zen 4 at 1 and 2 threads, oneDNN 2.6's F(4x4, 3x3) took 0.55-0.9x the time of its F(2x2, 3x3)
 // on images of 27 to 56 pixels a side (DenseNet-121's 28x28 128 -> 32 layers: 0.19 against 0.27
 // ms at 1 thread), which it often ranks first; on 7 to 14 pixels, 0.8-2x (ResNet-50's 7x7
-// 512 -> 512: 2.0 against 1.3 ms), so there oneDNN's order stands.
+// 512 -> 512: 2.0 against 1.3 ms).
+//
+// Below it, no F(4x4, 3x3) at all: on such images its tiles overhang the output and its weights
+// are 4x the filter's, and the direct convolution did better. ResNet-50's five 14x14 256 -> 256
+// layers on a Zen 5, where F(2x2, 3x3)'s layout changes with the thread count and so is not
+// packed: per node at 1 thread 1.37 ms direct against 1.45-1.56 F(4x4), at 2 threads 0.93 against
+// 0.97 (mean of the five); F(4x4)'s 16.9 MB scratchpad (the model's largest) and 35 MB more of blob
+// gone, the first inference at 1 thread 6 ms shorter (median of 6 alternating processes).
 constexpr int64_t kLargeWinogradImage = 27;
+constexpr int64_t kLargeWinogradTile = 6;  // WinogradTile of F(4x4, 3x3)
 
 }  // namespace
 
@@ -315,6 +323,10 @@ Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const
     std::ranges::stable_sort(
         choices, std::ranges::greater(),
         [](const ConvImplementationLayout& impl) { return WinogradTile(impl.layout); });
+  } else {
+    std::erase_if(choices, [](const ConvImplementationLayout& impl) {
+      return WinogradTile(impl.layout) == kLargeWinogradTile;
+    });
   }
   for (const ConvImplementationLayout& choice : choices) {
     if (std::ranges::all_of(kWinogradThreadCounts,
@@ -322,10 +334,15 @@ Result<std::vector<int64_t>> PortableWinogradFormat(const ConvGeometry& g, const
       return choice.layout;
     }
   }
+  const size_t left_out = implementations.at(1).size() - choices.size();
   return EPCTX_ERROR(kUnsupported,
-                     "none of oneDNN's {} Winograd layouts for 1 thread is found by a session of "
-                     "every thread count without running on fewer threads",
-                     choices.size());
+                     "none of oneDNN's {} Winograd layouts for 1 thread{} is found by a session "
+                     "of every thread count without running on fewer threads",
+                     choices.size(),
+                     left_out == 0 ? std::string()
+                                   : fmt::format(" ({} F(4x4, 3x3) left out: an image under {} "
+                                                 "pixels a side takes none)",
+                                                 left_out, kLargeWinogradImage));
 }
 
 std::string ConvKey(const ConvGeometry& g, const ConvConfig& c, int threads) {

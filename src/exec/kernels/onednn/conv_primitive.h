@@ -138,7 +138,8 @@ Result<std::vector<ConvImplementationLayout>> ConvImplementations(const ConvGeom
                                                                   const ConvConfig& c);
 
 // The Winograd weight layout the compiler packs: of the layouts oneDNN's implementations make for
-// 1 thread, in its order (the larger tile first on large images), the first that a session of
+// 1 thread, in its order (the larger tile first on large images, no F(4x4, 3x3) on an image under
+// 27 pixels a side: conv_primitive.cc says why), the first that a session of
 // every count in kWinogradThreadCounts finds among its WinogradCandidates run with its own
 // threads. kUnsupported when oneDNN has no Winograd implementation of the problem or none is
 // found so (a session of some count would run on fewer threads than it has).

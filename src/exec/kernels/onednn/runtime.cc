@@ -77,9 +77,9 @@ AnonymousMemory& Spare() {
 }
 
 Result<AnonymousMemory> AllocateScratchpad(size_t bytes) {
-  // Small pages, even for ResNet-50's 17 MiB Winograd scratchpad. In 2 MiB pages a first run
-  // (or the thread mapping the buffer ahead of it) faulted a few huge pages instead of thousands
-  // of small ones, 0.3 against 4.4 ms on an earlier host; but on the Firecracker VMs this
+  // Small pages, even for a Winograd convolution's scratchpad of 10 MiB and more. In 2 MiB pages a
+  // first run (or the thread mapping the buffer ahead of it) faulted a few huge pages instead of
+  // thousands of small ones, 0.3 against 4.4 ms on an earlier host; but on the Firecracker VMs this
   // project runs on, a huge page's first touch is bimodal (a whole free block the guest has
   // often reported free to the host faults its 512 small pages in the host too:
   // exec/value_buffer_pool.cc), and it landed on first runs. Zen 4, 1 thread, alternating
